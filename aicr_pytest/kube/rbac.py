@@ -1,0 +1,181 @@
+"""RBAC bookkeeping: which (verb, group, resource) the facade issues, and what ``deploy/rbac.yaml`` grants.
+
+Every request the :class:`~aicr_pytest.kube.client.Cluster` sends is classified as a
+:class:`Permission` (the Kubernetes authorizer's view of it: verb, API group, resource with
+``/subresource``) and recorded. :data:`REQUIRED_PERMISSIONS` is the declared registry of everything
+the facade and the checks may use, each with the reason; ``deploy/rbac.yaml`` must grant exactly
+that set, and ``tests/unit/test_rbac_manifest.py`` holds both sides to it. A cluster built with
+``enforce_declared=True`` (the facade tests do this) raises :class:`UndeclaredPermission` the
+moment code issues a request outside the registry, so a new verb cannot slip in unnoticed.
+
+Non-resource URLs (``/version``, discovery) are recorded with ``group=""`` and the URL pattern as
+``resource`` (a leading ``/`` tells them apart).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, order=True)
+class Permission:
+    """One authorizer attribute set: ``verb`` on ``resource`` (``plural[/sub]``) in API ``group``."""
+
+    verb: str
+    group: str
+    resource: str
+
+    @property
+    def is_non_resource_url(self) -> bool:
+        return self.resource.startswith("/")
+
+    def __str__(self) -> str:
+        if self.is_non_resource_url:
+            return f"{self.verb} {self.resource}"
+        return f"{self.verb} {self.resource}" + (f".{self.group}" if self.group else "")
+
+
+class UndeclaredPermission(AssertionError):
+    """Code issued a request that :data:`REQUIRED_PERMISSIONS` (and so ``deploy/rbac.yaml``) lacks."""
+
+
+class PermissionRecorder:
+    """Thread-safe set of every :class:`Permission` a cluster used."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: set[Permission] = set()
+
+    def record(self, permission: Permission) -> None:
+        with self._lock:
+            self._seen.add(permission)
+
+    @property
+    def seen(self) -> frozenset[Permission]:
+        with self._lock:
+            return frozenset(self._seen)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+
+def _p(verbs: str, group: str, resources: str) -> tuple[Permission, ...]:
+    return tuple(Permission(v, group, r) for v in verbs.split(",") for r in resources.split(","))
+
+
+_READ = "get,list,watch"
+_RBAC_GROUP = "rbac.authorization.k8s.io"
+
+#: What the facade and checks may use, with why. ``deploy/rbac.yaml`` grants exactly this set.
+#: Add a row (and the rule in rbac.yaml) when a check needs something new.
+PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
+    "server version and discovery (Cluster.server_version, api_resources, has_resource)": (
+        _p("get", "", "/version,/api,/api/*,/apis,/apis/*")
+    ),
+    "node inventory, GPU discovery and occupancy": _p(_READ, "", "nodes"),
+    "namespace lifecycle (RunScope.ensure_namespace, create_namespace_for_run, cleanup)": _p(
+        "get,list,watch,create,delete", "", "namespaces"
+    ),
+    "workload pods: operator health, nvidia-smi, occupancy, waits and cleanup": _p(
+        "get,list,watch,create,delete", "", "pods"
+    ),
+    "container logs (read_log, follow_log, job_newest_pod_log)": _p("get", "", "pods/log"),
+    "events for diagnostics (FailedScheduling, image pull errors)": _p("list,watch", "", "events"),
+    "ConfigMaps: recipe/snapshot sources (cm://) and run-scoped data": _p(
+        "get,list,watch,create,delete,patch", "", "configmaps"
+    ),
+    "run-scoped Services and ServiceAccounts for workloads": _p(
+        "get,list,watch,create,delete", "", "services,serviceaccounts"
+    ),
+    "expected-resources and operator health reads": _p(
+        _READ, "apps", "deployments,daemonsets,statefulsets,replicasets"
+    ),
+    "validation Jobs (create, watch to completion, delete)": _p(
+        "get,list,watch,create,delete", "batch", "jobs"
+    ),
+    "storage inventory (expected-resources, inference PVCs)": _p(_READ, "storage.k8s.io", "storageclasses"),
+    "DRA inventory (conformance dra-support)": _p(_READ, "resource.k8s.io", "deviceclasses,resourceslices"),
+    "DRA claims created by conformance workloads": _p(
+        "get,list,watch,create,delete", "resource.k8s.io", "resourceclaims,resourceclaimtemplates"
+    ),
+    "CRD discovery (which operators are installed)": _p(
+        _READ, "apiextensions.k8s.io", "customresourcedefinitions"
+    ),
+    "run-scoped RBAC for in-cluster workloads (no cluster-admin binding)": _p(
+        "get,list,watch,create,delete", _RBAC_GROUP, "roles,rolebindings"
+    ),
+}
+
+REQUIRED_PERMISSIONS: frozenset[Permission] = frozenset(
+    p for perms in PERMISSION_REASONS.values() for p in perms
+)
+
+
+def rule_permissions(rule: Mapping[str, Any]) -> set[Permission]:
+    """Expand one RBAC ``PolicyRule`` into concrete permissions (wildcards are kept verbatim)."""
+    verbs = [str(v) for v in rule.get("verbs") or []]
+    out: set[Permission] = set()
+    for url in rule.get("nonResourceURLs") or []:
+        pattern = "/*" if str(url) == "*" else str(url)  # keep URL patterns distinct from resources
+        out.update(Permission(v, "", pattern) for v in verbs)
+    for group in rule.get("apiGroups") or []:
+        for resource in rule.get("resources") or []:
+            out.update(Permission(v, str(group), str(resource)) for v in verbs)
+    return out
+
+
+def granted_permissions(documents: Iterable[Mapping[str, Any]]) -> set[Permission]:
+    """Every permission granted by the ClusterRole/Role documents among ``documents``."""
+    out: set[Permission] = set()
+    for doc in documents:
+        if doc and doc.get("kind") in ("ClusterRole", "Role"):
+            for rule in doc.get("rules") or []:
+                out |= rule_permissions(rule)
+    return out
+
+
+def is_granted(permission: Permission, granted: Iterable[Permission]) -> bool:
+    """Whether ``granted`` covers ``permission`` (honouring ``*`` and ``/prefix/*`` URL rules)."""
+    for g in granted:
+        if g.verb not in ("*", permission.verb):
+            continue
+        if permission.is_non_resource_url:
+            if not g.is_non_resource_url:
+                continue
+            if g.resource == permission.resource or (
+                g.resource.endswith("*") and permission.resource.startswith(g.resource[:-1])
+            ):
+                return True
+            continue
+        if g.is_non_resource_url:
+            continue
+        if g.group in ("*", permission.group) and g.resource in ("*", permission.resource):
+            return True
+    return False
+
+
+def non_resource_pattern(path: str) -> str:
+    """The registry pattern for a non-resource URL: ``/apis/apps/v1`` → ``/apis/*``."""
+    for root in ("/api", "/apis"):
+        if path == root:
+            return root
+        if path.startswith(root + "/"):
+            return root + "/*"
+    return path
+
+
+__all__ = [
+    "PERMISSION_REASONS",
+    "REQUIRED_PERMISSIONS",
+    "Permission",
+    "PermissionRecorder",
+    "UndeclaredPermission",
+    "granted_permissions",
+    "is_granted",
+    "non_resource_pattern",
+    "rule_permissions",
+]

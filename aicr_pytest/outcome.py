@@ -1,0 +1,63 @@
+"""Outcome mapping: pytest results → CTRF statuses, stdout capture rules, RESULT: lines.
+
+* pass → ``passed``; assertion/threshold failure (``AssertionError``, ``pytest.fail``) → ``failed``;
+  ``pytest.skip(reason)`` → ``skipped`` with the reason as message; :class:`~aicr_pytest.Inconclusive`
+  or any other error (API unreachable, pod vanished, a crash) → ``other``.
+* ``other`` is failing: it trips ``--fail-fast`` and makes the run exit non-zero (AICR v0.11 exits
+  0 on ``other``; its own docs call that a quirk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+STATUSES: tuple[str, ...] = ("passed", "failed", "skipped", "pending", "other")
+FAILING: frozenset[str] = frozenset({"failed", "other"})
+
+MAX_STDOUT_LINES = 1000
+MAX_LINE_BYTES = 512
+RESULT_PREFIX = "RESULT: "
+
+SKIP_NOT_IMPLEMENTED = "not implemented yet"
+SKIP_NO_CLUSTER = "skipped - no-cluster mode"
+SKIP_FAIL_FAST = "skipped due to previous phase failure"
+SKIP_READINESS = "skipped - readiness pre-flight failed"
+
+
+def truncate_line(line: str) -> str:
+    """Cap a line at 512 bytes (UTF-8) with AICR's ``... [truncated N chars]`` marker."""
+    raw = line.encode("utf-8")
+    if len(raw) <= MAX_LINE_BYTES:
+        return line
+    kept = raw[:MAX_LINE_BYTES].decode("utf-8", errors="ignore")
+    return f"{kept}... [truncated {len(line) - len(kept)} chars]"
+
+
+def cap_stdout(lines: Iterable[str]) -> list[str]:
+    """Keep the last 1000 lines, each capped at 512 bytes."""
+    tail = list(lines)[-MAX_STDOUT_LINES:]
+    return [truncate_line(line) for line in tail]
+
+
+def result_summaries(lines: Sequence[str]) -> list[str]:
+    """Lines that start with exactly ``RESULT: `` and have a non-empty remainder, prefix stripped."""
+    return [line[len(RESULT_PREFIX) :] for line in lines if line.startswith(RESULT_PREFIX) and line[8:]]
+
+
+def phase_status(statuses: Sequence[str]) -> str:
+    """Aggregate a phase: failed > other > skipped (nothing ran, or all skipped) > passed.
+
+    AICR reports a phase whose every entry is skipped as ``passed``; we say ``skipped`` so a
+    phase where nothing was verified never reads as a pass.
+    """
+    if "failed" in statuses:
+        return "failed"
+    if "other" in statuses:
+        return "other"
+    if not statuses or all(s == "skipped" for s in statuses):
+        return "skipped"
+    return "passed"
+
+
+def is_failing(status: str) -> bool:
+    return status in FAILING

@@ -1,0 +1,768 @@
+"""A real, throw-away Kubernetes control plane for integration tests.
+
+etcd (Debian's ``etcd-server``), kube-apiserver, kube-controller-manager and kube-scheduler (built from the
+``k8s.io/kubernetes`` Go module by ``scripts/controlplane.sh build``) and kwok (fakes the nodes' kubelets and
+drives pod phases) run as child processes on random loopback ports, with their state, certificates and logs
+in one temporary directory. There is no kubelet and no container runtime: pods are bound by the real
+scheduler to kwok's simulated GPU nodes and kwok moves them through its default stages (Running, and
+Succeeded for pods owned by a Job).
+
+Authentication is by static bearer tokens (``--token-auth-file``); authorization is RBAC only. Two
+kubeconfigs are written: ``admin`` (``system:masters``) and ``user``, a least-privilege user bound to every
+ClusterRole/Role in ``deploy/rbac.yaml`` when that file exists.
+
+Plain functions; the pytest fixture lives in :mod:`aicr_pytest.testing.controlplane_fixtures`.
+Binaries are looked up in ``$AICR_CONTROLPLANE_BIN``, else ``$AICR_CONTROLPLANE_CACHE/bin``, else
+``~/.cache/aicr-pytest/controlplane/<K8S_VERSION>/bin`` (the directory ``scripts/controlplane.sh`` fills).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Kept in step with tools/controlplane/go.mod and scripts/controlplane.sh (a unit test checks both).
+K8S_VERSION = "v1.37.2"
+KWOK_VERSION = "v0.8.0"
+
+KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+ALL_BINARIES = ("etcd", *KUBE_BINARIES, "kwok")
+
+#: Nodes carrying this annotation are the ones kwok manages (``--manage-nodes-with-annotation-selector``).
+KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+
+ADMIN_USER = "aicr-admin"
+LEAST_PRIVILEGE_USER = "aicr-validator"
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_RBAC_MANIFEST = REPO_ROOT / "deploy" / "rbac.yaml"
+
+
+class ControlPlaneUnavailable(RuntimeError):
+    """The binaries are missing (no Go toolchain, or ``scripts/controlplane.sh build`` was not run)."""
+
+
+class ControlPlaneError(RuntimeError):
+    """A component failed to start or become ready; the message carries the tail of its log."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# binaries
+
+
+def binary_dir() -> Path:
+    """Where ``scripts/controlplane.sh build`` puts the binaries (see the module docstring)."""
+    explicit = os.environ.get("AICR_CONTROLPLANE_BIN")
+    if explicit:
+        return Path(explicit)
+    cache = os.environ.get("AICR_CONTROLPLANE_CACHE")
+    if cache:
+        return Path(cache) / "bin"
+    return Path.home() / ".cache" / "aicr-pytest" / "controlplane" / K8S_VERSION / "bin"
+
+
+@dataclass(frozen=True)
+class Binaries:
+    etcd: Path
+    kube_apiserver: Path
+    kube_controller_manager: Path
+    kube_scheduler: Path
+    kwok: Path
+
+
+def find_binaries(directory: Path | None = None) -> Binaries:
+    """The five binaries, from ``directory`` (default :func:`binary_dir`); etcd may also come from PATH.
+
+    Raises :class:`ControlPlaneUnavailable` naming what is missing and how to build it.
+    """
+    directory = directory or binary_dir()
+    found: dict[str, Path] = {}
+    missing: list[str] = []
+    for name in ALL_BINARIES:
+        candidate = directory / name
+        if os.access(candidate, os.X_OK):
+            found[name] = candidate
+            continue
+        on_path = shutil.which(name) if name == "etcd" else None
+        if on_path:
+            found[name] = Path(on_path)
+        else:
+            missing.append(name)
+    if missing:
+        raise ControlPlaneUnavailable(
+            f"control-plane binaries missing from {directory}: {', '.join(missing)} "
+            "(build them with `scripts/controlplane.sh build`; needs Go and the Go module proxy)"
+        )
+    return Binaries(
+        etcd=found["etcd"],
+        kube_apiserver=found["kube-apiserver"],
+        kube_controller_manager=found["kube-controller-manager"],
+        kube_scheduler=found["kube-scheduler"],
+        kwok=found["kwok"],
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# node profiles
+
+
+@dataclass(frozen=True)
+class NodeProfile:
+    """A pool of identical kwok nodes: ``count`` nodes named ``{prefix}-{i}``."""
+
+    prefix: str
+    count: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: Sequence[Mapping[str, str]] = ()
+    capacity: Mapping[str, str] = field(default_factory=dict)
+
+    def node_names(self) -> list[str]:
+        return [f"{self.prefix}-{i}" for i in range(self.count)]
+
+    def manifests(self) -> list[dict[str, Any]]:
+        return [node_manifest(name, self) for name in self.node_names()]
+
+
+H100_GFD_LABELS: Mapping[str, str] = {
+    "nvidia.com/gpu.present": "true",
+    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+    "nvidia.com/gpu.count": "8",
+    "nvidia.com/gpu.memory": "81559",
+    "nvidia.com/gpu.family": "hopper",
+    "nvidia.com/gpu.machine": "p5.48xlarge",
+    "nvidia.com/cuda.driver.major": "570",
+    "nvidia.com/cuda.driver.minor": "133",
+    "nvidia.com/cuda.driver.rev": "20",
+    "nvidia.com/cuda.runtime.major": "12",
+    "nvidia.com/cuda.runtime.minor": "8",
+    "nvidia.com/mig.capable": "true",
+    "nvidia.com/mig.strategy": "single",
+    "nvidia.com/gpu.deploy.driver": "true",
+    "nvidia.com/gpu.deploy.device-plugin": "true",
+    "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
+    "nvidia.com/gpu.deploy.container-toolkit": "true",
+    "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+    "feature.node.kubernetes.io/pci-10de.present": "true",
+    "node.kubernetes.io/instance-type": "p5.48xlarge",
+    "aicr.test/pool": "gpu",
+}
+
+#: GPU nodes carry the usual ``nvidia.com/gpu:NoSchedule`` taint; the apiserver runs the
+#: ExtendedResourceToleration admission plugin, so pods requesting ``nvidia.com/gpu`` tolerate it
+#: automatically (as on GKE/EKS), while pods that don't are kept on the system pool.
+GPU_TAINT: Mapping[str, str] = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+H100_NODES = NodeProfile(
+    prefix="gpu-h100",
+    count=2,
+    labels=H100_GFD_LABELS,
+    taints=(GPU_TAINT,),
+    capacity={
+        "cpu": "192",
+        "memory": "2063937024Ki",
+        "ephemeral-storage": "30Ti",
+        "pods": "110",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "nvidia.com/gpu": "8",
+    },
+)
+
+SYSTEM_NODES = NodeProfile(
+    prefix="system",
+    count=1,
+    labels={"aicr.test/pool": "system", "node-role.kubernetes.io/system": ""},
+    capacity={"cpu": "16", "memory": "65536Mi", "ephemeral-storage": "500Gi", "pods": "110"},
+)
+
+DEFAULT_NODE_PROFILES: tuple[NodeProfile, ...] = (H100_NODES, SYSTEM_NODES)
+
+
+def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
+    """A Node that kwok manages (annotation ``kwok.x-k8s.io/node=fake``) with the profile's shape."""
+    key, value = KWOK_NODE_ANNOTATION
+    capacity = dict(profile.capacity)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+                **profile.labels,
+            },
+        },
+        "spec": {"taints": [dict(t) for t in profile.taints]},
+        "status": {
+            "capacity": capacity,
+            "allocatable": capacity,
+            "nodeInfo": {
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "kubeletVersion": f"{K8S_VERSION}-kwok",
+                "kubeProxyVersion": f"{K8S_VERSION}-kwok",
+                "containerRuntimeVersion": "containerd://2.1.0",
+                "osImage": "Ubuntu 24.04 LTS",
+                "kernelVersion": "6.8.0-1015-aws",
+            },
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------------------
+# helpers
+
+
+def free_port() -> int:
+    """A currently free TCP port on 127.0.0.1 (the kernel's pick; racy in theory, fine in practice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _run(argv: Sequence[str | Path], cwd: Path) -> None:
+    proc = subprocess.run(
+        [str(a) for a in argv], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
+    )
+    if proc.returncode != 0:
+        raise ControlPlaneError(f"{' '.join(map(str, argv))} failed: {proc.stderr.strip()}")
+
+
+@dataclass(frozen=True)
+class Pki:
+    ca_cert: Path
+    serving_cert: Path
+    serving_key: Path
+    sa_key: Path
+    sa_pub: Path
+
+
+def generate_pki(directory: Path) -> Pki:
+    """A throw-away CA, a serving certificate for 127.0.0.1/localhost and a service-account key pair.
+
+    Uses the ``openssl`` command line (always present on Debian; the ``cryptography`` package is not a
+    dependency of aicr-pytest).
+    """
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise ControlPlaneUnavailable("the openssl command is needed to generate the control plane's certs")
+    directory.mkdir(parents=True, exist_ok=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _run([openssl, "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "7",
+          "-subj", "/CN=aicr-pytest-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+          "-addext", "keyUsage=critical,keyCertSign,cRLSign"], directory)  # fmt: skip
+    sans = ",".join([
+        "IP:127.0.0.1", "DNS:localhost", "DNS:kubernetes", "DNS:kubernetes.default",
+        "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local", "IP:10.0.0.1",
+    ])  # fmt: skip
+    (directory / "serving.ext").write_text(
+        f"subjectAltName={sans}\nextendedKeyUsage=serverAuth,clientAuth\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\nbasicConstraints=CA:FALSE\n"
+    )
+    _run([openssl, "req", *ec, "-keyout", "serving.key", "-out", "serving.csr",
+          "-subj", "/CN=kube-apiserver"], directory)  # fmt: skip
+    _run([openssl, "x509", "-req", "-in", "serving.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+          "-CAcreateserial", "-out", "serving.crt", "-days", "7", "-extfile", "serving.ext"], directory)  # fmt: skip
+    _run([openssl, "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+          "-out", "sa.key"], directory)  # fmt: skip
+    _run([openssl, "pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], directory)
+    for key in ("ca.key", "serving.key", "sa.key"):
+        (directory / key).chmod(0o600)
+    return Pki(
+        ca_cert=directory / "ca.crt",
+        serving_cert=directory / "serving.crt",
+        serving_key=directory / "serving.key",
+        sa_key=directory / "sa.key",
+        sa_pub=directory / "sa.pub",
+    )
+
+
+def write_kubeconfig(path: Path, *, server: str, ca_cert: Path, user: str, token: str) -> Path:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "aicr-controlplane", "cluster": {"server": server, "certificate-authority": str(ca_cert)}}
+        ],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": user, "context": {"cluster": "aicr-controlplane", "user": user}}],
+        "current-context": user,
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    path.chmod(0o600)
+    return path
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(text[-lines:])
+
+
+# --------------------------------------------------------------------------------------------------------
+# the control plane
+
+
+@dataclass
+class Component:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+@dataclass
+class ControlPlane:
+    """A running control plane. Use :func:`start_controlplane` / :meth:`stop` (or the context manager)."""
+
+    workdir: Path
+    server: str
+    ca_cert: Path
+    admin_kubeconfig: Path
+    user_kubeconfig: Path
+    admin_token: str
+    user_token: str
+    components: dict[str, Component] = field(default_factory=dict)
+    node_names: list[str] = field(default_factory=list)
+    rbac_manifest: Path | None = None
+    start_seconds: float = 0.0
+    keep_workdir: bool = False
+    stopped: bool = False
+
+    @property
+    def pids(self) -> dict[str, int]:
+        return {name: c.pid for name, c in self.components.items()}
+
+    @property
+    def user_name(self) -> str:
+        return LEAST_PRIVILEGE_USER
+
+    def api_client(self, *, admin: bool = True) -> Any:
+        """A ``kubernetes.client.ApiClient`` for the admin (default) or the least-privilege user."""
+        from kubernetes import config as kube_config
+
+        path = self.admin_kubeconfig if admin else self.user_kubeconfig
+        return kube_config.new_client_from_config(config_file=str(path))
+
+    def get(self, path: str, *, admin: bool = True) -> Any:
+        """GET ``path`` on the apiserver (JSON decoded); a small helper for readiness and tests."""
+        return json.loads(_https_get(self.server + path, self.ca_cert, self._token(admin)))
+
+    def _token(self, admin: bool) -> str:
+        return self.admin_token if admin else self.user_token
+
+    def alive(self) -> dict[str, bool]:
+        return {name: c.process.poll() is None for name, c in self.components.items()}
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Terminate every component (reverse start order), reap it, and remove the work directory."""
+        if self.stopped:
+            return
+        for component in reversed(list(self.components.values())):
+            _terminate(component.process, timeout)
+        self.stopped = True
+        if not self.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> ControlPlane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _terminate(process: subprocess.Popen[bytes], timeout: float) -> None:
+    if process.poll() is not None:
+        return
+    # Each component runs in its own session; signal the whole group so no helper process survives.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)
+
+
+def pid_exists(pid: int) -> bool:
+    """True when a process with ``pid`` exists (zombies included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _https_get(url: str, ca_cert: Path | None, token: str | None, timeout: float = 5.0) -> bytes:
+    if ca_cert is None:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    else:
+        context = ssl.create_default_context(cafile=str(ca_cert))
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+        body: bytes = response.read()
+        return body
+
+
+def _wait_until(
+    what: str, probe: Any, deadline: float, components: Mapping[str, Component], interval: float = 0.2
+) -> None:
+    """Poll ``probe()`` until it returns truthy; fail fast (with logs) if a component has exited."""
+    last_error = ""
+    while True:
+        for component in components.values():
+            code = component.process.poll()
+            if code is not None:
+                raise ControlPlaneError(
+                    f"{component.name} exited with {code} while waiting for {what}; "
+                    f"log {component.log}:\n{_tail(component.log)}"
+                )
+        try:
+            if probe():
+                return
+        except (OSError, urllib.error.URLError, ValueError, ssl.SSLError) as e:
+            last_error = str(e)
+        except Exception as e:  # kubernetes ApiException and friends
+            last_error = f"{type(e).__name__}: {e}"
+        if time.monotonic() > deadline:
+            logs = "\n".join(f"--- {c.name} ({c.log}):\n{_tail(c.log, 10)}" for c in components.values())
+            raise ControlPlaneError(f"timed out waiting for {what} (last error: {last_error})\n{logs}")
+        time.sleep(interval)
+
+
+def _start(name: str, argv: Sequence[str | Path], workdir: Path, components: dict[str, Component]) -> None:
+    log = workdir / "logs" / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [str(a) for a in argv],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            start_new_session=True,
+        )
+    components[name] = Component(name, process, log)
+
+
+def _scratch_root() -> str | None:
+    """Prefer tmpfs for etcd's data (Debian's etcd 3.4 has no --unsafe-no-fsync)."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def start_controlplane(
+    binaries: Binaries | None = None,
+    *,
+    node_profiles: Sequence[NodeProfile] = DEFAULT_NODE_PROFILES,
+    rbac_manifest: Path | None = DEFAULT_RBAC_MANIFEST,
+    timeout: float = 120.0,
+    keep_workdir: bool | None = None,
+    verbosity: int = 1,
+) -> ControlPlane:
+    """Start etcd, the apiserver, controller-manager, scheduler and kwok; create the nodes; wait for all.
+
+    On any failure everything started so far is stopped before the exception propagates.
+    ``keep_workdir`` (default: env ``AICR_CONTROLPLANE_KEEP=1``) keeps certs and logs after :meth:`stop`.
+    """
+    started = time.monotonic()
+    binaries = binaries or find_binaries()
+    if keep_workdir is None:
+        keep_workdir = os.environ.get("AICR_CONTROLPLANE_KEEP") == "1"
+    workdir = Path(tempfile.mkdtemp(prefix="aicr-controlplane-", dir=_scratch_root()))
+    components: dict[str, Component] = {}
+    admin_token, user_token = secrets.token_hex(24), secrets.token_hex(24)
+    kcm_token, scheduler_token, kwok_token = (secrets.token_hex(24) for _ in range(3))
+    ports = {
+        name: free_port()
+        for name in ("etcd-client", "etcd-peer", "apiserver", "kcm", "scheduler", "kwok", "kwok-node")
+    }
+    server = f"https://127.0.0.1:{ports['apiserver']}"
+    pki = generate_pki(workdir / "pki")
+    cp = ControlPlane(
+        workdir=workdir,
+        server=server,
+        ca_cert=pki.ca_cert,
+        admin_kubeconfig=write_kubeconfig(
+            workdir / "admin.kubeconfig", server=server, ca_cert=pki.ca_cert, user=ADMIN_USER, token=admin_token
+        ),
+        user_kubeconfig=write_kubeconfig(
+            workdir / "user.kubeconfig",
+            server=server,
+            ca_cert=pki.ca_cert,
+            user=LEAST_PRIVILEGE_USER,
+            token=user_token,
+        ),
+        admin_token=admin_token,
+        user_token=user_token,
+        components=components,
+        keep_workdir=keep_workdir,
+    )
+    try:
+        _launch(cp, binaries, pki, ports, kcm_token, scheduler_token, kwok_token, timeout, verbosity)
+        deadline = time.monotonic() + timeout
+        cp.rbac_manifest = bind_least_privilege_user(cp, rbac_manifest)
+        cp.node_names = create_nodes(cp, node_profiles)
+        _wait_until("kwok nodes Ready", lambda: _nodes_ready(cp), deadline, components)
+        _wait_until("default ServiceAccount", lambda: _default_sa_exists(cp), deadline, components)
+    except BaseException:
+        cp.stop()
+        raise
+    cp.start_seconds = time.monotonic() - started
+    return cp
+
+
+def _launch(
+    cp: ControlPlane,
+    binaries: Binaries,
+    pki: Pki,
+    ports: Mapping[str, int],
+    kcm_token: str,
+    scheduler_token: str,
+    kwok_token: str,
+    timeout: float,
+    verbosity: int,
+) -> None:
+    workdir, components, server = cp.workdir, cp.components, cp.server
+    deadline = time.monotonic() + timeout
+    etcd_url = f"http://127.0.0.1:{ports['etcd-client']}"
+    peer_url = f"http://127.0.0.1:{ports['etcd-peer']}"
+    _start("etcd", [
+        binaries.etcd, "--name=aicr", f"--data-dir={workdir / 'etcd'}",
+        f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
+        f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+        f"--initial-cluster=aicr={peer_url}", "--initial-cluster-state=new",
+        "--log-level=warn",
+    ], workdir, components)  # fmt: skip
+    _wait_until(
+        "etcd /health",
+        lambda: json.loads(_https_get(etcd_url + "/health", None, None)).get("health") == "true",
+        deadline,
+        components,
+    )
+
+    tokens = workdir / "pki" / "tokens.csv"
+    tokens.write_text(
+        f'{cp.admin_token},{ADMIN_USER},uid-admin,"system:masters"\n'
+        f"{cp.user_token},{LEAST_PRIVILEGE_USER},uid-validator\n"
+        f"{kcm_token},system:kube-controller-manager,uid-kcm\n"
+        f"{scheduler_token},system:kube-scheduler,uid-scheduler\n"
+        f'{kwok_token},aicr-kwok,uid-kwok,"system:masters"\n'
+    )
+    tokens.chmod(0o600)
+    _start("kube-apiserver", [
+        binaries.kube_apiserver,
+        f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports['apiserver']}",
+        f"--tls-cert-file={pki.serving_cert}", f"--tls-private-key-file={pki.serving_key}",
+        f"--client-ca-file={pki.ca_cert}",
+        f"--token-auth-file={tokens}",
+        "--anonymous-auth=false",
+        "--authorization-mode=RBAC",
+        f"--service-account-issuer={server}",
+        f"--service-account-key-file={pki.sa_pub}",
+        f"--service-account-signing-key-file={pki.sa_key}",
+        "--service-cluster-ip-range=10.0.0.0/24",
+        "--allow-privileged=true",
+        "--enable-admission-plugins=ExtendedResourceToleration",
+        "--profiling=false",
+        f"--cert-dir={workdir / 'apiserver-certs'}",
+        f"--v={verbosity}",
+    ], workdir, components)  # fmt: skip
+    _wait_until(
+        "kube-apiserver /readyz",
+        lambda: _https_get(server + "/readyz", pki.ca_cert, cp.admin_token) == b"ok",
+        deadline,
+        components,
+    )
+
+    kcm_kubeconfig = write_kubeconfig(
+        workdir / "kcm.kubeconfig",
+        server=server,
+        ca_cert=pki.ca_cert,
+        user="system:kube-controller-manager",
+        token=kcm_token,
+    )
+    _start("kube-controller-manager", [
+        binaries.kube_controller_manager,
+        f"--kubeconfig={kcm_kubeconfig}",
+        f"--authentication-kubeconfig={kcm_kubeconfig}", f"--authorization-kubeconfig={kcm_kubeconfig}",
+        "--bind-address=127.0.0.1", f"--secure-port={ports['kcm']}", f"--cert-dir={workdir / 'kcm-certs'}",
+        "--leader-elect=false",
+        "--use-service-account-credentials=true",
+        f"--service-account-private-key-file={pki.sa_key}",
+        f"--root-ca-file={pki.ca_cert}",
+        "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller",
+        "--profiling=false",
+        f"--v={verbosity}",
+    ], workdir, components)  # fmt: skip
+
+    scheduler_kubeconfig = write_kubeconfig(
+        workdir / "scheduler.kubeconfig",
+        server=server,
+        ca_cert=pki.ca_cert,
+        user="system:kube-scheduler",
+        token=scheduler_token,
+    )
+    _start("kube-scheduler", [
+        binaries.kube_scheduler,
+        f"--kubeconfig={scheduler_kubeconfig}",
+        f"--authentication-kubeconfig={scheduler_kubeconfig}",
+        f"--authorization-kubeconfig={scheduler_kubeconfig}",
+        "--bind-address=127.0.0.1", f"--secure-port={ports['scheduler']}",
+        f"--cert-dir={workdir / 'scheduler-certs'}",
+        "--leader-elect=false",
+        "--profiling=false",
+        f"--v={verbosity}",
+    ], workdir, components)  # fmt: skip
+
+    kwok_kubeconfig = write_kubeconfig(
+        workdir / "kwok.kubeconfig", server=server, ca_cert=pki.ca_cert, user="aicr-kwok", token=kwok_token
+    )
+    key, value = KWOK_NODE_ANNOTATION
+    _start("kwok", [
+        binaries.kwok,
+        f"--kubeconfig={kwok_kubeconfig}",
+        "--manage-all-nodes=false",
+        f"--manage-nodes-with-annotation-selector={key}={value}",
+        "--cidr=10.244.0.1/16",
+        "--node-ip=127.0.0.1",
+        f"--node-port={ports['kwok-node']}",
+        f"--server-address=127.0.0.1:{ports['kwok']}",
+        f"--tls-cert-file={pki.serving_cert}", f"--tls-private-key-file={pki.serving_key}",
+        f"--v={'DEBUG' if verbosity > 2 else 'INFO'}",
+    ], workdir, components)  # fmt: skip
+
+    for name, port in (("kube-controller-manager", ports["kcm"]), ("kube-scheduler", ports["scheduler"])):
+        url = f"https://127.0.0.1:{port}/healthz"
+        _wait_until(f"{name} /healthz", lambda u=url: _https_get(u, None, None) == b"ok", deadline, components)
+
+
+def _nodes_ready(cp: ControlPlane) -> bool:
+    nodes = cp.get("/api/v1/nodes")["items"]
+    ready = {
+        n["metadata"]["name"]
+        for n in nodes
+        if any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in n.get("status", {}).get("conditions", [])
+        )
+    }
+    return set(cp.node_names) <= ready
+
+
+def _default_sa_exists(cp: ControlPlane) -> bool:
+    try:
+        cp.get("/api/v1/namespaces/default/serviceaccounts/default")
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return False
+        raise
+    return True
+
+
+def create_nodes(cp: ControlPlane, profiles: Sequence[NodeProfile]) -> list[str]:
+    """Create every profile's Node objects (kwok then reports them Ready and heartbeats their leases)."""
+    from kubernetes import client
+
+    api = client.CoreV1Api(cp.api_client())
+    names: list[str] = []
+    for profile in profiles:
+        for manifest in profile.manifests():
+            node = api.create_node(manifest)
+            # Status is not guaranteed to survive create; set capacity/allocatable explicitly.
+            api.patch_node_status(node.metadata.name, {"status": manifest["status"]})
+            names.append(node.metadata.name)
+    return names
+
+
+def _load_manifest(path: Path) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if isinstance(doc, dict) and doc.get("kind")]
+
+
+def bind_least_privilege_user(cp: ControlPlane, manifest: Path | None) -> Path | None:
+    """Apply ``manifest`` (``deploy/rbac.yaml``) and bind the least-privilege user to its roles.
+
+    Every object in the file is created as written (namespaces first); then the token user
+    :data:`LEAST_PRIVILEGE_USER` gets a ClusterRoleBinding to each ClusterRole and a RoleBinding to each
+    Role in it, so the ``user`` kubeconfig holds exactly the permissions the shipped manifest grants.
+    Returns the manifest used, or ``None`` when there is none (the user then has no permissions).
+    """
+    if manifest is None or not manifest.is_file():
+        return None
+    from kubernetes import client, utils
+
+    docs = _load_manifest(manifest)
+    if not docs:
+        return None
+    api_client = cp.api_client()
+    core = client.CoreV1Api(api_client)
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    namespaces = {d["metadata"]["name"] for d in docs if d["kind"] == "Namespace"}
+    namespaces |= {d["metadata"]["namespace"] for d in docs if d.get("metadata", {}).get("namespace")}
+    for ns in sorted(namespaces - {"default", "kube-system", "kube-public", "kube-node-lease"}):
+        with contextlib.suppress(client.ApiException):
+            core.create_namespace({"metadata": {"name": ns}})
+    for doc in docs:
+        if doc["kind"] != "Namespace":
+            utils.create_from_dict(api_client, doc)
+    subject = {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": LEAST_PRIVILEGE_USER}
+    for doc in docs:
+        name = doc["metadata"]["name"]
+        if doc["kind"] == "ClusterRole":
+            rbac.create_cluster_role_binding({
+                "metadata": {"name": f"aicr-pytest-user-{name}"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [subject],
+            })  # fmt: skip
+        elif doc["kind"] == "Role":
+            rbac.create_namespaced_role_binding(doc["metadata"].get("namespace", "default"), {
+                "metadata": {"name": f"aicr-pytest-user-{name}"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                "subjects": [subject],
+            })  # fmt: skip
+    return manifest
+
+
+@contextlib.contextmanager
+def running_controlplane(**kwargs: Any) -> Iterator[ControlPlane]:
+    """``with running_controlplane() as cp:`` — start, yield, always stop."""
+    cp = start_controlplane(**kwargs)
+    try:
+        yield cp
+    finally:
+        cp.stop()

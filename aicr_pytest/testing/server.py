@@ -1,0 +1,769 @@
+"""A small Kubernetes API server over real HTTP on 127.0.0.1, backed by :class:`Store`.
+
+Why our own server (stdlib ``http.server.ThreadingHTTPServer``) rather than kmock or aiohttp:
+
+* no new dependencies -- the project already needs the ``kubernetes`` client, pyyaml and the
+  standard library, nothing else; kmock drags in aiohttp, attrs, yarl and jsonpatch, and its
+  pytest plugin breaks pytest runs without ``pytest-asyncio`` (spec R6 section 1.4);
+* the fake is exercised by *synchronous* client code from pytest's thread; a threaded server needs
+  no event loop in a side thread and cannot deadlock against a blocking client call;
+* kmock's emulator lacked most semantics we need (selectors, uid/resourceVersion, generateName,
+  namespaces, 201 on custom-object create, status subresource, logs); subclassing it would have
+  meant overriding nearly all of it. The semantics here live in :mod:`.store`, the HTTP layer is
+  routing, serialization, streaming (chunked transfer encoding for watch and ``follow``) and
+  fault injection.
+
+It serves the REST paths the official python client uses: discovery (``/api``, ``/api/v1``,
+``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``), ``/version``, collection and item
+paths for core and named groups (namespaced, cluster-scoped, and all-namespaces lists), the
+``status`` subresource, ``pods/log``, ``pods/binding`` and ``pods/eviction``.
+
+Fault injection (:class:`Faults`): a test scripts "the next N requests matching (method,
+path-regex) get 429 with ``Retry-After`` / 500 / a dropped connection / an RBAC 403", and "the
+next watch gets a 410 Gone ERROR event". Every request is counted (:meth:`FakeApiServer.request_count`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import select
+import socket
+import threading
+from collections import Counter, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+from aicr_pytest.testing.resources import ResourceType
+from aicr_pytest.testing.store import APPLY_PATCH, ApiError, Obj, Store
+
+__all__ = ["FakeApiServer", "Fault", "Faults", "RequestRecord"]
+
+JSON_CT = "application/json"
+
+
+@dataclass
+class Fault:
+    """One scripted failure; ``remaining=None`` means "every matching request"."""
+
+    action: str  # "status" | "drop" | "expire-watch" | "deny"
+    method: str | None
+    path: re.Pattern[str]
+    remaining: int | None
+    status: int = 500
+    retry_after: int | None = None
+    message: str = ""
+    watch: bool | None = None
+    hits: int = 0
+
+    def matches(self, method: str, path: str, is_watch: bool) -> bool:
+        if self.remaining is not None and self.remaining <= 0:
+            return False
+        if self.method and self.method.upper() != method.upper():
+            return False
+        if self.watch is not None and self.watch != is_watch:
+            return False
+        return bool(self.path.search(path))
+
+    def consume(self) -> None:
+        self.hits += 1
+        if self.remaining is not None:
+            self.remaining -= 1
+
+
+class Faults:
+    """Scripted failures for the fake API server (see each method)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+
+    def _add(self, fault: Fault) -> Fault:
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def throttle(
+        self, method: str | None = None, path: str = ".*", *, times: int | None = 1, retry_after: int = 1
+    ) -> Fault:
+        """Answer 429 TooManyRequests with ``Retry-After: <retry_after>`` (API priority and fairness)."""
+        return self._add(
+            Fault("status", method, re.compile(path), times, status=429, retry_after=retry_after, watch=None)
+        )
+
+    def server_error(
+        self, method: str | None = None, path: str = ".*", *, times: int | None = 1, status: int = 500
+    ) -> Fault:
+        """Answer with a 5xx ``Status`` (InternalError for 500, ServiceUnavailable for 503)."""
+        return self._add(Fault("status", method, re.compile(path), times, status=status))
+
+    def drop_connection(self, method: str | None = None, path: str = ".*", *, times: int | None = 1) -> Fault:
+        """Close the TCP connection without answering (the client sees a connection reset)."""
+        return self._add(Fault("drop", method, re.compile(path), times))
+
+    def expire_watch(self, path: str = ".*", *, times: int | None = 1) -> Fault:
+        """The next matching watch streams one ``ERROR`` event with a 410 Gone ``Status`` and ends."""
+        return self._add(Fault("expire-watch", "GET", re.compile(path), times, status=410, watch=True))
+
+    def deny(self, method: str | None = None, path: str = ".*", *, times: int | None = None) -> Fault:
+        """Answer 403 Forbidden with an RBAC-style message naming the verb and resource."""
+        return self._add(Fault("deny", method, re.compile(path), times, status=403))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def take(self, method: str, path: str, is_watch: bool, actions: tuple[str, ...]) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.action in actions and fault.matches(method, path, is_watch):
+                    fault.consume()
+                    return fault
+        return None
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    method: str
+    path: str
+    query: str
+    status: int
+    watch: bool = False
+
+
+@dataclass
+class _Route:
+    rt: ResourceType | None = None
+    namespace: str | None = None
+    name: str | None = None
+    subresource: str | None = None
+    discovery: Obj | None = None
+    text: str | None = None
+
+
+@dataclass
+class Response:
+    status: int
+    body: Obj | str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: Iterator[bytes] | None = None
+    content_type: str = JSON_CT
+
+
+def _status_error(code: int, message: str) -> ApiError:
+    reasons = {
+        429: "TooManyRequests",
+        500: "InternalError",
+        502: "InternalError",
+        503: "ServiceUnavailable",
+        504: "Timeout",
+        404: "NotFound",
+        405: "MethodNotAllowed",
+    }
+    return ApiError(code, reasons.get(code, "Unknown"), message)
+
+
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+class FakeApiServer:
+    """The HTTP front end. Start with :meth:`start`, stop with :meth:`stop`."""
+
+    def __init__(
+        self, store: Store, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None
+    ) -> None:
+        self.store = store
+        self.faults = Faults()
+        self.token = token
+        self.user = "system:serviceaccount:aicr-validation:aicr-pytest"
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self.requests: deque[RequestRecord] = deque(maxlen=20_000)
+        self._count_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = _HTTPServer((host, port), _Handler)
+        self._httpd.api = self
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------------------- lifecycle --
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeApiServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-apiserver",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self.store.cond:
+            self.store.cond.notify_all()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # ----------------------------------------------------------------------------- counters --
+    def record(self, method: str, path: str, query: str, status: int, watch: bool) -> None:
+        with self._count_lock:
+            self.counts[(method, path)] += 1
+            self.requests.append(RequestRecord(method, path, query, status, watch))
+
+    def request_count(
+        self, method: str | None = None, path: str | None = None, *, watch: bool | None = None
+    ) -> int:
+        """How many requests matched ``method`` and the ``path`` regex (search) so far."""
+        pat = re.compile(path) if path else None
+        with self._count_lock:
+            return sum(
+                1
+                for r in self.requests
+                if (method is None or r.method == method.upper())
+                and (pat is None or pat.search(r.path))
+                and (watch is None or r.watch == watch)
+            )
+
+    def reset_counts(self) -> None:
+        with self._count_lock:
+            self.counts.clear()
+            self.requests.clear()
+
+    # ------------------------------------------------------------------------------ routing --
+    def route(self, path: str) -> _Route:
+        parts = [p for p in path.split("/") if p]
+        store = self.store
+        if parts in (["version"],):
+            return _Route(discovery=dict(store.version))
+        if parts and parts[0] in ("healthz", "readyz", "livez"):
+            return _Route(text="ok")
+        if parts == ["api"]:
+            return _Route(
+                discovery={
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [
+                        {"clientCIDR": "0.0.0.0/0", "serverAddress": f"127.0.0.1:{self.port}"}
+                    ],
+                }
+            )
+        if parts == ["apis"]:
+            return _Route(
+                discovery={
+                    "kind": "APIGroupList",
+                    "apiVersion": "v1",
+                    "groups": [self._group_doc(g, vs) for g, vs in store.groups() if g],
+                }
+            )
+        if len(parts) == 2 and parts[0] == "apis":
+            for g, vs in store.groups():
+                if g == parts[1]:
+                    doc = self._group_doc(g, vs)
+                    doc.update({"kind": "APIGroup", "apiVersion": "v1"})
+                    return _Route(discovery=doc)
+            raise _status_error(404, "the server could not find the requested resource")
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif len(parts) >= 3 and parts[0] == "apis":
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise _status_error(404, "the server could not find the requested resource")
+        if not rest:
+            types = store.resources(group, version)
+            if not types:
+                raise _status_error(404, "the server could not find the requested resource")
+            resources: list[Obj] = []
+            for rt in sorted(types, key=lambda t: t.plural):
+                resources.extend(rt.discovery_entries())
+            gv = f"{group}/{version}" if group else version
+            return _Route(
+                discovery={
+                    "kind": "APIResourceList",
+                    "apiVersion": "v1",
+                    "groupVersion": gv,
+                    "resources": resources,
+                }
+            )
+        namespace: str | None = None
+        if (
+            rest[0] == "namespaces"
+            and len(rest) >= 3
+            and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
+        ):
+            namespace, rest = rest[1], rest[2:]
+        found = store.resource(group, version, rest[0])
+        if found is None or len(rest) > 3:
+            raise _status_error(404, "the server could not find the requested resource")
+        rt = found
+        if namespace is not None and not rt.namespaced:
+            raise _status_error(404, "the server could not find the requested resource")
+        if namespace is None and rt.namespaced and len(rest) > 1:
+            raise _status_error(404, "the server could not find the requested resource")
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else None
+        if sub is not None and sub not in rt.subresources:
+            raise _status_error(404, "the server could not find the requested resource")
+        return _Route(rt=rt, namespace=namespace, name=name, subresource=sub)
+
+    @staticmethod
+    def _group_doc(group: str, versions: list[str]) -> Obj:
+        vs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": vs, "preferredVersion": vs[0]}
+
+    # ----------------------------------------------------------------------------- dispatch --
+    def handle(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes, alive: Any
+    ) -> Response:
+        method = method.upper()
+        route = self.route(path)
+        if route.text is not None:
+            return Response(200, route.text, content_type="text/plain")
+        if route.discovery is not None:
+            if method != "GET":
+                raise _status_error(
+                    405, f"the server does not allow this method on the requested resource ({method})"
+                )
+            return Response(200, route.discovery)
+        rt = route.rt
+        assert rt is not None
+        deny = self.faults.take(method, path, query.get("watch") in ("true", "1"), ("deny",))
+        if deny is not None:
+            verb = _VERBS.get(method, method.lower())
+            if method == "GET" and route.name is None:
+                verb = "watch" if query.get("watch") in ("true", "1") else "list"
+            if method == "DELETE" and route.name is None:
+                verb = "deletecollection"
+            resource = rt.plural + (f"/{route.subresource}" if route.subresource else "")
+            where = f' in the namespace "{route.namespace}"' if route.namespace else " at the cluster scope"
+            named = f' "{route.name}"' if route.name else ""
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'{rt.group_resource}{named} is forbidden: User "{self.user}" cannot {verb} resource '
+                f'"{resource}" in API group "{rt.group}"{where}',
+                {"name": route.name or "", "kind": rt.plural, **({"group": rt.group} if rt.group else {})},
+            )
+        body: Any = None
+        if raw:
+            ctype = headers.get("content-type", JSON_CT).split(";")[0].strip().lower()
+            try:
+                body = yaml.safe_load(raw.decode()) if ctype == APPLY_PATCH else json.loads(raw)
+            except (ValueError, yaml.YAMLError) as exc:
+                raise ApiError.bad_request(f"the request body could not be decoded: {exc}") from exc
+        if route.name is None:
+            return self._collection(method, route, rt, query, body, alive)
+        return self._item(method, route, rt, query, headers, body, alive)
+
+    def _collection(
+        self, method: str, route: _Route, rt: ResourceType, q: dict[str, str], body: Any, alive: Any
+    ) -> Response:
+        store = self.store
+        if method == "GET":
+            if q.get("watch") in ("true", "1"):
+                return self._watch(route, rt, q, alive)
+            limit = _int(q.get("limit"), "limit")
+            return Response(
+                200,
+                store.list(
+                    rt,
+                    route.namespace,
+                    label_selector=q.get("labelSelector"),
+                    field_selector=q.get("fieldSelector"),
+                    limit=limit or 0,
+                    continue_token=q.get("continue"),
+                ),
+            )
+        if method == "POST":
+            if route.namespace is None and rt.namespaced:
+                raise _status_error(405, "the server does not allow this method on the requested resource")
+            created = store.create(rt, route.namespace, body, dry_run=bool(q.get("dryRun")))
+            return Response(201, created)
+        if method == "DELETE":
+            return Response(
+                200,
+                store.delete_collection(
+                    rt,
+                    route.namespace,
+                    label_selector=q.get("labelSelector"),
+                    field_selector=q.get("fieldSelector"),
+                    options=_delete_options(q, body),
+                ),
+            )
+        raise _status_error(405, "the server does not allow this method on the requested resource")
+
+    def _item(
+        self,
+        method: str,
+        route: _Route,
+        rt: ResourceType,
+        q: dict[str, str],
+        headers: dict[str, str],
+        body: Any,
+        alive: Any,
+    ) -> Response:
+        store = self.store
+        ns, name, sub = route.namespace, route.name, route.subresource
+        assert name is not None
+        if sub == "log":
+            if method != "GET":
+                raise _status_error(405, "the server does not allow this method on the requested resource")
+            return self._log(ns or "default", name, q, alive)
+        if sub == "binding":
+            return self._bind(rt, ns, name, body)
+        if sub == "eviction":
+            store.delete(rt, ns, name, (body or {}).get("deleteOptions"))
+            return Response(
+                201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+            )
+        if sub not in (None, "status"):
+            raise _status_error(405, "the server does not allow this method on the requested resource")
+        if method == "GET":
+            return Response(200, store.get(rt, ns, name))
+        if method == "PUT":
+            return Response(200, store.update(rt, ns, name, body, subresource=sub))
+        if method == "PATCH":
+            obj, created = store.patch(
+                rt,
+                ns,
+                name,
+                body,
+                headers.get("content-type", JSON_CT),
+                subresource=sub,
+                field_manager=q.get("fieldManager"),
+            )
+            return Response(201 if created else 200, obj)
+        if method == "DELETE" and sub is None:
+            code, out = store.delete(rt, ns, name, _delete_options(q, body))
+            headers_out: dict[str, str] = {}
+            if (
+                rt.group == "batch"
+                and rt.plural == "jobs"
+                and not _delete_options(q, body).get("propagationPolicy")
+            ):
+                headers_out["Warning"] = (
+                    '299 - "child pods are preserved by default when jobs are deleted; set '
+                    "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to "
+                    'suppress this warning"'
+                )
+            return Response(code, out, headers=headers_out)
+        raise _status_error(405, "the server does not allow this method on the requested resource")
+
+    def _bind(self, rt: ResourceType, ns: str | None, name: str, body: Any) -> Response:
+        target = ((body or {}).get("target") or {}).get("name")
+        if not target:
+            raise ApiError.invalid(rt, name, "target.name", "Required value")
+        pod = self.store.get(rt, ns, name)
+        if (pod.get("spec") or {}).get("nodeName"):
+            raise ApiError.conflict(
+                rt, name, f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+            )
+
+        def bind(obj: Obj) -> None:
+            obj["spec"]["nodeName"] = target
+
+        self.store.mutate(rt, ns, name, bind)
+        return Response(
+            201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        )
+
+    # ------------------------------------------------------------------------------- watch --
+    def _watch(self, route: _Route, rt: ResourceType, q: dict[str, str], alive: Any) -> Response:
+        path_fault = self.faults.take("GET", _watch_path(route, rt), True, ("expire-watch",))
+        timeout = _int(q.get("timeoutSeconds"), "timeoutSeconds")
+        if path_fault is not None:
+            rv = q.get("resourceVersion") or str(self.store.resource_version)
+            event = {
+                "type": "ERROR",
+                "object": ApiError.gone(
+                    f"too old resource version: {rv} ({self.store.resource_version})"
+                ).status(),
+            }
+            return Response(200, stream=iter([json.dumps(event).encode() + b"\n"]))
+        events = self.store.watch(
+            rt,
+            route.namespace,
+            label_selector=q.get("labelSelector"),
+            field_selector=q.get("fieldSelector"),
+            resource_version=q.get("resourceVersion"),
+            timeout_seconds=float(timeout) if timeout else None,
+            stopped=lambda: self.stopping or not alive(),
+        )
+        first = next(events, None)  # surfaces 400s (bad selectors) before the 200 goes out
+
+        def gen() -> Iterator[bytes]:
+            if first is not None:
+                yield json.dumps(first, separators=(",", ":")).encode() + b"\n"
+                for ev in events:
+                    yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+
+        return Response(200, stream=gen())
+
+    # --------------------------------------------------------------------------------- logs --
+    def _log(self, ns: str, name: str, q: dict[str, str], alive: Any) -> Response:
+        store = self.store
+        pods = store.resource("", "v1", "pods")
+        assert pods is not None
+        pod = store.get(pods, ns, name)
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        names = [c.get("name") for c in spec.get("containers") or []]
+        all_names = names + [c.get("name") for c in spec.get("initContainers") or []]
+        container = q.get("container")
+        if not container:
+            if len(names) != 1:
+                raise ApiError.bad_request(
+                    f"a container name must be specified for pod {name}, "
+                    f"choose one of: [{' '.join(str(n) for n in all_names)}]"
+                )
+            container = str(names[0])
+        if container not in all_names:
+            raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
+        previous = q.get("previous") in ("true", "1")
+        key = (ns, name, container)
+        if previous:
+            if key not in store.previous_logs:
+                raise ApiError.bad_request(
+                    f'previous terminated container "{container}" in pod "{name}" not found'
+                )
+        else:
+            waiting = _waiting_reason(status, container)
+            if waiting is not None and key not in store.logs:
+                raise ApiError.bad_request(
+                    f'container "{container}" in pod "{name}" is waiting to start: {waiting}'
+                )
+        tail = _int(q.get("tailLines"), "tailLines")
+        limit_bytes = _int(q.get("limitBytes"), "limitBytes")
+        source = store.previous_logs if previous else store.logs
+        with store.lock:
+            text = source.get(key, "")
+        out = _tail(text, tail) if tail is not None else text
+        if limit_bytes is not None:
+            out = out.encode()[:limit_bytes].decode(errors="ignore")
+        if q.get("follow") not in ("true", "1") or previous:
+            return Response(200, out, content_type="text/plain")
+        sent = len(text)
+        budget = None if limit_bytes is None else limit_bytes - len(out.encode())
+
+        def gen() -> Iterator[bytes]:
+            nonlocal sent, budget
+            if out:
+                yield out.encode()
+            while not self.stopping and alive() and (budget is None or budget > 0):
+                with store.cond:
+                    current = source.get(key, "")
+                    live = store.peek(pods, ns, name)
+                    done = live is None or _terminated(live, container)
+                    if len(current) <= sent:
+                        if done:
+                            return
+                        store.cond.wait(timeout=0.2)
+                        continue
+                chunk = current[sent:].encode()
+                sent = len(current)
+                if budget is not None:
+                    chunk = chunk[:budget]
+                    budget -= len(chunk)
+                yield chunk
+
+        return Response(200, stream=gen(), content_type="text/plain")
+
+
+def _watch_path(route: _Route, rt: ResourceType) -> str:
+    prefix = f"/apis/{rt.group}/{rt.version}" if rt.group else "/api/v1"
+    return prefix + (f"/namespaces/{route.namespace}" if route.namespace else "") + f"/{rt.plural}"
+
+
+def _int(value: str | None, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ApiError.bad_request(f"invalid value for {name}: {value!r}") from exc
+
+
+def _tail(text: str, lines: int) -> str:
+    if lines <= 0:
+        return ""
+    parts = text.splitlines(keepends=True)
+    return "".join(parts[-lines:])
+
+
+def _delete_options(q: dict[str, str], body: Any) -> Obj:
+    opts: Obj = dict(body) if isinstance(body, dict) else {}
+    if "propagationPolicy" in q:
+        opts.setdefault("propagationPolicy", q["propagationPolicy"])
+    if "orphanDependents" in q:
+        opts.setdefault("orphanDependents", q["orphanDependents"] == "true")
+    if "dryRun" in q:
+        opts.setdefault("dryRun", [q["dryRun"]])
+    return opts
+
+
+def _container_status(status: Obj, container: str) -> Obj | None:
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or []:
+            if cs.get("name") == container:
+                return dict(cs)
+    return None
+
+
+def _waiting_reason(status: Obj, container: str) -> str | None:
+    cs = _container_status(status, container)
+    if cs is None:
+        return "ContainerCreating" if status.get("phase", "Pending") == "Pending" else None
+    state = cs.get("state") or {}
+    if (
+        "waiting" in state
+        and not cs.get("restartCount")
+        and not (cs.get("lastState") or {}).get("terminated")
+    ):
+        return str(state["waiting"].get("reason") or "ContainerCreating")
+    return None
+
+
+def _terminated(pod: Obj, container: str) -> bool:
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return True
+    cs = _container_status(status, container)
+    return bool(cs and "terminated" in (cs.get("state") or {}))
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    api: FakeApiServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence stderr access logs
+        return
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    def _alive(self) -> bool:
+        """False once the client closed its end (so idle watches/follows end promptly)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable:
+                return bool(self.connection.recv(1, socket.MSG_PEEK) != b"")
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def _serve(self, method: str) -> None:
+        api = self.server.api
+        parts = urlsplit(self.path)
+        path = parts.path.rstrip("/") or "/"
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        is_watch = query.get("watch") in ("true", "1")
+        if api.token is not None and headers.get("authorization") != f"Bearer {api.token}":
+            self._send(
+                Response(401, ApiError(401, "Unauthorized", "Unauthorized").status()),
+                method,
+                path,
+                parts.query,
+                is_watch,
+            )
+            return
+        fault = api.faults.take(method, path, is_watch, ("status", "drop"))
+        if fault is not None and fault.action == "drop":
+            api.record(method, path, parts.query, 0, is_watch)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if fault is not None:
+            err = _status_error(fault.status, fault.message or _fault_message(fault.status))
+            headers_out = {}
+            if fault.retry_after is not None:
+                headers_out["Retry-After"] = str(fault.retry_after)
+                err.details = {"retryAfterSeconds": fault.retry_after}
+            self._send(
+                Response(fault.status, err.status(), headers=headers_out), method, path, parts.query, is_watch
+            )
+            return
+        try:
+            response = api.handle(method, path, query, headers, raw, self._alive)
+        except ApiError as exc:
+            response = Response(exc.code, exc.status(), headers=exc.headers)
+        except Exception as exc:  # a bug in the fake: answer like an apiserver panic would
+            response = Response(500, _status_error(500, f"fake apiserver error: {exc!r}").status())
+        self._send(response, method, path, parts.query, is_watch)
+
+    def _send(self, response: Response, method: str, path: str, query: str, is_watch: bool) -> None:
+        api = self.server.api
+        api.record(method, path, query, response.status, is_watch)
+        try:
+            self.send_response(response.status)
+            self.send_header("Content-Type", response.content_type)
+            self.send_header("Cache-Control", "no-cache, private")
+            for k, v in response.headers.items():
+                self.send_header(k, v)
+            if response.stream is not None:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for chunk in response.stream:
+                    if chunk:
+                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                return
+            if isinstance(response.body, str):
+                data = response.body.encode()
+            elif response.body is None:
+                data = b""
+            else:
+                data = json.dumps(response.body, separators=(",", ":")).encode()
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+
+def _fault_message(status: int) -> str:
+    if status == 429:
+        return "Too many requests, please try again later."
+    if status == 503:
+        return "the server is currently unable to handle the request"
+    return "Internal error occurred: injected fault"

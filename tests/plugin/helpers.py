@@ -1,0 +1,57 @@
+"""Throw-away recipes and snapshots for plugin tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aicr_pytest import yamlio
+
+SNAPSHOT: dict[str, Any] = {
+    "kind": "Snapshot",
+    "apiVersion": "aicr.run/v1alpha2",
+    "metadata": {"source-node": "node-a"},
+    "measurements": [
+        {"type": "K8s", "subtypes": [{"subtype": "server", "data": {"version": "v1.33.5-eks-abc"}}]},
+        {
+            "type": "OS",
+            "subtypes": [
+                {"subtype": "release", "data": {"ID": "ubuntu", "VERSION_ID": "24.04"}},
+                {"subtype": "sysctl", "data": {"/proc/sys/kernel/osrelease": "6.8.0-1040-aws"}},
+            ],
+        },
+        {"type": "GPU", "subtypes": [{"subtype": "smi", "data": {"driver-version": "580.95.05", "gpu-count": 8}}]},
+    ],
+}
+
+
+def make_recipe(
+    *,
+    constraints: list[dict[str, Any]] | None = None,
+    deployment: list[str] | None = None,
+    conformance: list[str] | None = None,
+    performance: list[str] | None = None,
+    phase_constraints: dict[str, list[dict[str, Any]]] | None = None,
+    api_version: str = "aicr.run/v1alpha2",
+) -> dict[str, Any]:
+    validation: dict[str, Any] = {}
+    for phase, checks in (("deployment", deployment), ("conformance", conformance), ("performance", performance)):
+        if checks is not None:
+            validation[phase] = {"checks": checks}
+    for phase, cons in (phase_constraints or {}).items():
+        validation.setdefault(phase, {})["constraints"] = cons
+    return {
+        "kind": "RecipeResult",
+        "apiVersion": api_version,
+        "metadata": {"version": "test"},
+        "criteria": {"service": "eks", "accelerator": "h100", "intent": "training", "os": "ubuntu"},
+        "constraints": constraints if constraints is not None else [{"name": "K8s.server.version", "value": ">= 1.32"}],
+        "componentRefs": [
+            {"name": "gpu-operator", "namespace": "gpu-operator", "type": "Helm", "version": "v25.10.1"},
+        ],
+        "validation": validation,
+    }
+
+
