@@ -212,7 +212,7 @@ class _Parser:
                 if c in _RESOLVE_FIRST:
                     key: Any = _resolve(raw_key)
                 else:
-                    key = words[raw_key] if raw_key in words else raw_key
+                    key = words.get(raw_key, raw_key)
                 rest = content[idx + 2 :]
                 if rest and rest[0] == " ":
                     rest = rest.lstrip(" ")
@@ -233,7 +233,7 @@ class _Parser:
                 elif c in _RESOLVE_FIRST:
                     result[key] = _resolve(rest)
                 else:
-                    result[key] = words[rest] if rest in words else rest
+                    result[key] = words.get(rest, rest)
                 if i < n and indents[i] > indent:
                     raise _Unsupported  # multi-line scalar
             else:

@@ -147,7 +147,15 @@ class _Capture:
 
 
 def _pytest_args(ns: argparse.Namespace, kubeconfig: str | None) -> list[str]:
-    args = ["--recipe", ns.recipe, "-p", "no:cacheprovider", "-q", "-rN"]
+    args = [
+        "--recipe",
+        ns.recipe,
+        "-p",
+        "no:cacheprovider",
+        "-rN",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+    ]
     if ns.snapshot:
         args += ["--snapshot", ns.snapshot]
     for phase in ns.phase or ():

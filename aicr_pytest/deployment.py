@@ -45,6 +45,7 @@ __all__ = [
     "check_gpu_operator_version",
     "check_operator_health",
     "discover_gpu_nodes",
+    "dra_probe",
     "enabled_refs",
     "evaluate_operator_health",
     "extract_operator_version",
@@ -52,6 +53,7 @@ __all__ = [
     "format_pod_failure",
     "gpu_busy_reasons",
     "is_enabled",
+    "nodewright_probe",
     "operator_namespace",
     "parse_nvidia_smi_output",
     "plan_nvidia_smi",
@@ -314,7 +316,7 @@ def extract_skyhook_names(manifest_text: str) -> list[str]:
     return names
 
 
-def _nodewright_probe(fetch: Fetch, names: Sequence[str], dwell: float) -> Probe:
+def nodewright_probe(fetch: Fetch, names: Sequence[str], dwell: float) -> Probe:
     def probe() -> ProbeResult:
         problems: list[str] = []
         for name in names:
@@ -341,7 +343,7 @@ def _nodewright_probe(fetch: Fetch, names: Sequence[str], dwell: float) -> Probe
     return probe
 
 
-def _dra_probe(fetch: Fetch, namespace: str, dwell: float) -> Probe:
+def dra_probe(fetch: Fetch, namespace: str, dwell: float) -> Probe:
     def probe() -> ProbeResult:
         try:
             items = fetch("apps/v1", "DaemonSet", namespace, None, None)
@@ -532,13 +534,13 @@ def _readiness_signals(
                 continue
             signals.append(
                 ReadinessSignal(
-                    LABEL_NODEWRIGHT.format(names=_go_list(names)), _nodewright_probe(fetch, names, dwell)
+                    LABEL_NODEWRIGHT.format(names=_go_list(names)), nodewright_probe(fetch, names, dwell)
                 )
             )
         elif name == DRA_COMPONENT:
             ns = str(ref.get("namespace") or DEFAULT_DRA_NAMESPACE)
             signals.append(
-                ReadinessSignal(LABEL_DRA.format(component=name, ns=ns), _dra_probe(fetch, ns, dwell))
+                ReadinessSignal(LABEL_DRA.format(component=name, ns=ns), dra_probe(fetch, ns, dwell))
             )
     return signals
 
@@ -549,10 +551,11 @@ def _collect_health_checks(
     registry_entry: Callable[[str], Mapping[str, Any] | None] | None,
 ) -> list[healthcheck.HealthCheck | healthcheck.HealthCheckResult]:
     checks: list[healthcheck.HealthCheck | healthcheck.HealthCheckResult] = []
+    lookup = registry_entry or healthcheck.registry_lookup(read_data_file)
     for ref in refs:
         component = str(ref.get("name") or "")
         try:
-            source = healthcheck.resolve_health_check_source(ref, read_data_file, registry_entry)
+            source = healthcheck.resolve_health_check_source(ref, read_data_file, lookup)
         except healthcheck.HealthCheckRejected as err:
             checks.append(healthcheck.HealthCheckResult(component, False, str(err)))
             continue

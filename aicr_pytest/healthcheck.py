@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -57,6 +57,7 @@ __all__ = [
     "match_tree",
     "parse_go_duration",
     "parse_health_check",
+    "registry_lookup",
     "resolve_health_check_source",
     "run_health_check",
     "run_health_checks",
@@ -138,6 +139,8 @@ class HealthCheckRejected(Exception):
 
 
 class Fetch(Protocol):
+    """``fetch(api_version, kind, namespace, name, labels) -> list[dict]`` (positional)."""
+
     def __call__(
         self,
         api_version: str,
@@ -145,6 +148,7 @@ class Fetch(Protocol):
         namespace: str | None,
         name: str | None,
         labels: Mapping[str, str] | None,
+        /,
     ) -> list[dict[str, Any]]: ...
 
 
@@ -332,6 +336,8 @@ class ResourceAssertion:
 class TestStep:
     name: str
     assertions: tuple[ResourceAssertion, ...]
+
+    __test__ = False  # not a pytest test class
 
 
 @dataclass(frozen=True)
@@ -547,7 +553,7 @@ def resolve_health_check_source(
         return inline, "inline"
     if _ref_get(ref, "healthCheckSkip") is True:
         return None
-    lookup = registry_entry or _registry_lookup(read_data_file)
+    lookup = registry_entry or registry_lookup(read_data_file)
     entry = lookup(name)
     if not entry:
         return None
@@ -563,7 +569,8 @@ def resolve_health_check_source(
         ) from err
 
 
-def _registry_lookup(read_data_file: Callable[[str], str]) -> Callable[[str], Mapping[str, Any] | None]:
+def registry_lookup(read_data_file: Callable[[str], str]) -> Callable[[str], Mapping[str, Any] | None]:
+    """``name -> registry entry`` over ``registry.yaml`` read (once, lazily) through ``read_data_file``."""
     cache: dict[str, Mapping[str, Any]] = {}
     loaded = False
 
@@ -575,7 +582,8 @@ def _registry_lookup(read_data_file: Callable[[str], str]) -> Callable[[str], Ma
                 doc = yamlio.load(read_data_file("registry.yaml")) or {}
             except Exception:  # no registry in the data root: no registered checks
                 doc = {}
-            for comp in doc.get("components") or [] if isinstance(doc, Mapping) else []:
+            components = doc.get("components") if isinstance(doc, Mapping) else None
+            for comp in components or []:
                 if isinstance(comp, Mapping) and comp.get("name"):
                     cache[str(comp["name"])] = comp
         return cache.get(name)
@@ -834,13 +842,3 @@ def load_and_parse(component: str, source: tuple[str, str] | None) -> HealthChec
         return parse_health_check(component, source[0])
     except HealthCheckRejected as err:
         return HealthCheckResult(component, False, str(err))
-
-
-def describe(checks: Iterable[HealthCheck]) -> list[str]:
-    """One line per check: component, shape, operation counts (for verbose output)."""
-    lines = []
-    for c in checks:
-        ops = [a for t in c.tests for s in t.steps for a in s.assertions]
-        errors = sum(1 for a in ops if a.negative)
-        lines.append(f"{c.component}: {c.shape}, {len(ops) - errors} assert, {errors} error")
-    return lines

@@ -1055,7 +1055,12 @@ class RenderInputs:
             "efa_count": self.efa_count,
             "rdma_count": self.rdma_count,
             "roce_device_count": self.sizing.gpu_count_per_node,
-            "gke_network_interfaces": self.gke_network_interfaces,
+            # only when known, so the GKE template fails (StrictUndefined) instead of rendering null
+            **(
+                {"gke_network_interfaces": self.gke_network_interfaces}
+                if self.gke_network_interfaces is not None
+                else {}
+            ),
         }
 
 

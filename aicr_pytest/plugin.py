@@ -314,9 +314,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if s.simulated and not s.no_cluster:
         mode = "SIMULATED cluster (aicr-pytest simulate; no real GPUs)"
     snapshot = s.snapshot or "none"
-    lines = [
-        f"aicr-pytest: recipe {recipe.header_line()} | snapshot {snapshot} | {mode} | run {state.run_id}"
-    ]
+    lines = [f"aicr-pytest: {recipe.header_line()} | snapshot {snapshot} | {mode} | run {state.run_id}"]
     return lines
 
 
@@ -324,7 +322,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = _state(session.config)
     if state is None or state.run is None or _is_worker(session.config):
         return
-    from aicr_pytest.constraints import format_readiness_failure
+    from aicr_pytest.constraints import format_readiness_line
 
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     write: Callable[[str], None]
@@ -337,7 +335,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     for result in state.run.readiness.results:
         if not result.passed:
             prefix = "warning: " if result.severity == "warning" else ""
-            write(prefix + format_readiness_failure(result))
+            write(prefix + format_readiness_line(result))
     if state.run.readiness.blocked:
         write("readiness pre-flight failed: no check runs and nothing touches the cluster")
 
@@ -411,6 +409,9 @@ def pytest_collection_modifyitems(
             info = ItemInfo(name, sel.spec.phase, 0, "placeholder" if placeholder else "check")
             key = (phases.index(sel.spec.phase), 0, catalog.CATALOG_INDEX[name])
         elif "snapshot_constraint" in params:
+            if not isinstance(params["snapshot_constraint"], tuple):  # empty parameter set
+                deselected.append(item)
+                continue
             phase, name, _value = params["snapshot_constraint"]
             info = ItemInfo(str(name), str(phase), 0, "constraint")
             key = (phases.index(str(phase)), 1, len(keep))
@@ -719,7 +720,7 @@ def build_ctrf(state: PluginState) -> dict[str, Any]:
             ctrf.TestResult(
                 name=acc.name,
                 status=acc.status,  # type: ignore[arg-type]
-                duration=int(round(acc.duration_s * 1000)),
+                duration=round(acc.duration_s * 1000),
                 suite=[acc.phase],
                 message=acc.message,
                 stdout=stdout,

@@ -85,7 +85,7 @@ def evaluate_readiness(recipe: Recipe, snapshot: Snapshot | None) -> ReadinessOu
                 constraints.ConstraintResult(
                     name=c.name,
                     expected=c.value,
-                    actual=None,
+                    actual="",
                     passed=False,
                     error="no snapshot given (--snapshot); readiness constraints need one",
                     severity=severity,
@@ -115,7 +115,7 @@ def load_run_state(settings: Settings, configmap_reader: ConfigMapReader | None 
     # Constraint expressions are validated up front, so a malformed one is a usage error (exit 2)
     # rather than a surprise in the middle of a run.
     for c in recipe.constraints:
-        constraints.parse_expression(c.value)
+        constraints.validate_expression(c.value)
     declared = {p: recipe.phase_checks(p) for p in recipe.declared_phases()}
     selected = catalog.select_checks(declared, settings.phases)
 
@@ -123,7 +123,7 @@ def load_run_state(settings: Settings, configmap_reader: ConfigMapReader | None 
     for phase in settings.phases:
         for c in recipe.phase_constraints(phase):
             if constraints.is_snapshot_path(c.name):
-                constraints.parse_expression(c.value)
+                constraints.validate_expression(c.value)
                 snapshot_constraints.append(SnapshotConstraint(phase, c))
 
     policy = resolve_allocation_policy(recipe, data)

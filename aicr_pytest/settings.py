@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from aicr_pytest.catalog import parse_phases
 from aicr_pytest.errors import UsageError
 
-DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:12.9.0-base-ubuntu24.04"
+DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 

@@ -209,9 +209,6 @@ class Subtype(BaseModel):
     context: dict[str, DataValue] = Field(default_factory=dict)
     items: list[ItemEntry] = Field(default_factory=list)
 
-    # lazily built: predicate key -> rendered value -> matching item indices
-    _predicate_index: dict[str, dict[str, list[int]]] = PrivateAttr(default_factory=dict)
-
     @property
     def name(self) -> str:
         return self.subtype
@@ -326,20 +323,25 @@ class Snapshot(BaseModel):
     fingerprint: dict[str, Any] | None = None
     measurements: list[Measurement] = Field(default_factory=list)
 
-    # type -> subtype name -> Subtype, first-match semantics, built once in model_post_init
-    _index: dict[str, dict[str, Subtype]] = PrivateAttr(default_factory=dict)
-    _json_numbers: bool = PrivateAttr(default=False)
+    # Lookup state, built once in model_post_init (one private attribute: pydantic serves those
+    # through __getattr__, so lookups fetch it once and work on plain objects).
+    _state: _LookupState = PrivateAttr(default=None)  # type: ignore[assignment]
 
     def model_post_init(self, context: Any, /) -> None:
-        index: dict[str, dict[str, Subtype]] = {}
+        by_type: dict[str, dict[str, Subtype]] = {}
         for measurement in self.measurements:
-            if measurement.type in index:
+            if measurement.type in by_type:
                 continue  # AICR only ever looks at the first measurement of a type
             by_name: dict[str, Subtype] = {}
             for subtype in measurement.subtypes:
                 by_name.setdefault(subtype.subtype, subtype)
-            index[measurement.type] = by_name
-        self._index = index
+            by_type[measurement.type] = by_name
+        self._state = _LookupState(by_type)
+
+    @property
+    def json_numbers(self) -> bool:
+        """True when the snapshot was read from JSON (integers render like Go float64s)."""
+        return self._state.json_numbers
 
     @property
     def source_node(self) -> str | None:
@@ -347,11 +349,11 @@ class Snapshot(BaseModel):
 
     def types(self) -> list[str]:
         """Measurement types present, in snapshot order (first occurrence)."""
-        return list(self._index)
+        return list(self._state.by_type)
 
     def subtype(self, type_name: str, subtype: str) -> Subtype | None:
         """The subtype AICR would resolve for ``type_name.subtype``, or ``None``."""
-        return self._index.get(type_name, {}).get(subtype)
+        return self._state.by_type.get(type_name, {}).get(subtype)
 
     def get(self, path: str | SnapshotPath, default: str | None = None) -> str | None:
         """Like :meth:`lookup` but returns ``default`` when the value is not found or ambiguous."""
@@ -367,61 +369,76 @@ class Snapshot(BaseModel):
         null or non-scalar value) or :class:`AmbiguousMatch` (``[k=v]`` matched several items).
         """
         p = parse_path(path) if isinstance(path, str) else path
-        subtypes = self._index.get(p.type)
+        return self._state.lookup(p)
+
+
+class _LookupState:
+    """Index and caches behind :meth:`Snapshot.lookup` (plain object: fast attribute access)."""
+
+    __slots__ = ("by_type", "json_numbers", "predicates")
+
+    def __init__(self, by_type: dict[str, dict[str, Subtype]]) -> None:
+        self.by_type = by_type
+        self.json_numbers = False
+        # (type, subtype, key) -> rendered value -> indices of matching items; built on first use
+        self.predicates: dict[tuple[str, str, str], dict[str, list[int]]] = {}
+
+    def lookup(self, p: SnapshotPath) -> str:
+        subtypes = self.by_type.get(p.type)
         if subtypes is None:
             raise ValueNotFound(f"{NOT_FOUND_TYPE}: type={p.type}")
         st = subtypes.get(p.subtype)
         if st is None:
             raise ValueNotFound(f"{NOT_FOUND_SUBTYPE}: type={p.type} subtype={p.subtype}")
         if p.selector is None:
-            if p.key not in st.data:
+            data = st.data
+            if p.key not in data:
                 raise ValueNotFound(f"{NOT_FOUND_KEY}: type={p.type} subtype={p.subtype} key={p.key}")
-            return self._render(st.data[p.key], p)
-        item = self._select_item(st, p)
+            return self.render(data[p.key], p)
+        item = self.select_item(st, p)
         if p.key in item.data:
-            return self._render(item.data[p.key], p)
+            return self.render(item.data[p.key], p)
         if p.key in item.context:
-            return self._render(item.context[p.key], p)
-        raise ValueNotFound(f"{NOT_FOUND_ITEM_KEY}: {p} key={p.key}")
+            return self.render(item.context[p.key], p)
+        raise ValueNotFound(f"{NOT_FOUND_ITEM_KEY}: {p}")
 
-    def _render(self, value: DataValue, p: SnapshotPath) -> str:
+    def render(self, value: DataValue, p: SnapshotPath) -> str:
         if value is None:
             raise ValueNotFound(f"{NOT_FOUND_NULL}: {p}")
         if isinstance(value, list | dict):
             raise ValueNotFound(f"{NOT_FOUND_NOT_SCALAR}: {p}")
-        return format_value(value, json_numbers=self._json_numbers)
+        return format_value(value, json_numbers=self.json_numbers)
 
-    def _render_or_none(self, value: DataValue) -> str | None:
-        if value is None or isinstance(value, list | dict):
-            return None
-        return format_value(value, json_numbers=self._json_numbers)
-
-    def _select_item(self, st: Subtype, p: SnapshotPath) -> ItemEntry:
+    def select_item(self, st: Subtype, p: SnapshotPath) -> ItemEntry:
         sel = p.selector
         assert sel is not None
-        if not st.items:
+        items = st.items
+        if not items:
             raise ValueNotFound(f"{NOT_FOUND_NO_ITEMS}: {p}")
         if sel.index is not None:
-            if sel.index >= len(st.items):
-                raise ValueNotFound(f"{NOT_FOUND_INDEX}: {p} (subtype has {len(st.items)} items)")
-            return st.items[sel.index]
+            if sel.index >= len(items):
+                raise ValueNotFound(f"{NOT_FOUND_INDEX}: {p} (subtype has {len(items)} items)")
+            return items[sel.index]
         assert sel.key is not None and sel.value is not None
-        by_value = st._predicate_index.get(sel.key)
+        cache_key = (p.type, p.subtype, sel.key)
+        by_value = self.predicates.get(cache_key)
         if by_value is None:
             by_value = {}
-            for i, item in enumerate(st.items):
+            k = sel.key
+            json_numbers = self.json_numbers
+            for i, item in enumerate(items):
                 # data[k] when the item has it, otherwise context[k]
-                raw = item.data[sel.key] if sel.key in item.data else item.context.get(sel.key)
-                text = self._render_or_none(raw)
-                if text is not None:
-                    by_value.setdefault(text, []).append(i)
-            st._predicate_index[sel.key] = by_value
-        matches = by_value.get(sel.value, [])
+                raw = item.data[k] if k in item.data else item.context.get(k)
+                if raw is None or isinstance(raw, list | dict):
+                    continue
+                by_value.setdefault(format_value(raw, json_numbers=json_numbers), []).append(i)
+            self.predicates[cache_key] = by_value
+        matches = by_value.get(sel.value)
         if not matches:
             raise ValueNotFound(f"{NOT_FOUND_PREDICATE}: {p}")
         if len(matches) > 1:
             raise AmbiguousMatch(f"{CONFLICT_PREDICATE}: {p} ({len(matches)} items)")
-        return st.items[matches[0]]
+        return items[matches[0]]
 
 
 # --- loading ---------------------------------------------------------------------------------------------
@@ -525,7 +542,7 @@ def parse_snapshot(data: object, source: str, *, json_numbers: bool = False) -> 
         except ValidationError as err:
             where, problem = _describe_error(err)
             raise UsageError(MSG_MALFORMED.format(source=source, where=where, problem=problem)) from None
-    snap._json_numbers = json_numbers
+    snap._state.json_numbers = json_numbers
     return snap
 
 

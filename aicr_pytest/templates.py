@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import htmlsafe_json_dumps
 
 from aicr_pytest import yamlio
 
@@ -55,9 +56,18 @@ def runtimes_root() -> Path:
     return Path(str(resources.files("runtimes")))
 
 
+def _strict_tojson(env: jinja2.Environment, value: Any) -> Any:
+    """``tojson`` that treats an undefined value as the error it is (json would raise TypeError)."""
+    if isinstance(value, jinja2.Undefined):
+        value._fail_with_undefined_error()
+    return htmlsafe_json_dumps(
+        value, dumps=env.policies["json.dumps_function"], **env.policies["json.dumps_kwargs"]
+    )
+
+
 @functools.lru_cache(maxsize=8)
 def _environment(root: Path) -> SandboxedEnvironment:
-    return SandboxedEnvironment(
+    env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(root)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -67,6 +77,8 @@ def _environment(root: Path) -> SandboxedEnvironment:
         comment_start_string="{##",
         comment_end_string="##}",
     )
+    env.filters["tojson"] = jinja2.pass_environment(_strict_tojson)
+    return env
 
 
 def substitute_placeholders(
@@ -102,6 +114,8 @@ def render_text(
             MSG_TEMPLATE_SYNTAX.format(name=name, line=exc.lineno, error=exc.message)
         ) from None
     except jinja2.UndefinedError as exc:
+        raise TemplateRenderError(MSG_TEMPLATE_UNDEFINED.format(name=name, error=exc.message)) from None
+    except jinja2.TemplateError as exc:  # e.g. SecurityError from the sandbox
         raise TemplateRenderError(MSG_TEMPLATE_UNDEFINED.format(name=name, error=exc.message)) from None
     if placeholders:
         text = substitute_placeholders(text, placeholders)

@@ -48,7 +48,7 @@ for _tag, _regexp, _first in _RESOLVERS:
 # Merge keys (`<<: *anchor`) are not core schema, but yaml.v3 honours them, so we do too.
 Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
 # PyYAML needs an entry for the empty scalar (first char None) so `key:` stays null.
-Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [None])  # type: ignore[list-item]
+Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [None])
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
@@ -70,12 +70,12 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 
 def load(text: str | bytes) -> Any:
     """Parse one YAML document with YAML 1.2 scalar semantics."""
-    return yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 - safe loader subclass
+    return yaml.load(text, Loader=Yaml12Loader)
 
 
 def load_all(text: str | bytes) -> Iterator[Any]:
     """Parse a multi-document YAML stream with YAML 1.2 scalar semantics."""
-    return yaml.load_all(text, Loader=Yaml12Loader)  # noqa: S506 - safe loader subclass
+    return yaml.load_all(text, Loader=Yaml12Loader)
 
 
 def dump(data: Any) -> str:

@@ -15,7 +15,9 @@ from aicr_pytest.snapshot import Snapshot
 def test_snapshot_constraint(snapshot_constraint: tuple[str, str, str], snapshot: Snapshot | None) -> None:
     phase, name, expression = snapshot_constraint
     if snapshot is None:
-        pytest.fail(f"{name}: no snapshot given (--snapshot); cannot evaluate {phase} constraint", pytrace=False)
+        pytest.fail(
+            f"{name}: no snapshot given (--snapshot); cannot evaluate {phase} constraint", pytrace=False
+        )
     result = evaluate_constraint(name, expression, snapshot)
     if result.error:
         pytest.fail(f"{name}: {result.error}", pytrace=False)

@@ -1,0 +1,40 @@
+"""Test harness: an in-process fake Kubernetes API server and a GPU-cluster simulator.
+
+Public API (see each module's docstring for semantics and known gaps):
+
+* :class:`FakeCluster` -- start/stop the fake, kubeconfig, store helpers, faults, clock;
+* :class:`FakeClock` / :class:`RealClock` -- injectable clocks;
+* :class:`Simulator`, :class:`NodeProfile`, :class:`PodScript` -- controllers and timelines;
+* :data:`PROFILES`, :data:`FAULTS`, :class:`ClusterProfile` -- named cluster shapes and faults;
+* :class:`Store`, :class:`ApiError`, :class:`FakeApiServer`, :class:`Faults` -- lower layers.
+
+Fixtures (``fake_cluster``, ``fake_cluster_factory``) live in :mod:`aicr_pytest.testing.fixtures`.
+"""
+
+from __future__ import annotations
+
+from aicr_pytest.testing.clock import Clock, FakeClock, RealClock
+from aicr_pytest.testing.cluster import FakeCluster
+from aicr_pytest.testing.profiles import FAULTS, PROFILES, ClusterProfile, Component, resolve_profile
+from aicr_pytest.testing.server import FakeApiServer, Faults
+from aicr_pytest.testing.simulator import NodeProfile, PodScript, Simulator
+from aicr_pytest.testing.store import ApiError, Store
+
+__all__ = [
+    "FAULTS",
+    "PROFILES",
+    "ApiError",
+    "Clock",
+    "ClusterProfile",
+    "Component",
+    "FakeApiServer",
+    "FakeClock",
+    "FakeCluster",
+    "Faults",
+    "NodeProfile",
+    "PodScript",
+    "RealClock",
+    "Simulator",
+    "Store",
+    "resolve_profile",
+]

@@ -284,7 +284,8 @@ def generate_pki(directory: Path) -> Pki:
     _run([openssl, "req", *ec, "-keyout", "serving.key", "-out", "serving.csr",
           "-subj", "/CN=kube-apiserver"], directory)  # fmt: skip
     _run([openssl, "x509", "-req", "-in", "serving.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-          "-CAcreateserial", "-out", "serving.crt", "-days", "7", "-extfile", "serving.ext"], directory)  # fmt: skip
+          "-CAcreateserial", "-out", "serving.crt", "-days", "7",
+          "-extfile", "serving.ext"], directory)  # fmt: skip
     _run([openssl, "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
           "-out", "sa.key"], directory)  # fmt: skip
     _run([openssl, "pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], directory)
@@ -304,7 +305,10 @@ def write_kubeconfig(path: Path, *, server: str, ca_cert: Path, user: str, token
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [
-            {"name": "aicr-controlplane", "cluster": {"server": server, "certificate-authority": str(ca_cert)}}
+            {
+                "name": "aicr-controlplane",
+                "cluster": {"server": server, "certificate-authority": str(ca_cert)},
+            }
         ],
         "users": [{"name": user, "user": {"token": token}}],
         "contexts": [{"name": user, "context": {"cluster": "aicr-controlplane", "user": user}}],
@@ -369,11 +373,35 @@ class ControlPlane:
         from kubernetes import config as kube_config
 
         path = self.admin_kubeconfig if admin else self.user_kubeconfig
-        return kube_config.new_client_from_config(config_file=str(path))
+        return kube_config.new_client_from_config(config_file=str(path))  # type: ignore[no-untyped-call]
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        admin: bool = True,
+        content_type: str = "application/json",
+    ) -> Any:
+        """``method path`` on the apiserver with a JSON body; returns the decoded JSON answer.
+
+        Raises ``urllib.error.HTTPError`` on a non-2xx status (its body holds the apiserver's Status).
+        """
+        data = None if body is None else json.dumps(body).encode()
+        answer = _https_request(
+            self.server + path,
+            self.ca_cert,
+            self._token(admin),
+            method=method,
+            data=data,
+            content_type=content_type,
+        )
+        return json.loads(answer) if answer else None
 
     def get(self, path: str, *, admin: bool = True) -> Any:
-        """GET ``path`` on the apiserver (JSON decoded); a small helper for readiness and tests."""
-        return json.loads(_https_get(self.server + path, self.ca_cert, self._token(admin)))
+        """GET ``path`` on the apiserver (JSON decoded)."""
+        return self.request("GET", path, admin=admin)
 
     def _token(self, admin: bool) -> str:
         return self.admin_token if admin else self.user_token
@@ -423,19 +451,35 @@ def pid_exists(pid: int) -> bool:
     return True
 
 
-def _https_get(url: str, ca_cert: Path | None, token: str | None, timeout: float = 5.0) -> bytes:
+def _https_request(
+    url: str,
+    ca_cert: Path | None,
+    token: str | None,
+    *,
+    method: str = "GET",
+    data: bytes | None = None,
+    content_type: str = "application/json",
+    timeout: float = 10.0,
+) -> bytes:
+    """One HTTP(S) request; ``ca_cert=None`` skips verification (components' self-signed health ports)."""
     if ca_cert is None:
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     else:
         context = ssl.create_default_context(cafile=str(ca_cert))
-    request = urllib.request.Request(url)
+    request = urllib.request.Request(url, data=data, method=method)
     if token:
         request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", content_type)
     with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
         body: bytes = response.read()
         return body
+
+
+def _https_get(url: str, ca_cert: Path | None, token: str | None) -> bytes:
+    return _https_request(url, ca_cert, token)
 
 
 def _wait_until(
@@ -518,7 +562,11 @@ def start_controlplane(
         server=server,
         ca_cert=pki.ca_cert,
         admin_kubeconfig=write_kubeconfig(
-            workdir / "admin.kubeconfig", server=server, ca_cert=pki.ca_cert, user=ADMIN_USER, token=admin_token
+            workdir / "admin.kubeconfig",
+            server=server,
+            ca_cert=pki.ca_cert,
+            user=ADMIN_USER,
+            token=admin_token,
         ),
         user_kubeconfig=write_kubeconfig(
             workdir / "user.kubeconfig",
@@ -669,7 +717,9 @@ def _launch(
 
     for name, port in (("kube-controller-manager", ports["kcm"]), ("kube-scheduler", ports["scheduler"])):
         url = f"https://127.0.0.1:{port}/healthz"
-        _wait_until(f"{name} /healthz", lambda u=url: _https_get(u, None, None) == b"ok", deadline, components)
+        _wait_until(
+            f"{name} /healthz", lambda u=url: _https_get(u, None, None) == b"ok", deadline, components
+        )
 
 
 def _nodes_ready(cp: ControlPlane) -> bool:
@@ -697,21 +747,43 @@ def _default_sa_exists(cp: ControlPlane) -> bool:
 
 def create_nodes(cp: ControlPlane, profiles: Sequence[NodeProfile]) -> list[str]:
     """Create every profile's Node objects (kwok then reports them Ready and heartbeats their leases)."""
-    from kubernetes import client
-
-    api = client.CoreV1Api(cp.api_client())
     names: list[str] = []
     for profile in profiles:
         for manifest in profile.manifests():
-            node = api.create_node(manifest)
+            name = manifest["metadata"]["name"]
+            cp.request("POST", "/api/v1/nodes", manifest)
             # Status is not guaranteed to survive create; set capacity/allocatable explicitly.
-            api.patch_node_status(node.metadata.name, {"status": manifest["status"]})
-            names.append(node.metadata.name)
+            cp.request(
+                "PATCH",
+                f"/api/v1/nodes/{name}/status",
+                {"status": manifest["status"]},
+                content_type="application/merge-patch+json",
+            )
+            names.append(name)
     return names
 
 
 def _load_manifest(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if isinstance(doc, dict) and doc.get("kind")]
+
+
+def resource_path(cp: ControlPlane, api_version: str, kind: str, namespace: str | None) -> str:
+    """The collection URL path for ``kind`` in ``api_version``, found through API discovery."""
+    base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    for resource in cp.get(base)["resources"]:
+        if resource["kind"] == kind and "/" not in resource["name"]:
+            if resource["namespaced"]:
+                return f"{base}/namespaces/{namespace or 'default'}/{resource['name']}"
+            return f"{base}/{resource['name']}"
+    raise ControlPlaneError(f"no resource of kind {kind} in {api_version}")
+
+
+def create_object(cp: ControlPlane, manifest: Mapping[str, Any], *, admin: bool = True) -> Any:
+    """POST ``manifest`` to its collection (any kind the apiserver serves); returns the created object."""
+    path = resource_path(
+        cp, manifest["apiVersion"], manifest["kind"], manifest.get("metadata", {}).get("namespace")
+    )
+    return cp.request("POST", path, manifest, admin=admin)
 
 
 def bind_least_privilege_user(cp: ControlPlane, manifest: Path | None) -> Path | None:
@@ -724,37 +796,33 @@ def bind_least_privilege_user(cp: ControlPlane, manifest: Path | None) -> Path |
     """
     if manifest is None or not manifest.is_file():
         return None
-    from kubernetes import client, utils
-
     docs = _load_manifest(manifest)
     if not docs:
         return None
-    api_client = cp.api_client()
-    core = client.CoreV1Api(api_client)
-    rbac = client.RbacAuthorizationV1Api(api_client)
+    system = {"default", "kube-system", "kube-public", "kube-node-lease"}
     namespaces = {d["metadata"]["name"] for d in docs if d["kind"] == "Namespace"}
     namespaces |= {d["metadata"]["namespace"] for d in docs if d.get("metadata", {}).get("namespace")}
-    for ns in sorted(namespaces - {"default", "kube-system", "kube-public", "kube-node-lease"}):
-        with contextlib.suppress(client.ApiException):
-            core.create_namespace({"metadata": {"name": ns}})
+    for ns in sorted(namespaces - system):
+        cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
     for doc in docs:
         if doc["kind"] != "Namespace":
-            utils.create_from_dict(api_client, doc)
+            create_object(cp, doc)
     subject = {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": LEAST_PRIVILEGE_USER}
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
     for doc in docs:
+        if doc["kind"] not in ("ClusterRole", "Role"):
+            continue
         name = doc["metadata"]["name"]
+        binding = {
+            "metadata": {"name": f"aicr-pytest-user-{name}"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": doc["kind"], "name": name},
+            "subjects": [subject],
+        }
         if doc["kind"] == "ClusterRole":
-            rbac.create_cluster_role_binding({
-                "metadata": {"name": f"aicr-pytest-user-{name}"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-                "subjects": [subject],
-            })  # fmt: skip
-        elif doc["kind"] == "Role":
-            rbac.create_namespaced_role_binding(doc["metadata"].get("namespace", "default"), {
-                "metadata": {"name": f"aicr-pytest-user-{name}"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-                "subjects": [subject],
-            })  # fmt: skip
+            cp.request("POST", f"{rbac}/clusterrolebindings", binding)
+        else:
+            ns = doc["metadata"].get("namespace", "default")
+            cp.request("POST", f"{rbac}/namespaces/{ns}/rolebindings", binding)
     return manifest
 
 

@@ -910,12 +910,7 @@ class Simulator:
             self.store.mutate(pods_rt, ns, name, running)
         first = script.log_container or (names[0] if names else "main")
         for offset, text in script.log_lines:
-            self.clock.call_later(
-                offset,
-                lambda t=text: (
-                    self._alive(pods_rt, ns, name, uid) and self.store.append_log(ns, name, first, t)
-                ),
-            )
+            self.clock.call_later(offset, self._log_appender(pods_rt, ns, name, uid, first, text))
         if script.run_for is not None:
             self.clock.call_later(script.run_for, lambda: self._kubelet_exit(pods_rt, ns, name, uid, script))
 

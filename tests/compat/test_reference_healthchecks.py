@@ -317,3 +317,46 @@ def test_dra_driver_check(reference_dir: Path) -> None:
         "nvidia-dra-driver/nvidia-dra-driver-gpu-kubelet-plugin does not match: "
         "status.(numberReady == desiredNumberScheduled): expected true, got false"
     )
+
+
+# ---- resolution through a real data root -------------------------------------------------------------
+def test_registry_assert_files_resolve_through_the_reference_data_root(reference_dir: Path) -> None:
+    from aicr_pytest import yamlio
+
+    root = reference_dir / "aicr" / "recipes"
+
+    def read(rel: str) -> str:
+        return (root / rel).read_text(encoding="utf-8")
+
+    registry = yamlio.load(read("registry.yaml"))
+    registered = [c for c in registry["components"] if (c.get("healthCheck") or {}).get("assertFile")]
+    assert registered
+    lookup = hc.registry_lookup(read)
+    for comp in registered:
+        source = hc.resolve_health_check_source({"name": comp["name"]}, read, lookup)
+        assert source is not None and source[1] == comp["healthCheck"]["assertFile"]
+        assert hc.parse_health_check(comp["name"], source[0]).shape == "chainsaw"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "names"),
+    [
+        ("tuning.yaml", ["tuning"]),
+        ("tuning-gke.yaml", ["tuning"]),
+        ("bcm-setup.yaml", ["setup"]),
+        ("no-op.yaml", ["no-op"]),
+    ],
+)
+def test_skyhook_names_from_reference_manifests(reference_dir: Path, manifest: str, names: list[str]) -> None:
+    from aicr_pytest.deployment import extract_skyhook_names
+
+    path = (
+        reference_dir
+        / "aicr"
+        / "recipes"
+        / "components"
+        / "nodewright-customizations"
+        / "manifests"
+        / manifest
+    )
+    assert extract_skyhook_names(path.read_text(encoding="utf-8")) == names

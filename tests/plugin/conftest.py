@@ -16,7 +16,9 @@ from tests.plugin.helpers import SNAPSHOT, make_recipe
 def write_inputs(pytester: pytest.Pytester) -> Callable[..., tuple[Path, Path]]:
     """Write recipe.yaml + snapshot.yaml into the pytester dir and return their paths."""
 
-    def write(recipe: dict[str, Any] | str | None = None, snapshot: dict[str, Any] | str | None = None) -> tuple[Path, Path]:
+    def write(
+        recipe: dict[str, Any] | str | None = None, snapshot: dict[str, Any] | str | None = None
+    ) -> tuple[Path, Path]:
         r = recipe if recipe is not None else make_recipe(deployment=["operator-health"])
         s = snapshot if snapshot is not None else SNAPSHOT
         rp = pytester.path / "recipe.yaml"
@@ -26,4 +28,3 @@ def write_inputs(pytester: pytest.Pytester) -> Callable[..., tuple[Path, Path]]:
         return rp, sp
 
     return write
-

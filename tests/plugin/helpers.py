@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from aicr_pytest import yamlio
 
 SNAPSHOT: dict[str, Any] = {
     "kind": "Snapshot",
@@ -22,7 +19,10 @@ SNAPSHOT: dict[str, Any] = {
                 {"subtype": "sysctl", "data": {"/proc/sys/kernel/osrelease": "6.8.0-1040-aws"}},
             ],
         },
-        {"type": "GPU", "subtypes": [{"subtype": "smi", "data": {"driver-version": "580.95.05", "gpu-count": 8}}]},
+        {
+            "type": "GPU",
+            "subtypes": [{"subtype": "smi", "data": {"driver-version": "580.95.05", "gpu-count": 8}}],
+        },
     ],
 }
 
@@ -37,7 +37,11 @@ def make_recipe(
     api_version: str = "aicr.run/v1alpha2",
 ) -> dict[str, Any]:
     validation: dict[str, Any] = {}
-    for phase, checks in (("deployment", deployment), ("conformance", conformance), ("performance", performance)):
+    for phase, checks in (
+        ("deployment", deployment),
+        ("conformance", conformance),
+        ("performance", performance),
+    ):
         if checks is not None:
             validation[phase] = {"checks": checks}
     for phase, cons in (phase_constraints or {}).items():
@@ -47,7 +51,9 @@ def make_recipe(
         "apiVersion": api_version,
         "metadata": {"version": "test"},
         "criteria": {"service": "eks", "accelerator": "h100", "intent": "training", "os": "ubuntu"},
-        "constraints": constraints if constraints is not None else [{"name": "K8s.server.version", "value": ">= 1.32"}],
+        "constraints": constraints
+        if constraints is not None
+        else [{"name": "K8s.server.version", "value": ">= 1.32"}],
         "componentRefs": [
             {"name": "gpu-operator", "namespace": "gpu-operator", "type": "Helm", "version": "v25.10.1"},
         ],
@@ -55,3 +61,6 @@ def make_recipe(
     }
 
 
+def read_ctrf(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data

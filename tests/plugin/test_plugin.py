@@ -58,10 +58,16 @@ def test_inactive_without_recipe(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_bundled_checks_collected_without_paths_and_placeholders_skip(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
-    rp, sp = write_inputs(make_recipe(deployment=["operator-health", "check-nvidia-smi"], performance=["inference-perf"]))
+def test_bundled_checks_collected_without_paths_and_placeholders_skip(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
+    rp, sp = write_inputs(
+        make_recipe(deployment=["operator-health", "check-nvidia-smi"], performance=["inference-perf"])
+    )
     out = pytester.path / "ctrf.json"
-    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out))
+    result = run(
+        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out)
+    )
     assert result.ret == 0
     report = read_ctrf(out)
     names = [t["name"] for t in report["results"]["tests"]]
@@ -69,7 +75,9 @@ def test_bundled_checks_collected_without_paths_and_placeholders_skip(pytester: 
     assert all(t["status"] == "skipped" for t in report["results"]["tests"])
 
 
-def test_not_implemented_reports_skipped_never_passed(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
+def test_not_implemented_reports_skipped_never_passed(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
     rp, sp = write_inputs(make_recipe(conformance=["slinky-slurm-health"]))
     out = pytester.path / "ctrf.json"
     result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out))
@@ -87,7 +95,9 @@ def test_not_implemented_reports_skipped_never_passed(pytester: pytest.Pytester,
     assert result.ret == 0
 
 
-def test_outcome_mapping_and_ctrf_schema(pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path) -> None:
+def test_outcome_mapping_and_ctrf_schema(
+    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(
         make_recipe(
@@ -96,7 +106,9 @@ def test_outcome_mapping_and_ctrf_schema(pytester: pytest.Pytester, write_inputs
         )
     )
     out = pytester.path / "ctrf.json"
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out))
+    result = run(
+        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out)
+    )
     assert result.ret != 0
     report = read_ctrf(out)
     jsonschema.Draft7Validator(ctrf_schema(reference_dir)).validate(report)
@@ -110,29 +122,55 @@ def test_outcome_mapping_and_ctrf_schema(pytester: pytest.Pytester, write_inputs
         "dra-support",
     ]
     assert tests["operator-health"]["status"] == "passed"
-    assert tests["operator-health"]["stdout"] == ["Found 1 gpu-operator pod(s):", "RESULT: operator pods running: 1/1"]
+    assert tests["operator-health"]["stdout"] == [
+        "Found 1 gpu-operator pod(s):",
+        "RESULT: operator pods running: 1/1",
+    ]
     assert tests["expected-resources"]["status"] == "failed"
     assert tests["expected-resources"]["message"] == "Deployment gpu-operator/gpu-operator: 0/1 available"
     assert tests["gpu-operator-version"]["status"] == "skipped"
-    assert tests["gpu-operator-version"]["message"] == "no Deployment.gpu-operator.version constraint in recipe"
+    assert (
+        tests["gpu-operator-version"]["message"] == "no Deployment.gpu-operator.version constraint in recipe"
+    )
     assert tests["check-nvidia-smi"]["status"] == "other"
     assert tests["check-nvidia-smi"]["message"] == "pod aicr-nvidia-smi-x vanished while waiting"
-    assert all(t["suite"] == [t_phase] for t, t_phase in zip(tests.values(), ["deployment"] * 4 + ["conformance"], strict=True))
+    assert all(
+        t["suite"] == [t_phase]
+        for t, t_phase in zip(tests.values(), ["deployment"] * 4 + ["conformance"], strict=True)
+    )
     summary = report["results"]["summary"]
-    assert (summary["tests"], summary["passed"], summary["failed"], summary["skipped"], summary["other"]) == (5, 2, 1, 1, 1)
+    assert (summary["tests"], summary["passed"], summary["failed"], summary["skipped"], summary["other"]) == (
+        5,
+        2,
+        1,
+        1,
+        1,
+    )
     assert report["results"]["tool"]["name"] == "aicr-pytest"
     assert isinstance(report["results"]["tool"]["version"], str)
     # RESULT: lines echoed without the prefix; phase summary table printed
     result.stdout.fnmatch_lines(["*aicr results*", "operator pods running: 1/1", "*aicr phase summary*"])
-    result.stdout.fnmatch_lines(["deployment*failed*2*1*1*1"])
+    result.stdout.fnmatch_lines(["deployment*failed*1*1*1*1"])
     result.stdout.fnmatch_lines(["*1 other*"])
 
 
 def test_phase_markers_select(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["dra-support"]))
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "-m", "conformance", "--strict-markers", "-v")
-    result.assert_outcomes(passed=1, deselected=1)
+    result = run(
+        pytester,
+        "test_user.py",
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "-m",
+        "conformance",
+        "--strict-markers",
+        "-v",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*1 passed*deselected*"])
     result.stdout.fnmatch_lines(["*test_dra*dra-support*PASSED*"])
 
 
@@ -140,25 +178,51 @@ def test_phase_option_orders_and_filters(pytester: pytest.Pytester, write_inputs
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["dra-support"]))
     out = pytester.path / "ctrf.json"
-    run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--phase", "conformance", "--phase", "deployment", "--ctrf-report", str(out))
+    run(
+        pytester,
+        "test_user.py",
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--phase",
+        "conformance",
+        "--phase",
+        "deployment",
+        "--ctrf-report",
+        str(out),
+    )
     assert [t["name"] for t in read_ctrf(out)["results"]["tests"]] == ["dra-support", "operator-health"]
 
 
 @pytest.mark.parametrize(
     ("recipe_kwargs", "expected"),
     [
-        ({"deployment": ["operator-healthh"]}, 'unknown check "operator-healthh" in validation.deployment.checks'),
-        ({"conformance": ["operator-health"]}, 'check "operator-health" is listed under validation.conformance.checks but belongs to the deployment phase'),
+        (
+            {"deployment": ["operator-healthh"]},
+            'unknown check "operator-healthh" in validation.deployment.checks',
+        ),
+        (
+            {"conformance": ["operator-health"]},
+            'check "operator-health" is listed under validation.conformance.checks'
+            " but belongs to the deployment phase",
+        ),
     ],
 )
-def test_bad_check_names_are_usage_errors(pytester: pytest.Pytester, write_inputs: Inputs, recipe_kwargs: dict[str, Any], expected: str) -> None:
+def test_bad_check_names_are_usage_errors(
+    pytester: pytest.Pytester, write_inputs: Inputs, recipe_kwargs: dict[str, Any], expected: str
+) -> None:
     rp, sp = write_inputs(make_recipe(**recipe_kwargs))
     result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {expected}*valid checks — deployment: operator-health, expected-resources*"])
+    result.stderr.fnmatch_lines(
+        [f"ERROR: {expected}*valid checks — deployment: operator-health, expected-resources*"]
+    )
 
 
-def test_readiness_block_skips_everything_and_reports_readiness(pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path) -> None:
+def test_readiness_block_skips_everything_and_reports_readiness(
+    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
     recipe = make_recipe(
         constraints=[
@@ -171,9 +235,13 @@ def test_readiness_block_skips_everything_and_reports_readiness(pytester: pytest
     )
     rp, sp = write_inputs(recipe)
     out = pytester.path / "ctrf.json"
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out))
+    result = run(
+        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out)
+    )
     assert result.ret != 0
-    result.stdout.fnmatch_lines(['readiness constraint failed: name=K8s.server.version expected=">= 1.34" actual=v1.33.5-eks-abc'])
+    result.stdout.fnmatch_lines(
+        ['readiness constraint failed: name=K8s.server.version expected=">= 1.34" actual=v1.33.5-eks-abc']
+    )
     result.stdout.fnmatch_lines(["warning: readiness constraint failed: name=OS.release.ID*"])
     report = read_ctrf(out)
     jsonschema.Draft7Validator(ctrf_schema(reference_dir)).validate(report)
@@ -193,14 +261,19 @@ def test_readiness_block_skips_everything_and_reports_readiness(pytester: pytest
 
 def test_warning_severity_does_not_block(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
-    recipe = make_recipe(constraints=[{"name": "OS.release.ID", "value": "rhel", "severity": "warning"}], conformance=["dra-support"])
+    recipe = make_recipe(
+        constraints=[{"name": "OS.release.ID", "value": "rhel", "severity": "warning"}],
+        conformance=["dra-support"],
+    )
     rp, sp = write_inputs(recipe)
     result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp))
     result.assert_outcomes(passed=1)
 
 
 def test_missing_snapshot_value_blocks_fail_closed(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
-    recipe = make_recipe(constraints=[{"name": "GPU.smi.nonexistent", "value": ">= 1"}], deployment=["operator-health"])
+    recipe = make_recipe(
+        constraints=[{"name": "GPU.smi.nonexistent", "value": ">= 1"}], deployment=["operator-health"]
+    )
     rp, sp = write_inputs(recipe)
     result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster")
     assert result.ret != 0
@@ -225,7 +298,17 @@ def test_no_cluster_skips_behavioral_and_opens_no_connection(
     )
     rp, sp = write_inputs(recipe)
     out = pytester.path / "ctrf.json"
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out))
+    result = run(
+        pytester,
+        "test_user.py",
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--no-cluster",
+        "--ctrf-report",
+        str(out),
+    )
     assert result.ret == 0
     tests = read_ctrf(out)["results"]["tests"]
     assert [(t["name"], t["status"], t.get("message")) for t in tests] == [
@@ -235,11 +318,17 @@ def test_no_cluster_skips_behavioral_and_opens_no_connection(
     assert connects == []
 
 
-def test_snapshot_phase_constraint_fails_closed_on_missing_value(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
-    recipe = make_recipe(deployment=[], phase_constraints={"deployment": [{"name": "GPU.smi.missing-key", "value": ">= 570"}]})
+def test_snapshot_phase_constraint_fails_closed_on_missing_value(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
+    recipe = make_recipe(
+        deployment=[], phase_constraints={"deployment": [{"name": "GPU.smi.missing-key", "value": ">= 570"}]}
+    )
     rp, sp = write_inputs(recipe)
     out = pytester.path / "ctrf.json"
-    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out))
+    result = run(
+        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out)
+    )
     assert result.ret != 0
     (test,) = read_ctrf(out)["results"]["tests"]
     assert test["status"] == "failed"
@@ -257,7 +346,17 @@ def test_fail_fast_skips_later_phases(pytester: pytest.Pytester, write_inputs: I
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(make_recipe(deployment=["expected-resources"], conformance=["dra-support"]))
     out = pytester.path / "ctrf.json"
-    run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--fail-fast", "--ctrf-report", str(out))
+    run(
+        pytester,
+        "test_user.py",
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--fail-fast",
+        "--ctrf-report",
+        str(out),
+    )
     tests = read_ctrf(out)["results"]["tests"]
     assert [(t["name"], t["status"], t.get("message")) for t in tests] == [
         ("expected-resources", "failed", "Deployment gpu-operator/gpu-operator: 0/1 available"),
@@ -272,7 +371,17 @@ def test_other_trips_fail_fast(pytester: pytest.Pytester, write_inputs: Inputs) 
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(make_recipe(deployment=["check-nvidia-smi"], conformance=["dra-support"]))
     out = pytester.path / "ctrf.json"
-    run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--fail-fast", "--ctrf-report", str(out))
+    run(
+        pytester,
+        "test_user.py",
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--fail-fast",
+        "--ctrf-report",
+        str(out),
+    )
     assert [t["status"] for t in read_ctrf(out)["results"]["tests"]] == ["other", "skipped"]
 
 
@@ -306,7 +415,9 @@ def test_ctrf_to_stdout_and_empty_tests_list(pytester: pytest.Pytester, write_in
     assert doc["results"]["summary"]["tests"] == 0
 
 
-def test_xdist_keeps_collection_order(pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path) -> None:
+def test_xdist_keeps_collection_order(
+    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(
         make_recipe(
@@ -316,7 +427,17 @@ def test_xdist_keeps_collection_order(pytester: pytest.Pytester, write_inputs: I
     )
     out = pytester.path / "ctrf.json"
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", "2", "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out)
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "test_user.py",
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--ctrf-report",
+        str(out),
     )
     assert result.ret != 0
     report = read_ctrf(out)
@@ -329,14 +450,27 @@ def test_xdist_keeps_collection_order(pytester: pytest.Pytester, write_inputs: I
         "dra-support",
         "gang-scheduling",
     ]
-    assert [t["status"] for t in report["results"]["tests"]] == ["passed", "failed", "skipped", "other", "passed", "skipped"]
+    assert [t["status"] for t in report["results"]["tests"]] == [
+        "passed",
+        "failed",
+        "skipped",
+        "other",
+        "passed",
+        "skipped",
+    ]
 
 
 def test_yaml_12_scalars_in_recipe(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     """YAML 1.1 would read `on` as a boolean; Go's YAML 1.2 reader (and ours) keeps the string."""
-    recipe = make_recipe(constraints=[{"name": "OS.release.ID", "value": "on"}], deployment=["operator-health"])
-    text = __import__("aicr_pytest.yamlio", fromlist=["dump"]).dump(recipe).replace("value: 'on'", "value: on")
+    recipe = make_recipe(
+        constraints=[{"name": "OS.release.ID", "value": "on"}], deployment=["operator-health"]
+    )
+    text = (
+        __import__("aicr_pytest.yamlio", fromlist=["dump"]).dump(recipe).replace("value: 'on'", "value: on")
+    )
     assert "value: on" in text
     rp, sp = write_inputs(text)
     result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster")
-    result.stdout.fnmatch_lines(["readiness constraint failed: name=OS.release.ID expected=\"on\" actual=ubuntu*"])
+    result.stdout.fnmatch_lines(
+        ['readiness constraint failed: name=OS.release.ID expected="on" actual=ubuntu*']
+    )

@@ -449,7 +449,7 @@ def test_dra_ambiguous_fails_immediately() -> None:
         ),
     ],
 )
-def test_dra_probe_causes(objects: list[dict[str, Any]], cause: str) -> None:
+def testdra_probe_causes(objects: list[dict[str, Any]], cause: str) -> None:
     msg = Run(Store([namespace("nvidia-dra-driver"), *objects])).fail([DRA])
     assert (
         f"  [TIMEOUT] nvidia-dra-driver-gpu kubelet-plugin DaemonSet in namespace nvidia-dra-driver not ready "
@@ -473,8 +473,8 @@ def test_dwell_windows_run_concurrently() -> None:
 def test_dwell_windows_share_real_wall_time() -> None:
     store = Store([skyhook("tuning"), plugin()])
     signals = [
-        d.ReadinessSignal("a", d._nodewright_probe(store.fetch, ["tuning"], 0.3)),
-        d.ReadinessSignal("b", d._dra_probe(store.fetch, "nvidia-dra-driver", 0.3)),
+        d.ReadinessSignal("a", d.nodewright_probe(store.fetch, ["tuning"], 0.3)),
+        d.ReadinessSignal("b", d.dra_probe(store.fetch, "nvidia-dra-driver", 0.3)),
     ]
     start = time.monotonic()
     outcomes = d.wait_for_readiness_signals(

@@ -67,7 +67,9 @@ def test_sample_value_matches_aicr(reference_dir: Path, name: str) -> None:
     if ours is None:
         with pytest.raises(nccl.NcclParseError) as err:
             nccl.parse_all_reduce_file(path)
-        assert str(err.value).startswith("failed to parse bandwidth from logs: could not find bandwidth value in logs")
+        assert str(err.value).startswith(
+            "failed to parse bandwidth from logs: could not find bandwidth value in logs"
+        )
     else:
         assert nccl.parse_all_reduce_file(path).busbw_gbps == ours
         # the line-iterable API gives the same answer
@@ -189,7 +191,9 @@ def test_tag_output_transport_markers() -> None:
 def test_socket_fallback_fails_net_even_with_high_bandwidth() -> None:
     result = nccl.parse_all_reduce_file(FIXTURES / "socket-fallback-net.log")
     assert result.busbw_gbps == 390.0
-    assert nccl.evaluate("nccl-all-reduce-bw-net", nccl.parse_threshold("x", ">= 40"), result.busbw_gbps).passed
+    assert nccl.evaluate(
+        "nccl-all-reduce-bw-net", nccl.parse_threshold("x", ">= 40"), result.busbw_gbps
+    ).passed
     with pytest.raises(nccl.TransportError) as err:
         nccl.verify_transport("net", result.transport)
     assert str(err.value) == nccl.MSG_NET_SOCKET
@@ -223,15 +227,18 @@ def test_in_place_only_table_is_refused() -> None:
 
 # --- inline adversarial cases ----------------------------------------------------------------------
 
-HEADER = """\
-#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
-"""
+HEADER = (
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    "     time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
+    "            (us)  (GB/s)  (GB/s)\n"
+)
 
 
 def row(size: int, busbw: float, in_place: float | None = None) -> str:
     ip = busbw if in_place is None else in_place
-    return f"{size:12d}  {size // 4:12d}     float     sum      -1    100.0   10.00  {busbw:6.2f}      0    100.0   10.00  {ip:6.2f}      0"
+    lead = f"{size:12d}  {size // 4:12d}     float     sum      -1"
+    return f"{lead}    100.0   10.00  {busbw:6.2f}      0    100.0   10.00  {ip:6.2f}      0"
 
 
 @pytest.mark.parametrize("text", ["", "\n", "   \n\n", "\x00\x01binary\xff"])
@@ -261,7 +268,11 @@ def test_row_at_start_of_log_without_leading_space() -> None:
 
 def test_rows_after_a_closed_table_start_a_new_table() -> None:
     # e.g. termination-message rows appended after a complete streamed table
-    first = HEADER + row(8589934592, 333.47) + "\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 333.49\n"
+    first = (
+        HEADER
+        + row(8589934592, 333.47)
+        + "\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 333.49\n"
+    )
     appended = row(8589934592, 333.47) + "\n" + row(17179869184, 337.87)
     result = nccl.parse_all_reduce(first + "\n" + appended)
     assert result.busbw_gbps == 337.87
@@ -322,7 +333,9 @@ def test_first_using_network_banner_wins() -> None:
 
 
 def test_nvls_needs_both_markers() -> None:
-    only_available = "NCCL INFO NVLS multicast support is available on dev 0\nNCCL INFO Using network Socket\n"
+    only_available = (
+        "NCCL INFO NVLS multicast support is available on dev 0\nNCCL INFO Using network Socket\n"
+    )
     with pytest.raises(nccl.NcclParseError) as err:
         nccl.parse_all_reduce(only_available)
     with pytest.raises(nccl.TransportError) as terr:
@@ -389,10 +402,8 @@ def test_streaming_50mb_generator_in_constant_memory() -> None:
 
 def test_scanner_holds_no_reference_to_fed_lines() -> None:
     scanner = nccl.AllReduceLogScanner()
-    fed = 0
     for chunk in _big_log_lines(5 << 20):
         scanner.feed(chunk.encode())
-        fed += 1
     # nothing in the scanner grows with the input: its carry is below one line, the tail is capped
     assert len(scanner._carry) < 200
     assert len(scanner.tail) <= nccl.DIAGNOSTIC_TAIL_LINES

@@ -1,0 +1,50 @@
+"""Pytest fixtures for the fake cluster.
+
+``fake_cluster`` yields a started, empty :class:`FakeCluster` (default namespaces only);
+``fake_cluster_factory(profile=None, faults=(), **kwargs)`` starts as many as a test needs, all
+stopped at teardown. Profile/fault names: :data:`aicr_pytest.testing.profiles.PROFILES`,
+:data:`aicr_pytest.testing.profiles.FAULTS`. A test can also pick the profile of ``fake_cluster``
+with ``@pytest.mark.parametrize("fake_cluster", ["h100-eks-training"], indirect=True)``.
+
+Register with ``pytest_plugins = ["aicr_pytest.testing.fixtures"]`` (the aicr plugin exposes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import pytest
+
+from aicr_pytest.testing.cluster import FakeCluster
+from aicr_pytest.testing.profiles import ClusterProfile
+
+__all__ = ["FakeClusterFactory", "fake_cluster", "fake_cluster_factory"]
+
+FakeClusterFactory = Callable[..., FakeCluster]
+
+
+@pytest.fixture
+def fake_cluster_factory() -> Iterator[FakeClusterFactory]:
+    """``factory(profile=None, faults=(), **FakeCluster kwargs) -> started FakeCluster``."""
+    started: list[FakeCluster] = []
+
+    def factory(
+        profile: str | ClusterProfile | None = None, faults: Iterable[str] = (), **kwargs: Any
+    ) -> FakeCluster:
+        fc = FakeCluster(profile, faults, **kwargs).start()
+        started.append(fc)
+        return fc
+
+    yield factory
+    for fc in reversed(started):
+        fc.stop()
+
+
+@pytest.fixture
+def fake_cluster(request: pytest.FixtureRequest, fake_cluster_factory: FakeClusterFactory) -> FakeCluster:
+    """A started fake cluster; empty unless indirectly parametrized with a profile name."""
+    param = getattr(request, "param", None)
+    if isinstance(param, dict):
+        return fake_cluster_factory(**param)
+    return fake_cluster_factory(param)

@@ -1,0 +1,991 @@
+"""Cluster profiles (what a simulated cluster contains) and named faults (how it is broken).
+
+A :class:`ClusterProfile` is data: node pools plus an ordered list of :class:`Component` s, each
+an installer function with options. Faults are functions that mutate a profile *before* it is
+applied (remove a component, flip an option, cordon a node), so every fault produces the objects a
+real cluster in that state would have. Names follow ``aicr-pytest simulate --profile/--fault``.
+
+Profiles:
+
+* ``h100-eks-training`` -- 4x p5.48xlarge-like nodes (8x H100 80GB HBM3 each, GFD labels,
+  ``vpc.amazonaws.com/efa: 32``) + 1 system node; healthy GPU Operator (namespace
+  ``gpu-operator``, ``ClusterPolicy/cluster-policy`` state ``ready``, driver / toolkit / device
+  plugin / GFD / DCGM exporter / validator DaemonSets ready with Running pods), NFD, AWS EFA device
+  plugin, NVIDIA DRA driver (namespace ``nvidia-dra-driver``: controller + kubelet plugin,
+  ``DeviceClass gpu.nvidia.com``, one ``ResourceSlice`` per GPU node), KAI scheduler (namespace
+  ``kai-scheduler``, ``kai-operator``; pods with ``schedulerName: kai-scheduler`` get scheduled),
+  Kubeflow Trainer (namespace ``kubeflow``, CRDs ``trainjobs``/``trainingruntimes``/
+  ``clustertrainingruntimes`` in ``trainer.kubeflow.org/v1alpha1``, controller Deployment),
+  cert-manager and the Prometheus stack (namespace ``monitoring``). Namespaces follow the AICR
+  component registry's ``defaultNamespace``.
+* ``h100-eks-inference`` -- the same plus Dynamo (namespace ``dynamo-system``,
+  ``DynamoGraphDeployment`` CRD ``nvidia.com/v1alpha1``, operator Deployment).
+
+Faults:
+
+* ``device-plugin-crashloop`` -- one device-plugin pod in ``CrashLoopBackOff`` (restartCount,
+  lastState terminated Error), DaemonSet ``numberReady`` below desired, ClusterPolicy ``notReady``;
+* ``gpu-operator-missing`` -- no ``gpu-operator`` namespace, CRD or objects; GPU nodes lack the
+  GFD labels and the ``nvidia.com/gpu`` resource (nothing advertises them);
+* ``no-kai`` -- no KAI scheduler (pods asking for ``kai-scheduler`` stay Pending, no events);
+* ``gpu-node-cordoned`` -- the first GPU node is cordoned (``spec.unschedulable`` + the
+  ``node.kubernetes.io/unschedulable:NoSchedule`` taint);
+* ``nccl-low-bandwidth``, ``nccl-socket-fallback`` -- stubs: they only record the fault name in
+  ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL
+  check issues make the simulator's NCCL launcher logs honour them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aicr_pytest.testing.simulator import NodeProfile
+from aicr_pytest.testing.store import Obj
+
+if TYPE_CHECKING:
+    from aicr_pytest.testing.cluster import FakeCluster
+
+__all__ = [
+    "FAULTS",
+    "PROFILES",
+    "ClusterProfile",
+    "Component",
+    "apply_fault",
+    "crd",
+    "resolve_profile",
+]
+
+Installer = Callable[["FakeCluster", "ClusterProfile", "Component"], None]
+
+GPU_OPERATOR_VERSION = "v25.10.0"
+
+
+@dataclass
+class Component:
+    name: str
+    install: Installer
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ClusterProfile:
+    name: str
+    description: str = ""
+    node_pools: list[NodeProfile] = field(default_factory=list)
+    components: list[Component] = field(default_factory=list)
+    version: dict[str, str] = field(default_factory=dict)
+    cordoned: list[str] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
+
+    def component(self, name: str) -> Component | None:
+        return next((c for c in self.components if c.name == name), None)
+
+    def remove(self, name: str) -> None:
+        self.components = [c for c in self.components if c.name != name]
+
+    def gpu_pools(self) -> list[NodeProfile]:
+        return [p for p in self.node_pools if p.gpu_product and p.gpus_per_node]
+
+    def gpu_node_names(self) -> list[str]:
+        return [p.node_name(i) for p in self.gpu_pools() for i in range(p.count)]
+
+    def apply(self, fc: FakeCluster) -> None:
+        """Create everything in ``fc`` (before or after it starts)."""
+        fc.store.version.update(self.version)
+        for pool in self.node_pools:
+            fc.sim.add_nodes(pool)
+        for comp in self.components:
+            comp.install(fc, self, comp)
+        for node in self.cordoned:
+            fc.sim.cordon(node)
+        fc.record_faults(self.faults)
+        fc.add(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": "aicr-simulator",
+                    "namespace": "kube-public",
+                    "labels": {"app.kubernetes.io/managed-by": "aicr-pytest-simulator"},
+                },
+                "data": {"simulated": "true", "profile": self.name, "faults": ",".join(self.faults)},
+            }
+        )
+
+
+# ------------------------------------------------------------------------------ object helpers --
+def crd(
+    group: str,
+    plural: str,
+    kind: str,
+    versions: Iterable[str] = ("v1",),
+    *,
+    namespaced: bool = True,
+    status: bool = True,
+    short_names: Iterable[str] = (),
+) -> Obj:
+    """A minimal ``CustomResourceDefinition`` (schema: preserve unknown fields)."""
+    vers = list(versions)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced" if namespaced else "Cluster",
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "listKind": f"{kind}List",
+                **({"shortNames": list(short_names)} if short_names else {}),
+            },
+            "versions": [
+                {
+                    "name": v,
+                    "served": True,
+                    "storage": i == 0,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                    **({"subresources": {"status": {}}} if status else {}),
+                }
+                for i, v in enumerate(vers)
+            ],
+        },
+    }
+
+
+def _crd_established(fc: FakeCluster, obj: Obj) -> None:
+    fc.add(obj)
+    now = fc.clock.timestamp()
+    fc.sim.set_status(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        obj["metadata"]["name"],
+        {
+            "conditions": [
+                {
+                    "type": "NamesAccepted",
+                    "status": "True",
+                    "reason": "NoConflicts",
+                    "lastTransitionTime": now,
+                },
+                {
+                    "type": "Established",
+                    "status": "True",
+                    "reason": "InitialNamesAccepted",
+                    "lastTransitionTime": now,
+                },
+            ],
+            "acceptedNames": obj["spec"]["names"],
+            "storedVersions": [obj["spec"]["versions"][0]["name"]],
+        },
+    )
+
+
+def _namespace(fc: FakeCluster, name: str, labels: dict[str, str] | None = None) -> None:
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **(labels or {})}},
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"},
+        }
+    )
+
+
+def _running_pod(
+    fc: FakeCluster,
+    namespace: str,
+    name: str,
+    owner: Obj,
+    labels: dict[str, str],
+    image: str,
+    node: str,
+    *,
+    container: str | None = None,
+    crashloop: bool = False,
+) -> Obj:
+    now = fc.clock.timestamp()
+    cname = container or labels.get("app", name)
+    status: Obj
+    if crashloop:
+        status = {
+            "phase": "Running",
+            "conditions": [
+                {"type": "Initialized", "status": "True", "lastTransitionTime": now},
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "ContainersNotReady",
+                    "lastTransitionTime": now,
+                    "message": f"containers with unready status: [{cname}]",
+                },
+                {
+                    "type": "ContainersReady",
+                    "status": "False",
+                    "reason": "ContainersNotReady",
+                    "lastTransitionTime": now,
+                },
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+            ],
+            "containerStatuses": [
+                {
+                    "name": cname,
+                    "image": image,
+                    "imageID": "",
+                    "ready": False,
+                    "started": False,
+                    "restartCount": 7,
+                    "state": {
+                        "waiting": {
+                            "reason": "CrashLoopBackOff",
+                            "message": f"back-off 5m0s restarting failed container={cname} "
+                            f"pod={name}_{namespace}",
+                        }
+                    },
+                    "lastState": {
+                        "terminated": {"exitCode": 1, "reason": "Error", "startedAt": now, "finishedAt": now}
+                    },
+                }
+            ],
+        }
+    else:
+        status = {
+            "phase": "Running",
+            "conditions": [
+                {"type": "Initialized", "status": "True", "lastTransitionTime": now},
+                {"type": "Ready", "status": "True", "lastTransitionTime": now},
+                {"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+            ],
+            "containerStatuses": [
+                {
+                    "name": cname,
+                    "image": image,
+                    "imageID": "",
+                    "ready": True,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": now}},
+                }
+            ],
+        }
+    status.update({"startTime": now, "hostIP": "10.0.0.1", "podIP": "192.168.0.10", "qosClass": "Burstable"})
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": owner["apiVersion"],
+                    "kind": owner["kind"],
+                    "name": owner["metadata"]["name"],
+                    "uid": owner["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "nodeName": node,
+            "restartPolicy": "Always",
+            "schedulerName": "default-scheduler",
+            "containers": [
+                {"name": cname, "image": image, "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}}}
+            ],
+            "tolerations": [{"operator": "Exists"}],
+        },
+        "status": status,
+    }
+    fc.store.add(pod)
+    if crashloop:
+        fc.set_pod_log(
+            namespace, name, cname, "E0101 failed to initialize NVML: driver not loaded\n", previous=True
+        )
+    else:
+        fc.set_pod_log(namespace, name, cname, f"I0101 {name} started\n")
+    return pod
+
+
+def daemonset(
+    fc: FakeCluster,
+    namespace: str,
+    name: str,
+    image: str,
+    nodes: list[str],
+    *,
+    labels: dict[str, str] | None = None,
+    crashloop_nodes: Iterable[str] = (),
+    container: str | None = None,
+) -> Obj:
+    """A DaemonSet with one Running pod per node and matching status counters."""
+    lab = {"app": name, **(labels or {})}
+    ds = fc.add(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(lab)},
+            "spec": {
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": dict(lab)},
+                    "spec": {"containers": [{"name": container or name, "image": image}]},
+                },
+            },
+        }
+    )
+    bad = set(crashloop_nodes)
+    for i, node in enumerate(nodes):
+        _running_pod(
+            fc,
+            namespace,
+            f"{name}-{_suffix(name, i)}",
+            ds,
+            dict(lab),
+            image,
+            node,
+            container=container or name,
+            crashloop=node in bad,
+        )
+    ready = len([n for n in nodes if n not in bad])
+    fc.sim.set_daemonset_status(namespace, name, desired=len(nodes), ready=ready)
+    return ds
+
+
+def deployment(
+    fc: FakeCluster,
+    namespace: str,
+    name: str,
+    image: str,
+    node: str,
+    *,
+    replicas: int = 1,
+    labels: dict[str, str] | None = None,
+    container: str | None = None,
+) -> Obj:
+    """A Deployment with ``replicas`` Running pods (on ``node``) and Available status."""
+    lab = {"app": name, **(labels or {})}
+    dep = fc.add(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(lab)},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": dict(lab)},
+                    "spec": {"containers": [{"name": container or name, "image": image}]},
+                },
+            },
+        }
+    )
+    for i in range(replicas):
+        _running_pod(
+            fc,
+            namespace,
+            f"{name}-{_suffix(name, 1000 + i)}",
+            dep,
+            dict(lab),
+            image,
+            node,
+            container=container or name,
+        )
+    fc.sim.set_deployment_status(namespace, name, replicas=replicas, ready=replicas)
+    return dep
+
+
+def _suffix(name: str, i: int) -> str:
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    n = (sum(map(ord, name)) * 7919 + i * 104729) % (27**5)
+    out = ""
+    for _ in range(5):
+        out += alphabet[n % 27]
+        n //= 27
+    return out
+
+
+# ---------------------------------------------------------------------------------- components --
+def _system_node(profile: ClusterProfile) -> str:
+    for pool in profile.node_pools:
+        if not (pool.gpu_product and pool.gpus_per_node):
+            return pool.node_name(0)
+    return profile.node_pools[0].node_name(0) if profile.node_pools else "system-0"
+
+
+def install_kube_system(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    nodes = [p.node_name(i) for p in profile.node_pools for i in range(p.count)]
+    sysnode = _system_node(profile)
+    deployment(
+        fc,
+        "kube-system",
+        "coredns",
+        "registry.k8s.io/coredns/coredns:v1.11.4",
+        sysnode,
+        replicas=2,
+        labels={"k8s-app": "kube-dns"},
+    )
+    daemonset(
+        fc,
+        "kube-system",
+        "kube-proxy",
+        "registry.k8s.io/kube-proxy:v1.34.1",
+        nodes,
+        labels={"k8s-app": "kube-proxy"},
+    )
+    daemonset(fc, "kube-system", "aws-node", "amazon-k8s-cni:v1.19.5", nodes, labels={"k8s-app": "aws-node"})
+    if comp.options.get("efa", True):
+        daemonset(
+            fc,
+            "kube-system",
+            "aws-efa-k8s-device-plugin-daemonset",
+            "aws-efa-k8s-device-plugin:v0.5.6",
+            profile.gpu_node_names(),
+            labels={"name": "aws-efa-k8s-device-plugin"},
+        )
+    fc.add(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "gp3"},
+            "provisioner": "ebs.csi.aws.com",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+
+
+def install_nfd(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "node-feature-discovery"
+    _namespace(fc, ns)
+    nodes = [p.node_name(i) for p in profile.node_pools for i in range(p.count)]
+    deployment(
+        fc,
+        ns,
+        "node-feature-discovery-master",
+        "registry.k8s.io/nfd/node-feature-discovery:v0.17.3",
+        _system_node(profile),
+        labels={"app.kubernetes.io/name": "node-feature-discovery"},
+    )
+    daemonset(
+        fc,
+        ns,
+        "node-feature-discovery-worker",
+        "registry.k8s.io/nfd/node-feature-discovery:v0.17.3",
+        nodes,
+        labels={"app.kubernetes.io/name": "node-feature-discovery"},
+    )
+
+
+GPU_OPERATOR_DAEMONSETS = (
+    ("nvidia-driver-daemonset", "nvcr.io/nvidia/driver:580.95.05-ubuntu24.04", "nvidia-driver-ctr"),
+    (
+        "nvidia-container-toolkit-daemonset",
+        "nvcr.io/nvidia/k8s/container-toolkit:v1.18.0",
+        "nvidia-container-toolkit-ctr",
+    ),
+    ("nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.18.0", "nvidia-device-plugin"),
+    ("gpu-feature-discovery", "nvcr.io/nvidia/k8s-device-plugin:v0.18.0", "gpu-feature-discovery"),
+    (
+        "nvidia-dcgm-exporter",
+        "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04",
+        "nvidia-dcgm-exporter",
+    ),
+    (
+        "nvidia-operator-validator",
+        "nvcr.io/nvidia/gpu-operator:" + GPU_OPERATOR_VERSION,
+        "nvidia-operator-validator",
+    ),
+)
+
+
+def install_gpu_operator(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "gpu-operator"
+    _namespace(fc, ns)
+    version = comp.options.get("version", GPU_OPERATOR_VERSION)
+    _crd_established(fc, crd("nvidia.com", "clusterpolicies", "ClusterPolicy", ["v1"], namespaced=False))
+    _crd_established(fc, crd("nvidia.com", "nvidiadrivers", "NVIDIADriver", ["v1alpha1"], namespaced=False))
+    deployment(
+        fc,
+        ns,
+        "gpu-operator",
+        f"nvcr.io/nvidia/gpu-operator:{version}",
+        _system_node(profile),
+        labels={
+            "app.kubernetes.io/name": "gpu-operator",
+            "app.kubernetes.io/version": version,
+            "app.kubernetes.io/component": "gpu-operator",
+        },
+    )
+    gpu_nodes = profile.gpu_node_names()
+    crash = comp.options.get("crashloop", {})
+    for name, image, container in GPU_OPERATOR_DAEMONSETS:
+        daemonset(
+            fc,
+            ns,
+            name,
+            image,
+            gpu_nodes,
+            labels={"app.kubernetes.io/part-of": "nvidia-gpu"},
+            crashloop_nodes=crash.get(name, ()),
+            container=container,
+        )
+    state = "notReady" if any(crash.values()) else "ready"
+    fc.add(
+        {
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "metadata": {"name": "cluster-policy", "labels": {"app.kubernetes.io/version": version}},
+            "spec": {
+                "operator": {"defaultRuntime": "containerd"},
+                "driver": {"enabled": True, "version": "580.95.05"},
+                "toolkit": {"enabled": True},
+                "devicePlugin": {"enabled": True},
+                "dcgmExporter": {"enabled": True},
+                "gfd": {"enabled": True},
+                "cdi": {"enabled": True},
+            },
+            "status": {
+                "state": state,
+                "namespace": ns,
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True" if state == "ready" else "False",
+                        "reason": "Reconciled" if state == "ready" else "OperandNotReady",
+                        "message": ""
+                        if state == "ready"
+                        else "ClusterPolicy is not ready, states not ready: [state-device-plugin]",
+                        "lastTransitionTime": fc.clock.timestamp(),
+                    }
+                ],
+            },
+        }
+    )
+
+
+def install_dra_driver(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "nvidia-dra-driver"
+    _namespace(fc, ns)
+    image = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0"
+    _crd_established(fc, crd("resource.nvidia.com", "computedomains", "ComputeDomain", ["v1beta1"]))
+    deployment(
+        fc,
+        ns,
+        "nvidia-dra-driver-gpu-controller",
+        image,
+        _system_node(profile),
+        labels={"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
+    )
+    daemonset(
+        fc,
+        ns,
+        "nvidia-dra-driver-gpu-kubelet-plugin",
+        image,
+        profile.gpu_node_names(),
+        labels={"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
+        container="gpus",
+    )
+    fc.add(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.nvidia.com"},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
+        }
+    )
+    for pool in profile.gpu_pools():
+        for i in range(pool.count):
+            node = pool.node_name(i)
+            fc.add(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{node}-gpu.nvidia.com"},
+                    "spec": {
+                        "driver": "gpu.nvidia.com",
+                        "nodeName": node,
+                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [
+                            {
+                                "name": f"gpu-{g}",
+                                "attributes": {
+                                    "productName": {"string": (pool.gpu_product or "").replace("-", " ")},
+                                    "type": {"string": "gpu"},
+                                    "index": {"int": g},
+                                },
+                                "capacity": {"memory": {"value": f"{pool.gpu_memory_mib}Mi"}},
+                            }
+                            for g in range(pool.gpus_per_node)
+                        ],
+                    },
+                }
+            )
+
+
+def install_kai(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "kai-scheduler"
+    _namespace(fc, ns)
+    version = "v0.9.3"
+    _crd_established(fc, crd("scheduling.run.ai", "queues", "Queue", ["v2"], namespaced=False))
+    _crd_established(fc, crd("scheduling.run.ai", "podgroups", "PodGroup", ["v2alpha2"]))
+    _crd_established(fc, crd("kai.scheduler", "configs", "Config", ["v1"], namespaced=False))
+    sysnode = _system_node(profile)
+    for name in (
+        "kai-operator",
+        "kai-scheduler-default",
+        "binder",
+        "podgrouper",
+        "admission",
+        "queuecontroller",
+    ):
+        deployment(
+            fc,
+            ns,
+            name,
+            f"ghcr.io/nvidia/kai-scheduler/{name}:{version}",
+            sysnode,
+            labels={"app.kubernetes.io/part-of": "kai-scheduler"},
+        )
+    fc.add(
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": "default-parent-queue"},
+            "spec": {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}},
+        }
+    )
+    fc.add(
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": "default-queue"},
+            "spec": {
+                "parentQueue": "default-parent-queue",
+                "resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}},
+            },
+        }
+    )
+    fc.sim.schedulers.add("kai-scheduler")
+
+
+def install_kubeflow_trainer(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "kubeflow"
+    _namespace(fc, ns)
+    group = "trainer.kubeflow.org"
+    _crd_established(fc, crd(group, "trainjobs", "TrainJob", ["v1alpha1"]))
+    _crd_established(fc, crd(group, "trainingruntimes", "TrainingRuntime", ["v1alpha1"]))
+    _crd_established(
+        fc, crd(group, "clustertrainingruntimes", "ClusterTrainingRuntime", ["v1alpha1"], namespaced=False)
+    )
+    _crd_established(fc, crd("jobset.x-k8s.io", "jobsets", "JobSet", ["v1alpha2"]))
+    deployment(
+        fc,
+        ns,
+        "kubeflow-trainer-controller-manager",
+        "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.1.0",
+        _system_node(profile),
+        labels={"app.kubernetes.io/name": "trainer"},
+        container="manager",
+    )
+    deployment(
+        fc,
+        ns,
+        "jobset-controller-manager",
+        "registry.k8s.io/jobset/jobset:v0.10.1",
+        _system_node(profile),
+        labels={"app.kubernetes.io/name": "jobset"},
+        container="manager",
+    )
+    for runtime in ("torch-distributed", "mpi-distributed"):
+        fc.add(
+            {
+                "apiVersion": f"{group}/v1alpha1",
+                "kind": "ClusterTrainingRuntime",
+                "metadata": {"name": runtime},
+                "spec": {"mlPolicy": {"numNodes": 1}, "template": {"spec": {}}},
+            }
+        )
+
+
+def install_cert_manager(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "cert-manager"
+    _namespace(fc, ns)
+    for name in ("cert-manager", "cert-manager-cainjector", "cert-manager-webhook"):
+        deployment(
+            fc,
+            ns,
+            name,
+            f"quay.io/jetstack/{name}:v1.17.2",
+            _system_node(profile),
+            labels={"app.kubernetes.io/instance": "cert-manager"},
+        )
+
+
+def install_prometheus(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "monitoring"
+    _namespace(fc, ns)
+    group = "monitoring.coreos.com"
+    for plural, kind in (
+        ("prometheuses", "Prometheus"),
+        ("servicemonitors", "ServiceMonitor"),
+        ("podmonitors", "PodMonitor"),
+        ("prometheusrules", "PrometheusRule"),
+        ("alertmanagers", "Alertmanager"),
+    ):
+        _crd_established(fc, crd(group, plural, kind, ["v1"]))
+    sysnode = _system_node(profile)
+    nodes = [p.node_name(i) for p in profile.node_pools for i in range(p.count)]
+    for name, image in (
+        ("kube-prometheus-stack-operator", "quay.io/prometheus-operator/prometheus-operator:v0.83.0"),
+        (
+            "kube-prometheus-stack-kube-state-metrics",
+            "registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.16.0",
+        ),
+        ("kube-prometheus-stack-grafana", "docker.io/grafana/grafana:12.0.2"),
+        ("prometheus-adapter", "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"),
+    ):
+        deployment(
+            fc, ns, name, image, sysnode, labels={"app.kubernetes.io/instance": "kube-prometheus-stack"}
+        )
+    daemonset(
+        fc,
+        ns,
+        "kube-prometheus-stack-prometheus-node-exporter",
+        "quay.io/prometheus/node-exporter:v1.9.1",
+        nodes,
+        labels={"app.kubernetes.io/instance": "kube-prometheus-stack"},
+    )
+    prom = fc.add(
+        {
+            "apiVersion": f"{group}/v1",
+            "kind": "Prometheus",
+            "metadata": {"name": "kube-prometheus-stack-prometheus", "namespace": ns},
+            "spec": {"replicas": 1, "serviceMonitorSelector": {}},
+            "status": {"availableReplicas": 1, "replicas": 1, "updatedReplicas": 1, "paused": False},
+        }
+    )
+    sts = fc.add(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {
+                "name": "prometheus-kube-prometheus-stack-prometheus",
+                "namespace": ns,
+                "labels": {"app.kubernetes.io/name": "prometheus"},
+            },
+            "spec": {
+                "replicas": 1,
+                "serviceName": "prometheus-operated",
+                "selector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+                "template": {
+                    "metadata": {"labels": {"app.kubernetes.io/name": "prometheus"}},
+                    "spec": {
+                        "containers": [
+                            {"name": "prometheus", "image": "quay.io/prometheus/prometheus:v3.4.2"}
+                        ]
+                    },
+                },
+            },
+            "status": {
+                "replicas": 1,
+                "readyReplicas": 1,
+                "availableReplicas": 1,
+                "currentReplicas": 1,
+                "updatedReplicas": 1,
+            },
+        }
+    )
+    del prom
+    _running_pod(
+        fc,
+        ns,
+        "prometheus-kube-prometheus-stack-prometheus-0",
+        sts,
+        {"app.kubernetes.io/name": "prometheus"},
+        "quay.io/prometheus/prometheus:v3.4.2",
+        sysnode,
+        container="prometheus",
+    )
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "kube-prometheus-stack-prometheus", "namespace": ns},
+            "spec": {
+                "type": "ClusterIP",
+                "clusterIP": "172.20.10.10",
+                "ports": [{"name": "http-web", "port": 9090, "targetPort": 9090, "protocol": "TCP"}],
+                "selector": {"app.kubernetes.io/name": "prometheus"},
+            },
+        }
+    )
+
+
+def install_dynamo(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "dynamo-system"
+    _namespace(fc, ns)
+    _crd_established(
+        fc,
+        crd(
+            "nvidia.com", "dynamographdeployments", "DynamoGraphDeployment", ["v1alpha1"], short_names=["dgd"]
+        ),
+    )
+    _crd_established(
+        fc, crd("nvidia.com", "dynamocomponentdeployments", "DynamoComponentDeployment", ["v1alpha1"])
+    )
+    deployment(
+        fc,
+        ns,
+        "dynamo-platform-dynamo-operator-controller-manager",
+        "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:0.6.1",
+        _system_node(profile),
+        labels={"app.kubernetes.io/name": "dynamo-operator"},
+        container="manager",
+    )
+
+
+# ------------------------------------------------------------------------------------ profiles --
+def _h100_pools() -> list[NodeProfile]:
+    return [
+        NodeProfile(
+            count=1,
+            name_prefix="system",
+            instance_type="m7i.4xlarge",
+            gpu_product=None,
+            gpus_per_node=0,
+            cpu="16",
+            memory="65536Mi",
+            ephemeral_storage="200Gi",
+            labels={"eks.amazonaws.com/nodegroup": "system", "node-role.aicr.run/system": "true"},
+        ),
+        NodeProfile(
+            count=4,
+            name_prefix="h100",
+            instance_type="p5.48xlarge",
+            gpu_product="NVIDIA-H100-80GB-HBM3",
+            gpus_per_node=8,
+            extra_resources={"vpc.amazonaws.com/efa": "32", "hugepages-2Mi": "10Gi"},
+            labels={"eks.amazonaws.com/nodegroup": "gpu-h100", "node-role.aicr.run/gpu": "true"},
+        ),
+    ]
+
+
+def h100_eks_training() -> ClusterProfile:
+    return ClusterProfile(
+        name="h100-eks-training",
+        description="EKS, 4x p5.48xlarge (8x H100 80GB HBM3) + 1 system node, training stack "
+        "(Kubeflow Trainer)",
+        node_pools=_h100_pools(),
+        components=[
+            Component("kube-system", install_kube_system),
+            Component("cert-manager", install_cert_manager),
+            Component("nfd", install_nfd),
+            Component("kube-prometheus-stack", install_prometheus),
+            Component("gpu-operator", install_gpu_operator),
+            Component("kai-scheduler", install_kai),
+            Component("kubeflow-trainer", install_kubeflow_trainer),
+            Component("nvidia-dra-driver-gpu", install_dra_driver),
+        ],
+        version={"major": "1", "minor": "34", "gitVersion": "v1.34.1-eks-1a2b3c4"},
+    )
+
+
+def h100_eks_inference() -> ClusterProfile:
+    profile = h100_eks_training()
+    profile.name = "h100-eks-inference"
+    profile.description = "EKS, 4x p5.48xlarge (8x H100 80GB HBM3) + 1 system node, inference stack (Dynamo)"
+    profile.components.append(Component("dynamo-platform", install_dynamo))
+    return profile
+
+
+PROFILES: dict[str, Callable[[], ClusterProfile]] = {
+    "h100-eks-training": h100_eks_training,
+    "h100-eks-inference": h100_eks_inference,
+}
+
+
+# -------------------------------------------------------------------------------------- faults --
+def fault_device_plugin_crashloop(profile: ClusterProfile) -> None:
+    """One device-plugin pod crash-loops; DaemonSet not fully ready; ClusterPolicy notReady."""
+    comp = profile.component("gpu-operator")
+    nodes = profile.gpu_node_names()
+    if comp is not None and nodes:
+        comp.options.setdefault("crashloop", {})["nvidia-device-plugin-daemonset"] = [nodes[0]]
+
+
+def fault_gpu_operator_missing(profile: ClusterProfile) -> None:
+    """No GPU Operator at all: no namespace/CRD/objects, no GFD labels, no nvidia.com/gpu resource."""
+    profile.remove("gpu-operator")
+    for pool in profile.gpu_pools():
+        pool.labels = {k: v for k, v in pool.labels.items() if not k.startswith("nvidia.com/")}
+    # Nothing advertises GPUs: keep the instance type, drop the GPU product/resource.
+    for pool in profile.node_pools:
+        if pool.gpu_product:
+            pool.extra_resources = dict(pool.extra_resources)
+            pool.gpu_product = None
+            pool.gpus_per_node = 0
+
+
+def fault_no_kai(profile: ClusterProfile) -> None:
+    """KAI scheduler not installed."""
+    profile.remove("kai-scheduler")
+
+
+def fault_gpu_node_cordoned(profile: ClusterProfile) -> None:
+    """The first GPU node is cordoned (spec.unschedulable + unschedulable taint)."""
+    nodes = profile.gpu_node_names()
+    if nodes:
+        profile.cordoned.append(nodes[0])
+
+
+def fault_nccl_low_bandwidth(profile: ClusterProfile) -> None:
+    """Stub: recorded in ``state["faults"]``; the NCCL check's simulator reports low bus bandwidth."""
+
+
+def fault_nccl_socket_fallback(profile: ClusterProfile) -> None:
+    """Stub: recorded in ``state["faults"]``; the NCCL check's simulator logs a Socket transport."""
+
+
+FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
+    "device-plugin-crashloop": fault_device_plugin_crashloop,
+    "gpu-operator-missing": fault_gpu_operator_missing,
+    "no-kai": fault_no_kai,
+    "nccl-low-bandwidth": fault_nccl_low_bandwidth,
+    "nccl-socket-fallback": fault_nccl_socket_fallback,
+    "gpu-node-cordoned": fault_gpu_node_cordoned,
+}
+
+
+def apply_fault(profile: ClusterProfile, name: str) -> None:
+    try:
+        fn = FAULTS[name]
+    except KeyError:
+        raise ValueError(f"unknown fault {name!r}; known: {', '.join(sorted(FAULTS))}") from None
+    fn(profile)
+    if name not in profile.faults:
+        profile.faults.append(name)
+
+
+def resolve_profile(profile: str | ClusterProfile | None, faults: Iterable[str] = ()) -> ClusterProfile:
+    """A fresh profile (by name, a copy of a given one, or empty) with ``faults`` applied."""
+    if profile is None:
+        result = ClusterProfile(name="empty")
+    elif isinstance(profile, ClusterProfile):
+        result = copy.deepcopy(profile)
+    else:
+        try:
+            result = PROFILES[profile]()
+        except KeyError:
+            raise ValueError(f"unknown profile {profile!r}; known: {', '.join(sorted(PROFILES))}") from None
+    for name in faults:
+        apply_fault(result, name)
+    return result

@@ -1,0 +1,215 @@
+"""`aicr-pytest validate` end to end in a subprocess: flags, CTRF output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aicr_pytest import yamlio
+from tests.plugin.helpers import SNAPSHOT, make_recipe
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
+EXAMPLE_SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
+
+
+def cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aicr_pytest.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+def write(tmp_path: Path, recipe: dict[str, Any], snapshot: dict[str, Any] | None = None) -> tuple[str, str]:
+    rp, sp = tmp_path / "recipe.yaml", tmp_path / "snapshot.yaml"
+    rp.write_text(yamlio.dump(recipe))
+    sp.write_text(yamlio.dump(snapshot or SNAPSHOT))
+    return str(rp), str(sp)
+
+
+def test_example_no_cluster_exit_0_and_ctrf_on_stdout() -> None:
+    proc = cli("validate", "--recipe", str(EXAMPLE), "--snapshot", str(EXAMPLE_SNAPSHOT), "--no-cluster")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    tests = report["results"]["tests"]
+    assert [t["suite"][0] for t in tests] == sorted(
+        (t["suite"][0] for t in tests), key=["deployment", "conformance", "performance"].index
+    )
+    assert {t["message"] for t in tests} == {"skipped - no-cluster mode"}
+    assert "aicr-pytest: recipe" in proc.stderr and "--no-cluster" in proc.stderr
+    assert "aicr phase summary" in proc.stderr
+
+
+def test_output_file_and_phase_selection(tmp_path: Path) -> None:
+    out = tmp_path / "ctrf.json"
+    proc = cli(
+        "validate",
+        "-r",
+        str(EXAMPLE),
+        "-s",
+        str(EXAMPLE_SNAPSHOT),
+        "--no-cluster",
+        "--phase",
+        "performance",
+        "-o",
+        str(out),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "reportFormat" not in proc.stdout
+    tests = json.loads(out.read_text())["results"]["tests"]
+    assert [t["name"] for t in tests] == ["nccl-all-reduce-bw"]
+
+
+def test_readiness_block_exits_2_even_without_fail_on_error(tmp_path: Path) -> None:
+    rp, sp = write(
+        tmp_path,
+        make_recipe(
+            constraints=[{"name": "K8s.server.version", "value": ">= 1.34"}], deployment=["operator-health"]
+        ),
+    )
+    for extra in ([], ["--fail-on-error=false"]):
+        proc = cli("validate", "-r", rp, "-s", sp, "--no-cluster", *extra)
+        assert proc.returncode == 2, proc.stderr
+        assert (
+            'readiness constraint failed: name=K8s.server.version expected=">= 1.34" actual=v1.33.5-eks-abc'
+            in proc.stderr
+        )
+        tests = json.loads(proc.stdout)["results"]["tests"]
+        assert tests[0]["suite"] == ["readiness"]
+
+
+USER_FAIL = """
+import pytest
+from aicr_pytest import Inconclusive
+
+@pytest.mark.check("operator-health")
+def test_fails(check):
+    check.fail("gpu-operator pods not running")
+
+@pytest.mark.check("dra-support")
+def test_other(check):
+    raise Inconclusive("API unreachable")
+"""
+
+
+@pytest.mark.parametrize(
+    ("checks", "flags", "code"),
+    [
+        ({"deployment": ["operator-health"]}, [], 8),
+        ({"deployment": ["operator-health"]}, ["--fail-on-error=false"], 0),
+        ({"conformance": ["dra-support"]}, [], 8),
+        ({"conformance": ["slinky-slurm-health"]}, [], 0),
+    ],
+)
+def test_exit_codes_failed_other_and_fail_on_error(
+    tmp_path: Path, checks: dict[str, list[str]], flags: list[str], code: int
+) -> None:
+    (tmp_path / "test_user_checks.py").write_text(USER_FAIL)
+    rp, sp = write(tmp_path, make_recipe(**checks))
+    proc = cli(
+        "validate",
+        "-r",
+        rp,
+        "-s",
+        sp,
+        *flags,
+        "--",
+        "-p",
+        "no:cacheprovider",
+        str(tmp_path / "test_user_checks.py"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == code, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--phase", "bogus"],
+            'invalid phase "bogus": must be one of: deployment, performance, conformance, all',
+        ),
+        (["--phase", "all", "--phase", "deployment"], 'phase "all" cannot be combined with other phases'),
+        (
+            ["--node-selector", "novalue"],
+            'invalid node-selector: invalid format "novalue", expected key=value',
+        ),
+        (["--toleration", "k=v:Sometimes"], 'invalid toleration: invalid effect "Sometimes"'),
+        (["--data", "/nonexistent/dir"], "--data /nonexistent/dir: not a directory"),
+    ],
+)
+def test_bad_flags_exit_2_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    rp, sp = write(tmp_path, make_recipe(deployment=["operator-health"]))
+    proc = cli("validate", "-r", rp, "-s", sp, "--no-cluster", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len([line for line in proc.stderr.splitlines() if line.strip()]) == 1
+
+
+@pytest.mark.parametrize(
+    ("recipe_text", "snapshot_text", "extra", "message"),
+    [
+        (None, None, ["--no-cluster"], "recipe.yaml"),  # missing file
+        ("kind: RecipeResult\n  bad: [", None, ["--no-cluster"], "malformed YAML"),
+        ("- a\n- b\n", None, ["--no-cluster"], "a list"),
+        ("just a scalar\n", None, ["--no-cluster"], "a scalar"),
+        ("kind: Snapshot\napiVersion: aicr.run/v1alpha2\n", None, ["--no-cluster"], "kind"),
+        (
+            "kind: RecipeResult\napiVersion: aicr.run/v1alpha2\nconstraints:\n- name: K8s.server.version\n",
+            None,
+            ["--no-cluster"],
+            "value",
+        ),
+        (
+            None,
+            "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements: []\n",
+            ["--no-cluster"],
+            "measurements",
+        ),
+    ],
+)
+def test_bad_input_exit_2_no_traceback(
+    tmp_path: Path, recipe_text: str | None, snapshot_text: str | None, extra: list[str], message: str
+) -> None:
+    rp, sp = write(tmp_path, make_recipe(deployment=["operator-health"]))
+    if recipe_text is None and snapshot_text is None:
+        rp = str(tmp_path / "missing" / "recipe.yaml")
+    if recipe_text is not None:
+        Path(rp).write_text(recipe_text)
+    if snapshot_text is not None:
+        Path(sp).write_text(snapshot_text)
+    proc = cli("validate", "-r", rp, "-s", sp, *extra)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_no_cluster_without_snapshot_and_cm_without_namespace(tmp_path: Path) -> None:
+    rp, _ = write(tmp_path, make_recipe(deployment=["operator-health"]))
+    proc = cli("validate", "-r", rp, "--no-cluster")
+    assert proc.returncode == 2
+    assert "--no-cluster requires --snapshot" in proc.stderr
+    proc = cli("validate", "-r", "cm://only-name", "-s", "snap.yaml")
+    assert proc.returncode == 2
+    assert "cm://" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_unexpected_positional_args_rejected(tmp_path: Path) -> None:
+    rp, sp = write(tmp_path, make_recipe(deployment=["operator-health"]))
+    proc = cli("validate", "-r", rp, "-s", sp, "--no-cluster", "stray")
+    assert proc.returncode == 2
+    assert "pass pytest arguments after --" in proc.stderr
