@@ -46,6 +46,7 @@ from typing import IO, Any, Literal, Protocol
 
 import yaml
 
+from aicr_pytest import constraints as constraint_language
 from aicr_pytest import templates, yamlio
 from aicr_pytest.datatree import DataTree
 from aicr_pytest.errors import UsageError
@@ -116,8 +117,6 @@ MIN_MESSAGE_SIZE = "1K"
 MAX_MESSAGE_SIZE = "16G"
 #: Max message size when EKS has no EFA devices or AKS no RDMA pool (TCP fallback).
 TCP_FALLBACK_MAX_MESSAGE_SIZE = "4G"
-#: Tolerance applied to thresholds (10 %).
-TOLERANCE = 0.10
 MIN_WORKERS = 2
 #: Lines of launcher log kept for the diagnostic block of a parse failure.
 DIAGNOSTIC_TAIL_LINES = 100
@@ -179,6 +178,10 @@ MSG_RUNTIME_NO_NODE_JOB = (
 MSG_RUNTIME_NO_POD_SPEC = (
     'invalid nccl-benchmark-runtime: "node" replicatedJob must define the worker pod spec at '
     "template.spec.template.spec"
+)
+MSG_RUNTIME_MULTI_DOC = (
+    "invalid nccl-benchmark-runtime: must be a single trainer.kubeflow.org/v1alpha1 TrainingRuntime document "
+    "(found {count} documents)"
 )
 MSG_RUNTIME_BAD_SELECTOR = 'invalid nccl-benchmark-runtime: "node" replicatedJob has a malformed nodeSelector'
 MSG_RUNTIME_RENDER = "failed to render recipe-supplied nccl-benchmark-runtime"
@@ -369,15 +372,17 @@ class Threshold:
     @property
     def effective(self) -> float:
         """The bound actually compared: 0.9 × value for ``>=``, 1.1 × value for ``<=``."""
-        factor = 1 - TOLERANCE if self.comparator == ">=" else 1 + TOLERANCE
+        factor = (
+            constraint_language.TOLERANCE_LOW
+            if self.comparator == ">="
+            else constraint_language.TOLERANCE_HIGH
+        )
         return self.value * factor
 
     def passes(self, measured_gbps: float) -> bool:
         if not math.isfinite(measured_gbps):
             return False
-        if self.comparator == ">=":
-            return measured_gbps >= self.effective
-        return measured_gbps <= self.effective
+        return constraint_language.threshold_passes(self.comparator, self.value, measured_gbps)
 
 
 _THRESHOLD_RE = re.compile(r"^(?P<op>[<>=!]*)\s*(?P<num>[^\s]*)\s*(?P<unit>.*?)\s*$")
@@ -625,16 +630,10 @@ def validate_private_runtime(text: str) -> dict[str, Any]:
         docs = [d for d in yamlio.load_all(text) if d is not None]
     except yaml.YAMLError:
         raise NcclCheckFailure(MSG_RUNTIME_NOT_YAML) from None
+    if len(docs) > 1:
+        raise NcclCheckFailure(MSG_RUNTIME_MULTI_DOC.format(count=len(docs)))
     if len(docs) != 1 or not isinstance(docs[0], dict):
-        if len(docs) == 1 or not docs:
-            raise NcclCheckFailure(MSG_RUNTIME_NOT_YAML)
-        first = docs[0] if isinstance(docs[0], dict) else {}
-        raise NcclCheckFailure(
-            MSG_RUNTIME_WRONG_KIND.format(
-                api=first.get("apiVersion", ""),
-                kind=f"{first.get('kind', '')} (+{len(docs) - 1} more documents)",
-            )
-        )
+        raise NcclCheckFailure(MSG_RUNTIME_NOT_YAML)
     doc: dict[str, Any] = docs[0]
     api, kind = doc.get("apiVersion"), doc.get("kind")
     if api != TRAINER_API_VERSION or kind != "TrainingRuntime":
@@ -1324,7 +1323,6 @@ class AllReduceLogScanner:
     def __init__(self) -> None:
         self._carry = b""
         self._skipping_long_line = False
-        self._ended_mid_line = False
         self._tail: deque[str] = deque(maxlen=DIAGNOSTIC_TAIL_LINES)
         self._table: _Table | None = None
         self._last_with_rows: _Table | None = None
@@ -1337,27 +1335,34 @@ class AllReduceLogScanner:
 
     # -- input --------------------------------------------------------------------------------
 
-    def feed(self, data: bytes) -> None:
-        """Feed raw log bytes (any chunking)."""
+    def feed(self, data: bytes | bytearray) -> None:
+        """Feed raw log bytes (any chunking).  ``data`` is not retained (it may be reused)."""
         if not data:
             return
+        pos = 0
         if self._skipping_long_line:
             nl = data.find(b"\n")
             if nl < 0:
                 return
             self._skipping_long_line = False
-            data = data[nl + 1 :]
-        nl = data.rfind(b"\n")
-        if nl < 0:
-            self._carry += data
+            pos = nl + 1
+        last = data.rfind(b"\n", pos)
+        if last < 0:
+            self._carry += data[pos:]
             if len(self._carry) > _MAX_LINE_BYTES:
                 self._scan(self._carry[:_MAX_LINE_BYTES])
                 self._carry = b""
                 self._skipping_long_line = True
             return
-        segment = self._carry + data[:nl] if self._carry else data[:nl]
-        self._carry = data[nl + 1 :]
-        self._scan(segment)
+        if self._carry:
+            first = data.find(b"\n", pos)
+            line = self._carry + data[pos:first]
+            self._carry = b""
+            self._scan(line)
+            pos = first + 1
+        if pos <= last:
+            self._scan(data, pos, last)
+        self._carry = bytes(data[last + 1 :])
 
     def feed_lines(self, lines: Iterable[str | bytes], batch_bytes: int = 1 << 20) -> None:
         """Feed an iterable of lines (with or without line endings) in bounded batches."""
@@ -1378,39 +1383,47 @@ class AllReduceLogScanner:
 
     def close(self) -> None:
         if self._carry:
-            self._ended_mid_line = True
             self._scan(self._carry)
             self._carry = b""
 
     # -- scanning -----------------------------------------------------------------------------
 
-    def _scan(self, seg: bytes) -> None:
-        """``seg`` holds whole lines (no trailing newline); its first byte starts a line."""
-        m = _CANDIDATE_AT_START.match(seg)
+    def _scan(self, buf: bytes | bytearray, start: int = 0, end: int | None = None) -> None:
+        """Scan the whole lines in ``buf[start:end]`` (``start`` begins a line; no trailing newline)."""
+        if end is None:
+            end = len(buf)
+        m = _CANDIDATE_AT_START.match(buf, start, end)
         if m is not None:
             self._on_candidate(m.group(0))
-        for m in _CANDIDATE_AFTER_NL.finditer(seg):
+        for m in _CANDIDATE_AFTER_NL.finditer(buf, start, end):
             self._on_candidate(m.group(1))
         if self._network is None:
-            self._find_network(seg)
-        if not self._nvls_available and _NVLS_AVAILABLE_MARK in seg:
+            self._find_network(buf, start, end)
+        if not self._nvls_available and buf.find(_NVLS_AVAILABLE_MARK, start, end) >= 0:
             self._nvls_available = True
-        if not self._nvls_comm and _NVLS_COMM_RE.search(seg) is not None:
+        if not self._nvls_comm and _NVLS_COMM_RE.search(buf, start, end) is not None:
             self._nvls_comm = True
-        for raw in seg.rsplit(b"\n", DIAGNOSTIC_TAIL_LINES)[-DIAGNOSTIC_TAIL_LINES:]:
+        # the last DIAGNOSTIC_TAIL_LINES lines of the region, found from its end
+        cut, found = end, 0
+        while found < DIAGNOSTIC_TAIL_LINES:
+            j = buf.rfind(b"\n", start, cut)
+            if j < 0:
+                break
+            cut, found = j, found + 1
+        begin = cut + 1 if found == DIAGNOSTIC_TAIL_LINES else start
+        for raw in buf[begin:end].split(b"\n"):
             self._tail.append(
                 raw[: _KEEP_LINE_CHARS * 4].decode("utf-8", "replace").rstrip("\r")[:_KEEP_LINE_CHARS]
             )
 
-    def _find_network(self, seg: bytes) -> None:
-        start = 0
+    def _find_network(self, buf: bytes | bytearray, start: int, end: int) -> None:
         while True:
-            i = seg.find(_NET_MARK, start)
+            i = buf.find(_NET_MARK, start, end)
             if i < 0:
                 return
-            end = seg.find(b"\n", i)
-            rest = seg[i + len(_NET_MARK) : end if end >= 0 else len(seg)].decode("utf-8", "replace").strip()
-            if rest and not rest[0].isspace():
+            eol = buf.find(b"\n", i, end)
+            rest = buf[i + len(_NET_MARK) : eol if eol >= 0 else end].decode("utf-8", "replace").strip()
+            if rest:
                 self._network = rest
                 return
             start = i + len(_NET_MARK)
@@ -1426,8 +1439,8 @@ class AllReduceLogScanner:
         row = parse_row(body)
         if row is not None:
             table = self._table
-            if table is None or table.closed:
-                table = self._new_table(with_params=table is None or table.closed)
+            if table is None or table.closed:  # rows after a closed table start a new (headerless) one
+                table = self._new_table()
             table.add(row)
             return
         if _row_like(body):
@@ -1435,10 +1448,10 @@ class AllReduceLogScanner:
             if self._table is not None and not self._table.closed:
                 self._table.partial_line = body[:200]
 
-    def _new_table(self, *, with_params: bool) -> _Table:
+    def _new_table(self) -> _Table:
         self._finish_table()
         table = _Table()
-        if with_params and self._pending_params is not None:
+        if self._pending_params is not None:
             table.max_bytes, table.step, table.step_is_factor = self._pending_params
             self._pending_params = None
         self._table = table
@@ -1452,7 +1465,7 @@ class AllReduceLogScanner:
         words = body[1:].split()
         lowered = [w.lower() for w in words[:3]]
         if lowered == ["size", "count", "type"]:
-            self._new_table(with_params=True)
+            self._new_table()
             return
         if words[:1] == ["nThread"]:
             pm = _PARAMS_RE.search(body)
@@ -1509,8 +1522,12 @@ class AllReduceLogScanner:
             cause = MSG_NO_BANDWIDTH
             if self._rejected_rows:
                 cause += ": " + MSG_REJECTED_ROWS.format(count=self._rejected_rows)
-            avg = self._table.avg if self._table is not None else self._orphan_avg
-            raise self._error(cause, avg=avg if avg is not None else self._orphan_avg)
+            avg = (
+                self._table.avg
+                if self._table is not None and self._table.avg is not None
+                else self._orphan_avg
+            )
+            raise self._error(cause, avg=avg)
         best = table.best
         if table.oob_failed:
             raise self._error(MSG_OUT_OF_BOUNDS.format(count=table.oob_failed), table=table)
@@ -1559,6 +1576,10 @@ def parse_all_reduce(lines: Iterable[str | bytes] | str | bytes) -> NcclResult:
     return scanner.result()
 
 
+class _ReadInto(Protocol):
+    def readinto(self, buffer: bytearray, /) -> int | None: ...
+
+
 def parse_all_reduce_stream(stream: IO[bytes], chunk_bytes: int = _CHUNK_BYTES) -> NcclResult:
     """Parse a binary stream in fixed-size chunks (the fast path for big saved logs)."""
     scanner = AllReduceLogScanner()
@@ -1567,7 +1588,16 @@ def parse_all_reduce_stream(stream: IO[bytes], chunk_bytes: int = _CHUNK_BYTES) 
     return scanner.result()
 
 
-def _chunks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+def _chunks(stream: IO[bytes], size: int) -> Iterator[bytes | bytearray]:
+    """Fixed-size chunks; one reused buffer when the stream supports ``readinto``."""
+    if hasattr(stream, "readinto"):
+        reader: _ReadInto = stream
+        buf = bytearray(size)
+        while True:
+            n = reader.readinto(buf)
+            if not n:
+                return
+            yield buf if n == size else buf[:n]
     while True:
         chunk = stream.read(size)
         if not chunk:
@@ -1623,6 +1653,19 @@ def evaluate(check: str, threshold: Threshold, bandwidth_gbps: float) -> Verdict
     return Verdict(passed=passed, lines=lines, failure=failure)
 
 
+def sweep_plot(check: str, rows: Sequence[SweepRow], threshold: Threshold | None) -> str:
+    """SVG evidence: busbw vs message size with the constraint and its tolerance bound."""
+    from aicr_pytest.svgplot import busbw_svg
+
+    return busbw_svg(
+        [(r.size_bytes, r.busbw_gbps) for r in rows],
+        title=f"{check}: all_reduce_perf out-of-place busbw",
+        threshold=threshold.value if threshold is not None else None,
+        threshold_label=f"constraint {threshold.raw} GB/s" if threshold is not None else None,
+        pass_bound=threshold.effective if threshold is not None else None,
+    )
+
+
 __all__ = [
     "CHECK_DEFAULT",
     "CHECK_NET",
@@ -1671,6 +1714,7 @@ __all__ = [
     "select_target_nodes",
     "set_identity",
     "size_workers",
+    "sweep_plot",
     "template_path",
     "uniform_fabric_count",
     "validate_private_runtime",

@@ -19,8 +19,8 @@ from aicr_pytest.errors import UsageError
 from aicr_pytest.policy import AllocationPolicy, resolve_allocation_policy
 from aicr_pytest.recipe import Constraint, Recipe, parse_recipe
 from aicr_pytest.settings import Settings
-from aicr_pytest.snapshot import Snapshot, parse_snapshot
-from aicr_pytest.sources import load_yaml_document
+from aicr_pytest.snapshot import Snapshot, load_snapshot_text
+from aicr_pytest.sources import load_source, load_yaml_document
 
 log = logging.getLogger("aicr_pytest")
 
@@ -109,8 +109,9 @@ def load_run_state(settings: Settings, configmap_reader: ConfigMapReader | None 
 
     snapshot: Snapshot | None = None
     if settings.snapshot is not None:
-        raw_snapshot = load_yaml_document(settings.snapshot, "snapshot", configmap_reader)
-        snapshot = parse_snapshot(raw_snapshot, settings.snapshot)
+        body, label = load_source(settings.snapshot, kind="snapshot", configmap_reader=configmap_reader)
+        fmt = "json" if label.lower().endswith(".json") else None
+        snapshot = load_snapshot_text(body, label, format=fmt)
 
     # Constraint expressions are validated up front, so a malformed one is a usage error (exit 2)
     # rather than a surprise in the middle of a run.

@@ -20,14 +20,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from aicr_pytest import nccl  # noqa: E402
+from aicr_pytest import nccl
 
+H0 = "nccl-bw-0a1b2c3d4e-node-0-0"
 INFO = [
-    "nccl-bw-0a1b2c3d4e-node-0-0:52:61 [0] NCCL INFO Channel 07/24 : 0[0] -> 1[1] via P2P/CUMEM/read\n",
-    "nccl-bw-0a1b2c3d4e-node-0-1:77:90 [3] NCCL INFO Channel 11/0 : 11[3] -> 12[4] [send] via NET/AWS Libfabric/2/GDRDMA\n",
-    "nccl-bw-0a1b2c3d4e-node-0-0:52:61 [0] NCCL INFO Channel 00/24 :    0   1   2   3   4   5   6   7   8   9  10  11\n",
-    "[1,5]<stderr>:nccl-bw-0a1b2c3d4e-node-0-0:57:66 [5] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\n",
-    "nccl-bw-0a1b2c3d4e-node-0-0:870:938 [0] NCCL INFO NET/FasTrak: SCTP Closed\n",
+    f"{H0}:52:61 [0] NCCL INFO Channel 07/24 : 0[0] -> 1[1] via P2P/CUMEM/read\n",
+    f"{H0}:77:90 [3] NCCL INFO Channel 11/0 : 11[3] -> 12[4] [send] via NET/AWS Libfabric/2/GDRDMA\n",
+    f"{H0}:52:61 [0] NCCL INFO Channel 00/24 :    0   1   2   3   4   5   6   7   8   9  10  11\n",
+    f"[1,5]<stderr>:{H0}:57:66 [5] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\n",
+    f"{H0}:870:938 [0] NCCL INFO NET/FasTrak: SCTP Closed\n",
 ]
 BANNER = "nccl-bw-0a1b2c3d4e-node-0-0:52:61 [0] NCCL INFO Using network AWS Libfabric\n"
 HEADER = (
@@ -42,7 +43,8 @@ HEADER = (
 def _row(size: int, busbw: float) -> str:
     return (
         f"{size:12d}  {size // 4:12d}     float     sum      -1   {size / 1e6:8.2f}  {busbw * 0.53:6.2f}"
-        f"  {busbw:6.2f}      0   {size / 1e6:8.2f}  {busbw * 0.53:6.2f}  {max(busbw - 0.3, 0.0):6.2f}      0\n"
+        f"  {busbw:6.2f}      0   {size / 1e6:8.2f}  {busbw * 0.53:6.2f}"
+        f"  {max(busbw - 0.3, 0.0):6.2f}      0\n"
     )
 
 
@@ -76,9 +78,13 @@ def maxrss_mb() -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size-mb", type=int, default=1024)
-    parser.add_argument("--timestamps", action="store_true", help="prefix every line like kubectl logs --timestamps")
+    parser.add_argument(
+        "--timestamps", action="store_true", help="prefix every line like kubectl logs --timestamps"
+    )
     parser.add_argument("--keep", type=Path, help="write the log here and keep it")
     args = parser.parse_args()
 
@@ -100,12 +106,17 @@ def main() -> int:
         rss_after = maxrss_mb()
         nccl.verify_transport("net", result.transport)
         ok = result.busbw_gbps == expected and result.complete and result.size_bytes == 17179869184
-        print(f"log:        {size / 2**20:.0f} MiB ({'timestamped' if args.timestamps else 'plain'}), generated in {gen_s:.1f} s")
+        kind = "timestamped" if args.timestamps else "plain"
+        print(f"log:        {size / 2**20:.0f} MiB ({kind}), generated in {gen_s:.1f} s")
         print(f"parse:      {parse_s:.2f} s  ({size / 2**20 / parse_s:.0f} MiB/s)")
-        print(f"value:      {result.busbw_gbps:.2f} GB/s at {result.size_bytes} B, {len(result.rows)} rows, "
-              f"transport {result.transport.network!r}  [{'ok' if ok else 'WRONG, expected ' + str(expected)}]")
-        print(f"peak RSS:   {rss_before:.1f} MiB before parsing, {rss_after:.1f} MiB after "
-              f"(+{rss_after - rss_before:.1f} MiB)")
+        print(
+            f"value:      {result.busbw_gbps:.2f} GB/s at {result.size_bytes} B, {len(result.rows)} rows, "
+            f"transport {result.transport.network!r}  [{'ok' if ok else 'WRONG, expected ' + str(expected)}]"
+        )
+        print(
+            f"peak RSS:   {rss_before:.1f} MiB before parsing, {rss_after:.1f} MiB after "
+            f"(+{rss_after - rss_before:.1f} MiB)"
+        )
         print(f"target:     < 10 s -> {'PASS' if parse_s < 10 and ok else 'FAIL'}")
         return 0 if ok and parse_s < 10 else 1
     finally:

@@ -53,7 +53,6 @@ import random
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -80,6 +79,8 @@ STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 
+_UUID_V4 = (0x4 << 76) | (0x8 << 60)
+_UUID_MASK = ~((0xF << 76) | (0xC << 60)) & ((1 << 128) - 1)
 _MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -184,7 +185,7 @@ class ApiError(Exception):
         return cls(410, "Expired", message)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class WatchEvent:
     """One entry of the store's change history (what ``watch`` streams)."""
 
@@ -469,7 +470,9 @@ class Store:
             self._dispatching = False
 
     def _new_uid(self) -> str:
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        """A random (seeded, so reproducible) RFC 4122 version-4 UUID string."""
+        h = f"{(self._rng.getrandbits(128) & _UUID_MASK) | _UUID_V4:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     def _stored(self, rt: ResourceType, namespace: str | None, name: str) -> Obj | None:
         return self._table(rt).objects.get(self._key(rt, namespace, name))
@@ -1180,6 +1183,7 @@ class Store:
         """
         with self.lock:
             ts = self.clock.timestamp()
+            at = self.clock.time()
             types: dict[tuple[str, str], ResourceType] = {}
             for obj in objects:
                 tkey = (str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
@@ -1198,9 +1202,7 @@ class Store:
                 self._by_uid[meta["uid"]] = (rt.storage_key, key[0], key[1])
                 if meta.get("ownerReferences"):
                     self._index_owners(rt, key, None, obj)
-                self._history.append(
-                    WatchEvent(self._rv, "ADDED", rt.storage_key, key[0], obj, None, self.clock.time())
-                )
+                self._history.append(WatchEvent(self._rv, "ADDED", rt.storage_key, key[0], obj, None, at))
             if len(self._history) > 2 * self._history_size:
                 drop = len(self._history) - self._history_size
                 self._compacted_rv = self._history[drop - 1].rv

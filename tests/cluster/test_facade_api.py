@@ -46,14 +46,21 @@ def test_label_and_field_selectors_pass_through(fake_cluster: FakeCluster) -> No
     assert len(b) == 10 and all(p["metadata"]["labels"]["app"] == "b" for p in b)
     on_n1 = list(cluster.list("v1", "pods", "bulk", field_selector="spec.nodeName=n1"))
     assert {p["spec"]["nodeName"] for p in on_n1} == {"n1"} and len(on_n1) == 8
-    both = list(cluster.list("v1", "pods", "bulk", label_selector="app in (b)", field_selector="spec.nodeName=n0"))
+    both = list(
+        cluster.list("v1", "pods", "bulk", label_selector="app in (b)", field_selector="spec.nodeName=n0")
+    )
     assert len(both) == 3
     assert list(cluster.list("v1", "pods", "bulk", label_selector="app notin (a,b)")) == []
 
 
 def test_crud_configmap_and_error_mapping(fake_cluster: FakeCluster) -> None:
     cluster, _ = facade(fake_cluster)
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}, "data": {"k": "v"}}
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default"},
+        "data": {"k": "v"},
+    }
     created = cluster.create(cm)
     assert created["metadata"]["uid"] and created["metadata"]["resourceVersion"]
     assert cluster.read_configmap("default", "c") == {"k": "v"}
@@ -94,7 +101,11 @@ def test_custom_resources_resolve_by_discovery_once_the_crd_exists(fake_cluster:
         }
     )
     cluster, _ = facade(fc, enforce_declared=False)  # Widgets are not in the RBAC registry
-    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"}}
+    widget = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default"},
+    }
     assert cluster.create(widget)["metadata"]["name"] == "w"
     assert [w["metadata"]["name"] for w in cluster.list("example.com/v1", "widgets", "default")] == ["w"]
     assert cluster.get("example.com/v1", "Widget", "w", "default")["kind"] == "Widget"

@@ -22,11 +22,18 @@ def _cm(name: str, data: dict[str, str] | None = None, **meta: Any) -> dict[str,
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **meta}, "data": data or {}}
 
 
-def _pod(name: str, labels: dict[str, str] | None = None, node: str | None = None, **meta: Any) -> dict[str, Any]:
+def _pod(
+    name: str, labels: dict[str, str] | None = None, node: str | None = None, **meta: Any
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [{"name": "main", "image": "busybox"}], "restartPolicy": "Never"}
     if node:
         spec["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels or {}, **meta}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}, **meta},
+        "spec": spec,
+    }
 
 
 def _status(exc: ApiException) -> dict[str, Any]:
@@ -56,12 +63,23 @@ def test_create_returns_201_and_the_object(api: Any) -> None:
                 "group": "example.com",
                 "scope": "Namespaced",
                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}],
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {"openAPIV3Schema": {"type": "object"}},
+                    }
+                ],
             },
         }
     )
     obj = custom.create_namespaced_custom_object(
-        "example.com", "v1", "default", "widgets", {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+        "example.com",
+        "v1",
+        "default",
+        "widgets",
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}},
     )
     assert obj is not None and obj["metadata"]["name"] == "w"
 
@@ -101,7 +119,9 @@ def test_server_sets_uid_creation_timestamp_generation(api: Any, fake_cluster: F
     (RFC 3339, from the server's clock, here the injected FakeClock) and ``generation`` are set
     by the server; client-supplied values are ignored."""
     v1 = client.CoreV1Api(api)
-    a = v1.create_namespaced_config_map("default", _cm("a", uid="client-supplied", creationTimestamp="2000-01-01T00:00:00Z"))
+    a = v1.create_namespaced_config_map(
+        "default", _cm("a", uid="client-supplied", creationTimestamp="2000-01-01T00:00:00Z")
+    )
     b = v1.create_namespaced_config_map("default", _cm("b"))
     assert a.metadata.uid and a.metadata.uid != "client-supplied" and a.metadata.uid != b.metadata.uid
     assert a.metadata.creation_timestamp == fake_cluster.clock.now().replace(microsecond=0)
@@ -196,11 +216,16 @@ def test_generation_increments_on_spec_change_only(api: Any) -> None:
         "spec": {
             "replicas": 1,
             "selector": {"matchLabels": {"app": "d"}},
-            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
         },
     }
     assert apps.create_namespaced_deployment("default", dep).metadata.generation == 1
-    assert apps.patch_namespaced_deployment("d", "default", {"spec": {"replicas": 3}}).metadata.generation == 2
+    assert (
+        apps.patch_namespaced_deployment("d", "default", {"spec": {"replicas": 3}}).metadata.generation == 2
+    )
     st = apps.patch_namespaced_deployment_status("d", "default", {"status": {"replicas": 3}})
     assert st.metadata.generation == 2
 
@@ -217,16 +242,22 @@ def test_status_subresource_is_separate_from_spec(api: Any, fake_cluster: FakeCl
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": "j"},
-        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}},
+        "spec": {
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}
+        },
         "status": {"succeeded": 5},
     }
     created = batch.create_namespaced_job("default", job)
     assert not (created.status and created.status.succeeded)  # create ignores status
-    patched = batch.patch_namespaced_job("j", "default", {"status": {"succeeded": 7}, "metadata": {"labels": {"x": "y"}}})
+    patched = batch.patch_namespaced_job(
+        "j", "default", {"status": {"succeeded": 7}, "metadata": {"labels": {"x": "y"}}}
+    )
     assert patched.metadata.labels["x"] == "y"
     assert not (patched.status and patched.status.succeeded)  # main resource ignores status
     via_status = batch.patch_namespaced_job_status(
-        "j", "default", {"status": {"succeeded": 1}, "metadata": {"labels": {"x": "z"}}, "spec": {"parallelism": 9}}
+        "j",
+        "default",
+        {"status": {"succeeded": 1}, "metadata": {"labels": {"x": "z"}}, "spec": {"parallelism": 9}},
     )
     assert via_status.status.succeeded == 1
     assert via_status.metadata.labels["x"] == "y"  # /status ignores metadata ...
@@ -239,7 +270,9 @@ def test_status_subresource_is_separate_from_spec(api: Any, fake_cluster: FakeCl
 
 def test_pod_create_sets_pending_phase(api: Any) -> None:
     """Pod registry create strategy: status is reset to ``phase: Pending`` with a QoS class."""
-    pod = client.CoreV1Api(api).create_namespaced_pod("default", {**_pod("p"), "status": {"phase": "Running"}})
+    pod = client.CoreV1Api(api).create_namespaced_pod(
+        "default", {**_pod("p"), "status": {"phase": "Running"}}
+    )
     assert pod.status.phase == "Pending"
     assert pod.status.qos_class == "BestEffort"
     assert pod.spec.scheduler_name == "default-scheduler"
@@ -256,7 +289,10 @@ def test_json_merge_patch(api: Any) -> None:
     out = v1.patch_namespaced_pod(
         "mp",
         "default",
-        {"metadata": {"labels": {"a": None, "c": "3"}}, "spec": {"containers": [{"name": "other", "image": "x"}]}},
+        {
+            "metadata": {"labels": {"a": None, "c": "3"}},
+            "spec": {"containers": [{"name": "other", "image": "x"}]},
+        },
         _content_type="application/merge-patch+json",
     )
     assert out.metadata.labels == {"b": "2", "c": "3"}
@@ -274,17 +310,25 @@ def test_strategic_merge_patch_merges_lists_by_key(api: Any) -> None:
     out = v1.patch_namespaced_pod(
         "smp",
         "default",
-        {"metadata": {"finalizers": ["b/two"]}, "spec": {"containers": [{"name": "main", "image": "busybox:2"}]}},
+        {
+            "metadata": {"finalizers": ["b/two"]},
+            "spec": {"containers": [{"name": "main", "image": "busybox:2"}]},
+        },
     )
     assert {c.name: c.image for c in out.spec.containers} == {"main": "busybox:2", "side": "s"}
     assert out.metadata.finalizers == ["a/one", "b/two"]
     out = v1.patch_namespaced_pod(
         "smp",
         "default",
-        {"spec": {"containers": [{"name": "side", "$patch": "delete"}]}, "$deleteFromPrimitiveList/finalizers": ["a/one"]},
+        {
+            "spec": {"containers": [{"name": "side", "$patch": "delete"}]},
+            "$deleteFromPrimitiveList/finalizers": ["a/one"],
+        },
     )
     assert [c.name for c in out.spec.containers] == ["main"]
-    v1.patch_namespaced_pod("smp", "default", {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a/one", "b/two"]}})
+    v1.patch_namespaced_pod(
+        "smp", "default", {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a/one", "b/two"]}}
+    )
 
 
 def test_strategic_merge_patch_on_custom_resource_is_415(api: Any, fake_cluster: FakeCluster) -> None:
@@ -295,9 +339,15 @@ def test_strategic_merge_patch_on_custom_resource_is_415(api: Any, fake_cluster:
     fake_cluster.add(crd("example.com", "gadgets", "Gadget"))
     custom = client.CustomObjectsApi(api)
     custom.create_namespaced_custom_object(
-        "example.com", "v1", "default", "gadgets", {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"a": 1}}
+        "example.com",
+        "v1",
+        "default",
+        "gadgets",
+        {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"a": 1}},
     )
-    out = custom.patch_namespaced_custom_object("example.com", "v1", "default", "gadgets", "g", {"spec": {"b": 2}})
+    out = custom.patch_namespaced_custom_object(
+        "example.com", "v1", "default", "gadgets", "g", {"spec": {"b": 2}}
+    )
     assert out["spec"] == {"a": 1, "b": 2}
     with pytest.raises(ApiException) as ei:
         custom.patch_namespaced_custom_object(
@@ -399,14 +449,28 @@ def test_garbage_collection_propagation(api: Any) -> None:
                 "apiVersion": "batch/v1",
                 "kind": "Job",
                 "metadata": {"name": name},
-                "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}},
+                "spec": {
+                    "template": {
+                        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
+                    }
+                },
             },
         )
-        ref = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": job.metadata.uid, "controller": True}
+        ref = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": name,
+            "uid": job.metadata.uid,
+            "controller": True,
+        }
         v1.create_namespaced_pod("default", _pod(f"{name}-manual", ownerReferences=[ref]))
 
     def pods_of(name: str) -> list[str]:
-        return [p.metadata.name for p in v1.list_namespaced_pod("default").items if p.metadata.name.startswith(name)]
+        return [
+            p.metadata.name
+            for p in v1.list_namespaced_pod("default").items
+            if p.metadata.name.startswith(name)
+        ]
 
     job_with_pod("bg")
     assert pods_of("bg")
@@ -536,7 +600,12 @@ def test_field_selectors(api: Any, fake_cluster: FakeCluster) -> None:
     ``metadata.name``, ``metadata.namespace``, ``spec.nodeName``, ``status.phase`` with ``=``/``!=``;
     unsupported fields are 400 ``field label not supported``."""
     fake_cluster.sim.enabled = False  # keep phases as written
-    for name, node, phase in (("a", "n1", "Running"), ("b", "n1", "Succeeded"), ("c", "n2", "Running"), ("d", None, "Pending")):
+    for name, node, phase in (
+        ("a", "n1", "Running"),
+        ("b", "n1", "Succeeded"),
+        ("c", "n2", "Running"),
+        ("d", None, "Pending"),
+    ):
         pod = _pod(name, node=node)
         pod["status"] = {"phase": phase}
         fake_cluster.add(pod)
@@ -561,7 +630,13 @@ def test_pagination_with_limit_and_continue(api: Any, fake_cluster: FakeCluster)
     ``metadata.continue`` (opaque) fetches the next, the last page has no token; items come in key
     order, each exactly once, and selectors apply across pages."""
     for i in range(25):
-        fake_cluster.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:02d}", "labels": {"odd": str(i % 2)}}})
+        fake_cluster.add(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"node-{i:02d}", "labels": {"odd": str(i % 2)}},
+            }
+        )
     v1 = client.CoreV1Api(api)
     seen: list[str] = []
     token = None

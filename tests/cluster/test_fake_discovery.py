@@ -46,7 +46,9 @@ def test_group_discovery(api: Any) -> None:
     APIGroup; ``/apis/<group>/<version>`` an APIResourceList."""
     groups = {g.name: g for g in client.ApisApi(api).get_api_versions().groups}
     assert groups["batch"].preferred_version.group_version == "batch/v1"
-    assert {"apps", "batch", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "resource.k8s.io"} <= set(groups)
+    assert {"apps", "batch", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "resource.k8s.io"} <= set(
+        groups
+    )
     assert client.BatchApi(api).get_api_group().name == "batch"
     jobs = {r.name: r for r in client.BatchV1Api(api).get_api_resources().resources}
     assert jobs["jobs"].namespaced and "jobs/status" in jobs
@@ -67,7 +69,11 @@ def test_crd_group_appears_and_disappears(api: Any, fake_cluster: FakeCluster) -
     groups = {g.name: g for g in client.ApisApi(api).get_api_versions().groups}
     assert groups[group].preferred_version.version == "v1alpha1"
     status, body = _get(api, f"/apis/{group}/v1alpha1")
-    assert status == 200 and body["resources"][0]["name"] == "trainjobs" and body["resources"][0]["kind"] == "TrainJob"
+    assert (
+        status == 200
+        and body["resources"][0]["name"] == "trainjobs"
+        and body["resources"][0]["kind"] == "TrainJob"
+    )
     tj = {"apiVersion": f"{group}/v1alpha1", "kind": "TrainJob", "metadata": {"name": "tj"}, "spec": {"x": 1}}
     custom.create_namespaced_custom_object(group, "v1alpha1", "default", "trainjobs", tj)
     listed = custom.list_namespaced_custom_object(group, "v1alpha1", "default", "trainjobs")
@@ -87,14 +93,28 @@ def test_crd_status_subresource_and_cluster_scope(api: Any, fake_cluster: FakeCl
     Cluster`` resources are served without a namespace."""
     fake_cluster.add(crd("nvidia.com", "clusterpolicies", "ClusterPolicy", namespaced=False))
     custom = client.CustomObjectsApi(api)
-    body = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"}, "status": {"state": "x"}}
+    body = {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "status": {"state": "x"},
+    }
     created = custom.create_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", body)
     assert "status" not in created
-    custom.patch_cluster_custom_object_status("nvidia.com", "v1", "clusterpolicies", "cluster-policy", {"status": {"state": "ready"}})
+    custom.patch_cluster_custom_object_status(
+        "nvidia.com", "v1", "clusterpolicies", "cluster-policy", {"status": {"state": "ready"}}
+    )
     got = custom.get_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy")
     assert got["status"] == {"state": "ready"}
-    custom.patch_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy", {"status": {"state": "no"}})
-    assert custom.get_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy")["status"]["state"] == "ready"
+    custom.patch_cluster_custom_object(
+        "nvidia.com", "v1", "clusterpolicies", "cluster-policy", {"status": {"state": "no"}}
+    )
+    assert (
+        custom.get_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy")["status"][
+            "state"
+        ]
+        == "ready"
+    )
 
 
 def test_version_is_configurable(fake_cluster_factory: FakeClusterFactory) -> None:

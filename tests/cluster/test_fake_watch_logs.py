@@ -62,7 +62,9 @@ def test_watch_live_events_from_another_thread(api: Any, fake_cluster: FakeClust
     assert events == [("ADDED", "live")]
 
 
-def test_watch_without_resource_version_starts_with_synthetic_added(api: Any, fake_cluster: FakeCluster) -> None:
+def test_watch_without_resource_version_starts_with_synthetic_added(
+    api: Any, fake_cluster: FakeCluster
+) -> None:
     """API concepts "Semantics for watch": with resourceVersion unset the watch first sends
     synthetic ADDED events for every existing object, then live changes."""
     fake_cluster.add(_cm("a"))
@@ -85,7 +87,11 @@ def test_watch_timeout_seconds_follows_the_fake_clock(api: Any, fake_cluster: Fa
     t = threading.Thread(target=advance)
     t.start()
     start = time.monotonic()
-    events = list(watch.Watch().stream(v1.list_namespaced_config_map, "default", timeout_seconds=60, resource_version="1"))
+    events = list(
+        watch.Watch().stream(
+            v1.list_namespaced_config_map, "default", timeout_seconds=60, resource_version="1"
+        )
+    )
     t.join()
     assert time.monotonic() - start < 5
     assert all(e["type"] == "ADDED" for e in events)
@@ -101,7 +107,11 @@ def test_watch_too_old_resource_version_is_410_gone(fake_cluster_factory: FakeCl
     api = fc.api_client()
     v1 = client.CoreV1Api(api)
     with pytest.raises(ApiException) as ei:
-        list(watch.Watch().stream(v1.list_namespaced_config_map, "default", resource_version="2", timeout_seconds=5))
+        list(
+            watch.Watch().stream(
+                v1.list_namespaced_config_map, "default", resource_version="2", timeout_seconds=5
+            )
+        )
     assert ei.value.status == 410
     assert "too old resource version" in str(ei.value.reason)
     resp = v1.list_namespaced_config_map(
@@ -140,7 +150,9 @@ def test_watch_field_selector_single_object(api: Any, fake_cluster: FakeCluster)
     w = watch.Watch()
     events = _collect(
         w,
-        w.stream(v1.list_namespaced_config_map, "default", resource_version=rv, field_selector="metadata.name=mine"),
+        w.stream(
+            v1.list_namespaced_config_map, "default", resource_version=rv, field_selector="metadata.name=mine"
+        ),
         1,
     )
     assert events == [("ADDED", "mine")]
@@ -160,7 +172,14 @@ def _running_pod(fc: FakeCluster, name: str, containers: list[str], phase: str =
             "status": {
                 "phase": phase,
                 "containerStatuses": [
-                    {"name": c, "image": "i", "imageID": "", "ready": True, "restartCount": 0, "state": {"running": {}}}
+                    {
+                        "name": c,
+                        "image": "i",
+                        "imageID": "",
+                        "ready": True,
+                        "restartCount": 0,
+                        "state": {"running": {}},
+                    }
                     for c in containers
                 ],
             },
@@ -194,7 +213,9 @@ def test_pod_log_needs_container_name_when_several(api: Any, fake_cluster: FakeC
     with pytest.raises(ApiException) as ei:
         v1.read_namespaced_pod_log("multi", "default")
     assert ei.value.status == 400
-    assert "a container name must be specified for pod multi, choose one of: [launcher worker]" in ei.value.body
+    assert (
+        "a container name must be specified for pod multi, choose one of: [launcher worker]" in ei.value.body
+    )
     assert v1.read_namespaced_pod_log("multi", "default", container="worker") == "w\n"
 
 

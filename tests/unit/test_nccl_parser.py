@@ -8,6 +8,7 @@ import re
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -416,11 +417,22 @@ def test_stream_reader_reads_in_chunks() -> None:
 
         def read(self, size: int | None = -1) -> bytes:
             assert size is not None and size > 0, "whole-file read"
-            data = super().read(size)
-            CountingStream.biggest = max(CountingStream.biggest, len(data))
-            return data
+            return super().read(size)
+
+        def readinto(self, buffer: Any) -> int:
+            CountingStream.biggest = max(CountingStream.biggest, len(buffer))
+            return super().readinto(buffer)
 
     data = "".join(_big_log_lines(2 << 20)).encode()
-    stream = CountingStream(data)
-    assert nccl.parse_all_reduce_stream(stream, chunk_bytes=1 << 16).busbw_gbps == 42.0
+    assert nccl.parse_all_reduce_stream(CountingStream(data), chunk_bytes=1 << 16).busbw_gbps == 42.0
     assert CountingStream.biggest == 1 << 16
+
+    class ReadOnly:  # no readinto: the parser falls back to read(size)
+        def __init__(self, payload: bytes) -> None:
+            self._inner = io.BytesIO(payload)
+
+        def read(self, size: int = -1) -> bytes:
+            assert size > 0, "whole-file read"
+            return self._inner.read(size)
+
+    assert nccl.parse_all_reduce_stream(ReadOnly(data), chunk_bytes=1 << 16).busbw_gbps == 42.0  # type: ignore[arg-type]

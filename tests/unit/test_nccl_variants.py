@@ -599,10 +599,12 @@ def test_invalid_private_runtime_fails_the_check(
 
 def test_multi_document_private_runtime_fails(data_dir: Path, data: DataTree) -> None:
     (data_dir / REF_PATH).write_text(GOOD_RUNTIME + "---\napiVersion: v1\nkind: Secret\n")
-    with pytest.raises(
-        nccl.NcclCheckFailure, match=r"must be a trainer\.kubeflow\.org/v1alpha1 TrainingRuntime"
-    ):
+    with pytest.raises(nccl.NcclCheckFailure) as err:
         nccl.resolve_variant(BW, crit("mycloud", "gb200"), ref_constraints(), {}, data=data)
+    assert str(err.value) == (
+        "invalid nccl-benchmark-runtime: must be a single trainer.kubeflow.org/v1alpha1 TrainingRuntime "
+        "document (found 2 documents)"
+    )
 
 
 # --- node discovery, sizing, census (spec §A.7) --------------------------------------------------------

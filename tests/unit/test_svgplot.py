@@ -50,3 +50,14 @@ def test_plot_without_rows() -> None:
 def test_single_point_plot() -> None:
     root = ET.fromstring(busbw_svg([(1024, 5.0)], title="t", threshold=10.0))
     assert len(root.findall(f".//{NS}circle")) == 1
+
+
+def test_nccl_sweep_plot() -> None:
+    from aicr_pytest import nccl
+
+    rows = [nccl.SweepRow(1 << i, float(i), float(i)) for i in range(10, 20)]
+    root = ET.fromstring(nccl.sweep_plot("nccl-all-reduce-bw", rows, nccl.parse_threshold("x", ">= 300")))
+    texts = [t.text for t in root.iter(f"{NS}text")]
+    assert "constraint >= 300 GB/s" in texts
+    assert "pass bound 270 GB/s" in texts
+    assert ET.fromstring(nccl.sweep_plot("c", rows, None)).find(f".//{NS}polyline") is not None
