@@ -90,6 +90,7 @@ class PluginState:
 STATE_KEY = pytest.StashKey[PluginState]()
 ITEM_KEY = pytest.StashKey[ItemInfo]()
 CTX_KEY = pytest.StashKey[CheckContext]()
+HINTS_KEY = pytest.StashKey[list[str]]()
 
 
 class ClusterHandle:
@@ -507,7 +508,6 @@ def pytest_runtest_makereport(
         message = _exception_message(call.excinfo)
         if report.when == "teardown":
             report.user_properties.append(("aicr.cleanup_warning", message))
-            return report
         if isinstance(exc, AssertionError | pytest.fail.Exception):
             status = "failed"
         else:
@@ -516,6 +516,14 @@ def pytest_runtest_makereport(
                 report.user_properties.append(("aicr.usage_error", message))
     elif report.when == "call":
         status = "passed"
+    if report.when == "teardown":
+        ctx = item.stash.get(CTX_KEY, None)
+        if ctx is not None and ctx.extra:
+            report.user_properties.append(("aicr.extra", dict(ctx.extra)))
+        hints = item.stash.get(HINTS_KEY, None)
+        if hints:
+            report.user_properties.append(("aicr.hints", list(hints)))
+        return report
     if status is not None:
         report.user_properties.append(("aicr.status", status))
         if message:
@@ -563,6 +571,9 @@ class _ResultCollector:
             acc.extra.update(props["aicr.extra"])
         if "aicr.usage_error" in props:
             state.usage_error_in_check = str(props["aicr.usage_error"])
+        for hint in props.get("aicr.hints", ()):
+            if hint not in state.cleanup_hints:
+                state.cleanup_hints.append(hint)
         if "aicr.cleanup_warning" in props:
             acc.extra["aicr.cleanupWarning"] = props["aicr.cleanup_warning"]
         if report.when == "teardown":
@@ -651,6 +662,22 @@ def snapshot_constraint(request: pytest.FixtureRequest) -> tuple[str, str, str]:
     return str(phase), str(name), str(value)
 
 
+class WallClock:
+    """The clock checks use for deadlines and polling; tests override the ``aicr_clock`` fixture."""
+
+    def time(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(max(0.0, seconds))
+
+
+@pytest.fixture(scope="session")
+def aicr_clock() -> WallClock:
+    """Time source for checks (``time()``/``sleep()``); override it to inject a fake clock."""
+    return WallClock()
+
+
 @pytest.fixture(scope="session")
 def cluster(request: pytest.FixtureRequest) -> Cluster:
     """The cluster facade (connected lazily, on first use by a check)."""
@@ -663,25 +690,33 @@ def cluster(request: pytest.FixtureRequest) -> Cluster:
 
 
 @pytest.fixture
-def run(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[RunScope]:
-    """Run-scoped names, labels and a cleanup registry; everything created is deleted afterwards."""
-    from aicr_pytest.kube.run import RunScope
+def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
+    """Run-scoped names, labels and a cleanup registry; everything created is deleted afterwards.
+
+    The cluster connects on first use.  Cleanup runs on success, failure, timeout, Ctrl-C and
+    SIGTERM; ``--no-cleanup`` keeps the objects and prints kubectl commands instead.
+    """
+    from aicr_pytest.kube.run import RunScope, defer_signals, install_signal_handlers
 
     state = _state(request.config)
-    assert state is not None
+    if state is None or state.cluster_handle is None:
+        raise pytest.UsageError("the run fixture needs --recipe")
+    handle = state.cluster_handle
     worker = getattr(request.config, "workerinput", {}).get("workerid")
-    scope = RunScope(cluster, run_id=state.run_id, worker_id=worker, no_cleanup=state.settings.no_cleanup)
-    try:
-        yield scope
-    finally:
-        report = scope.cleanup()
-        ctx = request.node.stash.get(CTX_KEY, None)
-        if report.errors and ctx is not None:
-            ctx.extra["aicr.cleanupWarning"] = "; ".join(report.errors)
-            for err in report.errors:
-                log.warning("cleanup: %s", err)
-        if report.hints:
-            state.cleanup_hints.extend(h for h in report.hints if h not in state.cleanup_hints)
+    scope = RunScope(handle.get, run_id=state.run_id, worker_id=worker, no_cleanup=state.settings.no_cleanup)
+    with install_signal_handlers():
+        try:
+            yield scope
+        finally:
+            with defer_signals():
+                report = scope.cleanup()
+    ctx = request.node.stash.get(CTX_KEY, None)
+    if report.warnings:
+        for warning in report.warnings:
+            log.warning("cleanup: %s", warning)
+        if ctx is not None:
+            ctx.extra["aicr.cleanupWarnings"] = list(report.warnings)
+    request.node.stash[HINTS_KEY] = report.lines()
 
 
 # --------------------------------------------------------------------------------------------

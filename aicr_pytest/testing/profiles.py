@@ -443,6 +443,15 @@ def install_kube_system(fc: FakeCluster, profile: ClusterProfile, comp: Componen
         labels={"k8s-app": "kube-proxy"},
     )
     daemonset(fc, "kube-system", "aws-node", "amazon-k8s-cni:v1.19.5", nodes, labels={"k8s-app": "aws-node"})
+    deployment(
+        fc,
+        "kube-system",
+        "ebs-csi-controller",
+        "public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.48.0",
+        sysnode,
+        replicas=2,
+        labels={"app": "ebs-csi-controller"},
+    )
     if comp.options.get("efa", True):
         daemonset(
             fc,
@@ -879,6 +888,18 @@ def _h100_pools() -> list[NodeProfile]:
     ]
 
 
+def install_nvsentinel(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    _namespace(fc, "nvsentinel")
+    deployment(
+        fc,
+        "nvsentinel",
+        "nvsentinel-platform-connector",
+        "ghcr.io/nvidia/nvsentinel/platform-connector:v0.4.0",
+        _system_node(profile),
+        labels={"app.kubernetes.io/name": "nvsentinel"},
+    )
+
+
 def h100_eks_training() -> ClusterProfile:
     return ClusterProfile(
         name="h100-eks-training",
@@ -894,6 +915,7 @@ def h100_eks_training() -> ClusterProfile:
             Component("kai-scheduler", install_kai),
             Component("kubeflow-trainer", install_kubeflow_trainer),
             Component("nvidia-dra-driver-gpu", install_dra_driver),
+            Component("nvsentinel", install_nvsentinel),
         ],
         version={"major": "1", "minor": "34", "gitVersion": "v1.34.1-eks-1a2b3c4"},
     )

@@ -52,10 +52,17 @@ def test_training_profile_gpu_operator_healthy(training: FakeCluster) -> None:
     assert dep.status.available_replicas == 1 and dep.metadata.labels["app.kubernetes.io/version"]
     crd = client.ApiextensionsV1Api(api).read_custom_resource_definition("clusterpolicies.nvidia.com")
     assert next(c for c in crd.status.conditions if c.type == "Established").status == "True"
-    cp = client.CustomObjectsApi(api).get_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy")
+    cp = client.CustomObjectsApi(api).get_cluster_custom_object(
+        "nvidia.com", "v1", "clusterpolicies", "cluster-policy"
+    )
     assert cp["status"]["state"] == "ready"
     ds = {d.metadata.name: d for d in apps.list_namespaced_daemon_set("gpu-operator").items}
-    for name in ("nvidia-device-plugin-daemonset", "nvidia-driver-daemonset", "gpu-feature-discovery", "nvidia-dcgm-exporter"):
+    for name in (
+        "nvidia-device-plugin-daemonset",
+        "nvidia-driver-daemonset",
+        "gpu-feature-discovery",
+        "nvidia-dcgm-exporter",
+    ):
         assert ds[name].status.number_ready == ds[name].status.desired_number_scheduled == 4
     pods = v1.list_namespaced_pod("gpu-operator").items
     assert pods and all(p.status.phase == "Running" for p in pods)
@@ -68,15 +75,36 @@ def test_training_profile_stack_components(training: FakeCluster) -> None:
     api = _client(training)
     apps, v1 = client.AppsV1Api(api), client.CoreV1Api(api)
     namespaces = {n.metadata.name for n in v1.list_namespace().items}
-    assert {"gpu-operator", "nvidia-dra-driver", "kai-scheduler", "kubeflow", "monitoring", "cert-manager"} <= namespaces
+    assert {
+        "gpu-operator",
+        "nvidia-dra-driver",
+        "kai-scheduler",
+        "kubeflow",
+        "monitoring",
+        "cert-manager",
+    } <= namespaces
     assert apps.read_namespaced_deployment("kai-operator", "kai-scheduler").status.available_replicas == 1
-    assert apps.read_namespaced_daemon_set("nvidia-dra-driver-gpu-kubelet-plugin", "nvidia-dra-driver").status.number_ready == 4
-    slices = client.CustomObjectsApi(api).list_cluster_custom_object("resource.k8s.io", "v1", "resourceslices")
+    assert (
+        apps.read_namespaced_daemon_set(
+            "nvidia-dra-driver-gpu-kubelet-plugin", "nvidia-dra-driver"
+        ).status.number_ready
+        == 4
+    )
+    slices = client.CustomObjectsApi(api).list_cluster_custom_object(
+        "resource.k8s.io", "v1", "resourceslices"
+    )
     assert len(slices["items"]) == 4 and len(slices["items"][0]["spec"]["devices"]) == 8
     groups = {g.name for g in client.ApisApi(api).get_api_versions().groups}
     assert {"trainer.kubeflow.org", "monitoring.coreos.com", "scheduling.run.ai", "nvidia.com"} <= groups
-    assert apps.read_namespaced_deployment("kubeflow-trainer-controller-manager", "kubeflow").status.available_replicas == 1
-    runtimes = client.CustomObjectsApi(api).list_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes")
+    assert (
+        apps.read_namespaced_deployment(
+            "kubeflow-trainer-controller-manager", "kubeflow"
+        ).status.available_replicas
+        == 1
+    )
+    runtimes = client.CustomObjectsApi(api).list_cluster_custom_object(
+        "trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes"
+    )
     assert {r["metadata"]["name"] for r in runtimes["items"]} >= {"torch-distributed"}
     cm = v1.read_namespaced_config_map("aicr-simulator", "kube-public")
     assert cm.data["simulated"] == "true" and cm.data["profile"] == "h100-eks-training"
@@ -116,13 +144,19 @@ def test_fault_device_plugin_crashloop(fake_cluster_factory: FakeClusterFactory)
     api = _client(fc)
     ds = client.AppsV1Api(api).read_namespaced_daemon_set("nvidia-device-plugin-daemonset", "gpu-operator")
     assert ds.status.number_ready == 3 < ds.status.desired_number_scheduled == 4
-    pods = client.CoreV1Api(api).list_namespaced_pod("gpu-operator", label_selector="app=nvidia-device-plugin-daemonset").items
+    pods = (
+        client.CoreV1Api(api)
+        .list_namespaced_pod("gpu-operator", label_selector="app=nvidia-device-plugin-daemonset")
+        .items
+    )
     bad = [p for p in pods if p.status.container_statuses[0].state.waiting]
     assert len(bad) == 1
     cs = bad[0].status.container_statuses[0]
     assert cs.state.waiting.reason == "CrashLoopBackOff" and cs.restart_count > 0 and not cs.ready
     assert cs.last_state.terminated.exit_code == 1
-    cp = client.CustomObjectsApi(api).get_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy")
+    cp = client.CustomObjectsApi(api).get_cluster_custom_object(
+        "nvidia.com", "v1", "clusterpolicies", "cluster-policy"
+    )
     assert cp["status"]["state"] == "notReady"
     assert fc.state["faults"] == ["device-plugin-crashloop"]
 
@@ -139,7 +173,9 @@ def test_fault_gpu_operator_missing(fake_cluster_factory: FakeClusterFactory) ->
         client.ApiextensionsV1Api(api).read_custom_resource_definition("clusterpolicies.nvidia.com")
     assert v1.list_node(label_selector="nvidia.com/gpu.present").items == []
     assert all("nvidia.com/gpu" not in n.status.allocatable for n in v1.list_node().items)
-    assert [n.metadata.labels["node.kubernetes.io/instance-type"] for n in v1.list_node().items].count("p5.48xlarge") == 4
+    assert [n.metadata.labels["node.kubernetes.io/instance-type"] for n in v1.list_node().items].count(
+        "p5.48xlarge"
+    ) == 4
 
 
 def test_fault_no_kai(fake_cluster_factory: FakeClusterFactory) -> None:
@@ -163,7 +199,9 @@ def test_fault_gpu_node_cordoned(fake_cluster_factory: FakeClusterFactory) -> No
     fc = fake_cluster_factory("h100-eks-training", ["gpu-node-cordoned"])
     node = client.CoreV1Api(_client(fc)).read_node("h100-0")
     assert node.spec.unschedulable is True
-    assert any(t.key == "node.kubernetes.io/unschedulable" and t.effect == "NoSchedule" for t in node.spec.taints)
+    assert any(
+        t.key == "node.kubernetes.io/unschedulable" and t.effect == "NoSchedule" for t in node.spec.taints
+    )
 
 
 def test_nccl_faults_are_recorded(fake_cluster_factory: FakeClusterFactory) -> None:

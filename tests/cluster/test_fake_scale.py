@@ -16,7 +16,10 @@ def _objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": f"node-{i:05d}", "labels": {"nvidia.com/gpu.present": "true" if i % 5 else "false"}},
+            "metadata": {
+                "name": f"node-{i:05d}",
+                "labels": {"nvidia.com/gpu.present": "true" if i % 5 else "false"},
+            },
             "status": {"allocatable": {"nvidia.com/gpu": "8"}},
         }
         for i in range(5000)
@@ -25,7 +28,11 @@ def _objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": f"pod-{i:06d}", "namespace": f"ns-{i % 50}", "labels": {"app": "train" if i % 2 else "infer"}},
+            "metadata": {
+                "name": f"pod-{i:06d}",
+                "namespace": f"ns-{i % 50}",
+                "labels": {"app": "train" if i % 2 else "infer"},
+            },
             "spec": {"nodeName": f"node-{i % 5000:05d}", "containers": [{"name": "main", "image": "x"}]},
             "status": {"phase": "Running"},
         }
