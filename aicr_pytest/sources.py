@@ -32,6 +32,18 @@ SourceKind = Literal["recipe", "snapshot"]
 ConfigMapReader = Callable[[str, str], dict[str, str]]
 
 MAX_INPUT_BYTES = 1 << 20  # AICR defaults.MaxSpecFileBytes / HTTPResponseBodyLimit
+#: Snapshots of large clusters are far bigger than a recipe (5,000 nodes ≈ 20 MB).
+MAX_SNAPSHOT_BYTES = 64 << 20
+
+
+def _limit(kind: str) -> int:
+    return MAX_SNAPSHOT_BYTES if kind == "snapshot" else MAX_INPUT_BYTES
+
+
+def _limit_text(kind: str) -> str:
+    return f"{_limit(kind) >> 20} MiB"
+
+
 HTTP_TIMEOUT_S = 30.0
 CM_PREFIX = "cm://"
 #: Keys tried, in order, after ``snapshot.<format>`` (spec §6; used for recipes too).
@@ -47,7 +59,7 @@ MSG_CM_TABLE = "{kind} in {uri} (key {key}) is table output, which cannot be rea
 MSG_FILE_NOT_FOUND = "{kind} file not found: {path}"
 MSG_NOT_A_FILE = "{kind} path is not a regular file: {path}"
 MSG_FILE_UNREADABLE = "cannot read {kind} file {path}: {error}"
-MSG_TOO_LARGE = "{kind} {source} is larger than the 1 MiB limit"
+MSG_TOO_LARGE = "{kind} {source} is larger than the {limit} limit"
 MSG_HTTP_REJECTED = (
     "refusing to fetch {kind} over plain http: {uri} — the input decides what is validated, so it "
     "must come over TLS; use an https:// URL, a local file, or cm://namespace/name"
@@ -128,8 +140,8 @@ def _load_configmap(uri: str, kind: SourceKind, reader: ConfigMapReader | None) 
         raise UsageError(MSG_CM_TABLE.format(kind=kind, uri=uri, key=key))
     body = (data[key] or "").encode("utf-8")
     label = f"{CM_PREFIX}{namespace}/{name} (key {key})"
-    if len(body) > MAX_INPUT_BYTES:
-        raise UsageError(MSG_TOO_LARGE.format(kind=kind, source=label))
+    if len(body) > _limit(kind):
+        raise UsageError(MSG_TOO_LARGE.format(limit=_limit_text(kind), kind=kind, source=label))
     return body, label
 
 
@@ -146,7 +158,7 @@ def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
                 raise UsageError(
                     MSG_FETCH_STATUS.format(kind=kind, uri=uri, status=status, reason=response.reason)
                 )
-            body: bytes = response.read(MAX_INPUT_BYTES + 1)
+            body: bytes = response.read(_limit(kind) + 1)
     except UsageError:
         raise
     except urllib.error.HTTPError as exc:
@@ -163,8 +175,8 @@ def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
         raise UsageError(MSG_FETCH_TLS.format(kind=kind, uri=uri, error=_first_line(exc))) from None
     except (OSError, ValueError) as exc:  # timeouts, resets, malformed URLs
         raise UsageError(MSG_FETCH_FAILED.format(kind=kind, uri=uri, error=_first_line(exc))) from None
-    if len(body) > MAX_INPUT_BYTES:
-        raise UsageError(MSG_TOO_LARGE.format(kind=kind, source=uri))
+    if len(body) > _limit(kind):
+        raise UsageError(MSG_TOO_LARGE.format(limit=_limit_text(kind), kind=kind, source=uri))
     return body, uri
 
 
@@ -176,13 +188,13 @@ def _load_file(uri: str, kind: SourceKind) -> tuple[bytes, str]:
         raise UsageError(MSG_NOT_A_FILE.format(kind=kind, path=uri))
     try:
         with path.open("rb") as fh:
-            body = fh.read(MAX_INPUT_BYTES + 1)
+            body = fh.read(_limit(kind) + 1)
     except OSError as exc:
         raise UsageError(
             MSG_FILE_UNREADABLE.format(kind=kind, path=uri, error=exc.strerror or _first_line(exc))
         ) from None
-    if len(body) > MAX_INPUT_BYTES:
-        raise UsageError(MSG_TOO_LARGE.format(kind=kind, source=uri))
+    if len(body) > _limit(kind):
+        raise UsageError(MSG_TOO_LARGE.format(limit=_limit_text(kind), kind=kind, source=uri))
     return body, uri
 
 

@@ -3,6 +3,8 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler  from k8s.io/kubernetes (tools/controlplane/go.mod)
 #   kwok                                                      from sigs.k8s.io/kwok (go install @tag)
 #   etcd                                                      from Debian's etcd-server package
+#   kwok-stages.yaml  kwok's default Stages of the pinned tag (node-initialize, node-heartbeat-with-lease,
+#                     pod-ready, pod-complete, pod-delete), copied from its module; standalone kwok has none
 # Everything comes from the Go module proxy and Debian; nothing else is downloaded.
 #
 # Usage: scripts/controlplane.sh build   build what is missing into the cache (no-op when all binaries exist)
@@ -32,6 +34,7 @@ log() { echo "controlplane: $*" >&2; }
 have_all() {
     local b
     for b in "${all_binaries[@]}"; do [[ -x "$bin/$b" ]] || return 1; done
+    [[ -s "$bin/kwok-stages.yaml" ]]
 }
 
 find_go() {
@@ -105,6 +108,20 @@ build() {
         (cd "$cache" && timed kwok env CGO_ENABLED=0 GOBIN="$gobin" GOFLAGS= "$go" install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION")
         mv -f "$gobin/kwok" "$bin/kwok"
         rmdir "$gobin" 2>/dev/null || true
+    fi
+    if [[ ! -s "$bin/kwok-stages.yaml" ]]; then
+        local kwok_dir stage
+        kwok_dir="$(cd "$cache" && GOFLAGS= "$go" mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" \
+            | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+        {
+            echo "# kwok $KWOK_VERSION default stages (Apache-2.0, sigs.k8s.io/kwok kustomize/stage), via scripts/controlplane.sh"
+            for stage in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+                         pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+                echo "---"
+                cat "$kwok_dir/kustomize/stage/$stage.yaml"
+            done
+        } > "$bin/kwok-stages.yaml.tmp"
+        mv -f "$bin/kwok-stages.yaml.tmp" "$bin/kwok-stages.yaml"
     fi
     echo "$K8S_VERSION" > "$bin/VERSION"
     have_all && log "done: $(ls "$bin" | tr '\n' ' ')"

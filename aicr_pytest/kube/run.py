@@ -343,6 +343,10 @@ class RunScope:
 
         With ``no_cleanup`` nothing is deleted; the report lists what was kept and the ``kubectl``
         commands to inspect and delete it. Calling it twice returns the first report.
+
+        The one exception it lets out: a SIGINT/SIGTERM that arrived *during* cleanup is held until
+        cleanup has finished and then re-raised (``KeyboardInterrupt`` / :class:`Terminated`), so
+        the user's interrupt is honoured without leaving objects behind.
         """
         if self._report is not None:
             return self._report

@@ -85,6 +85,8 @@ class Binaries:
     kube_controller_manager: Path
     kube_scheduler: Path
     kwok: Path
+    #: kwok's default Stages for the pinned tag (standalone kwok has none built in).
+    kwok_stages: Path
 
 
 def find_binaries(directory: Path | None = None) -> Binaries:
@@ -105,6 +107,9 @@ def find_binaries(directory: Path | None = None) -> Binaries:
             found[name] = Path(on_path)
         else:
             missing.append(name)
+    stages = directory / "kwok-stages.yaml"
+    if not stages.is_file():
+        missing.append(stages.name)
     if missing:
         raise ControlPlaneUnavailable(
             f"control-plane binaries missing from {directory}: {', '.join(missing)} "
@@ -116,6 +121,7 @@ def find_binaries(directory: Path | None = None) -> Binaries:
         kube_controller_manager=found["kube-controller-manager"],
         kube_scheduler=found["kube-scheduler"],
         kwok=found["kwok"],
+        kwok_stages=stages,
     )
 
 
@@ -646,6 +652,7 @@ def _launch(
         f"--service-account-signing-key-file={pki.sa_key}",
         "--service-cluster-ip-range=10.0.0.0/24",
         "--allow-privileged=true",
+        "--endpoint-reconciler-type=none",  # loopback advertise address; no kubernetes Endpoints needed
         "--enable-admission-plugins=ExtendedResourceToleration",
         "--profiling=false",
         f"--cert-dir={workdir / 'apiserver-certs'}",
@@ -674,7 +681,6 @@ def _launch(
         "--use-service-account-credentials=true",
         f"--service-account-private-key-file={pki.sa_key}",
         f"--root-ca-file={pki.ca_cert}",
-        "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller",
         "--profiling=false",
         f"--v={verbosity}",
     ], workdir, components)  # fmt: skip
@@ -705,7 +711,9 @@ def _launch(
     _start("kwok", [
         binaries.kwok,
         f"--kubeconfig={kwok_kubeconfig}",
+        f"--config={binaries.kwok_stages}",
         "--manage-all-nodes=false",
+        "--node-lease-duration-seconds=40",
         f"--manage-nodes-with-annotation-selector={key}={value}",
         "--cidr=10.244.0.1/16",
         "--node-ip=127.0.0.1",

@@ -9,8 +9,6 @@ import pytest
 
 from aicr_pytest.testing import FakeCluster
 
-pytest_plugins = ["aicr_pytest.testing.fixtures"]
-
 
 @pytest.fixture
 def api(fake_cluster: FakeCluster) -> Iterator[Any]:

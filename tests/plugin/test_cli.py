@@ -129,6 +129,7 @@ def test_exit_codes_failed_other_and_fail_on_error(
         "--",
         "-p",
         "no:cacheprovider",
+        "--no-bundled-checks",
         str(tmp_path / "test_user_checks.py"),
         cwd=tmp_path,
     )
