@@ -28,6 +28,7 @@ from aicr_pytest.checkctx import CheckContext
 from aicr_pytest.errors import Inconclusive, UsageError
 from aicr_pytest.ledger import PhaseLedger
 from aicr_pytest.settings import Settings, build_settings
+from aicr_pytest.skips import CheckSkip
 
 if TYPE_CHECKING:
     from aicr_pytest.kube.client import Cluster
@@ -469,6 +470,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip(outcome.SKIP_FAIL_FAST)
     if state.settings.no_cluster and info.kind != "constraint":
         pytest.skip(outcome.SKIP_NO_CLUSTER)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Domain code signals deliberate skips with :class:`CheckSkip`; report them as skipped."""
+    try:
+        return (yield)
+    except CheckSkip as skip:
+        pytest.skip(skip.reason)
 
 
 def _exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:

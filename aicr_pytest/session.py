@@ -127,6 +127,10 @@ def load_run_state(settings: Settings, configmap_reader: ConfigMapReader | None 
                 constraints.validate_expression(c.value)
                 snapshot_constraints.append(SnapshotConstraint(phase, c))
 
+    from aicr_pytest.prevalidate import run_prevalidators
+
+    run_prevalidators([s.spec.name for s in selected], recipe, settings, data)
+
     policy = resolve_allocation_policy(recipe, data)
     warnings.extend(policy.warnings)
     readiness = evaluate_readiness(recipe, snapshot)

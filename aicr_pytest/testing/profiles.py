@@ -102,6 +102,9 @@ class ClusterProfile:
         for node in self.cordoned:
             fc.sim.cordon(node)
         fc.record_faults(self.faults)
+        from aicr_pytest.testing.players import install_players
+
+        install_players(fc, self)
         fc.add(
             {
                 "apiVersion": "v1",

@@ -16,7 +16,6 @@ from aicr_pytest.datatree import DataTree
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.fetch import ClusterFetch
 from aicr_pytest.recipe import Recipe
-from aicr_pytest.skips import CheckSkip
 
 
 @pytest.fixture
@@ -24,23 +23,14 @@ def fetch(cluster: Cluster) -> ClusterFetch:
     return ClusterFetch(cluster)
 
 
-def _run(fn: Any, *args: Any, **kwargs: Any) -> str:
-    try:
-        result: str = fn(*args, **kwargs)
-    except CheckSkip as skip:
-        pytest.skip(skip.reason)
-    return result
-
-
 @pytest.mark.check("operator-health")
 def test_operator_health(check: CheckContext, recipe: Recipe, fetch: ClusterFetch) -> None:
-    _run(deployment.check_operator_health, fetch, recipe.component_refs, emit=check.emit)
+    deployment.check_operator_health(fetch, recipe.component_refs, emit=check.emit)
 
 
 @pytest.mark.check("gpu-operator-version")
 def test_gpu_operator_version(check: CheckContext, recipe: Recipe, fetch: ClusterFetch) -> None:
-    _run(
-        deployment.check_gpu_operator_version,
+    deployment.check_gpu_operator_version(
         fetch,
         check.constraints,
         emit=check.emit,
@@ -55,8 +45,7 @@ def test_expected_resources(
     check: CheckContext, recipe: Recipe, fetch: ClusterFetch, data_tree: DataTree, aicr_clock: Any
 ) -> None:
     deadline = aicr_clock.time() + check.timeout_s
-    _run(
-        deployment.check_expected_resources,
+    deployment.check_expected_resources(
         recipe.component_refs,
         fetch,
         read_data_file=lambda rel: data_tree.read_bytes(rel).decode("utf-8"),
