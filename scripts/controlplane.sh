@@ -95,9 +95,9 @@ build() {
         ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
         ldflags+=" -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
         # Fetch the modules first (timed separately), then compile one binary at a time so each can be timed.
-        (cd "$moddir" && timed modules env GOFLAGS=-mod=readonly "$go" list -deps "${pkgs[@]}" >/dev/null)
+        (cd "$moddir" && timed modules env GOFLAGS="-mod=readonly -buildvcs=false" "$go" list -deps "${pkgs[@]}" >/dev/null)
         for b in "${missing[@]}"; do
-            (cd "$moddir" && timed "$b" env CGO_ENABLED=0 GOFLAGS=-mod=readonly \
+            (cd "$moddir" && timed "$b" env CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" \
                 "$go" build -ldflags "$ldflags" -o "$bin/$b.tmp" "k8s.io/kubernetes/cmd/$b")
             mv -f "$bin/$b.tmp" "$bin/$b"
         done

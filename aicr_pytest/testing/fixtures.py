@@ -12,16 +12,17 @@ Register with ``pytest_plugins = ["aicr_pytest.testing.fixtures"]`` (the aicr pl
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from aicr_pytest.testing.cluster import FakeCluster
-from aicr_pytest.testing.profiles import ClusterProfile
+if TYPE_CHECKING:  # the aicr plugin registers this module; keep its import cheap
+    from aicr_pytest.testing.cluster import FakeCluster
+    from aicr_pytest.testing.profiles import ClusterProfile
 
 __all__ = ["FakeClusterFactory", "fake_cluster", "fake_cluster_factory"]
 
-FakeClusterFactory = Callable[..., FakeCluster]
+FakeClusterFactory = Callable[..., "FakeCluster"]
 
 
 @pytest.fixture
@@ -32,6 +33,8 @@ def fake_cluster_factory() -> Iterator[FakeClusterFactory]:
     def factory(
         profile: str | ClusterProfile | None = None, faults: Iterable[str] = (), **kwargs: Any
     ) -> FakeCluster:
+        from aicr_pytest.testing.cluster import FakeCluster
+
         fc = FakeCluster(profile, faults, **kwargs).start()
         started.append(fc)
         return fc

@@ -10,12 +10,15 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import constraints, deployment
+from aicr_pytest import constraints, deployment, nvidia_smi
 from aicr_pytest.checkctx import CheckContext
 from aicr_pytest.datatree import DataTree
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.fetch import ClusterFetch
+from aicr_pytest.kube.run import RunScope
+from aicr_pytest.policy import AllocationPolicy
 from aicr_pytest.recipe import Recipe
+from aicr_pytest.settings import Settings
 
 
 @pytest.fixture
@@ -55,3 +58,31 @@ def test_expected_resources(
         sleep=aicr_clock.sleep,
         deadline=deadline,
     )
+
+
+@pytest.mark.check("check-nvidia-smi")
+def test_check_nvidia_smi(
+    check: CheckContext,
+    cluster: Cluster,
+    run: RunScope,
+    aicr_settings: Settings,
+    allocation_policy: AllocationPolicy,
+    aicr_clock: Any,
+) -> None:
+    record = nvidia_smi.NvidiaSmiRun()
+    try:
+        nvidia_smi.check_nvidia_smi(
+            cluster,
+            run,
+            image=aicr_settings.nvidia_smi_image,
+            policy=allocation_policy.mode,
+            node_selector=check.node_selector,
+            tolerations=check.tolerations,
+            budget_s=check.timeout_s,
+            clock=aicr_clock,
+            emit=check.emit,
+            record=record,
+        )
+    finally:
+        if record.namespace:  # verify pods were created: say where, with which image
+            check.extra["aicr.nvidiaSmi"] = record.as_extra()

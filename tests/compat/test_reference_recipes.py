@@ -61,7 +61,7 @@ def test_every_reference_component_values_file_is_a_mapping(reference_dir: Path)
         doc = tree.load_yaml(rel)
         # A comment-only file (components/grove/values.yaml) is an empty document: no values.
         assert isinstance(doc, dict) or doc is None, rel
-        assert tree.resolve(rel) == path
+        assert tree.resolve(rel) == path.resolve()
 
 
 def test_reference_registry_merges_over_ours(reference_dir: Path) -> None:

@@ -167,6 +167,14 @@ def test_least_privilege_user_is_not_admin(controlplane: ControlPlane) -> None:
     assert controlplane.get("/api/v1/secrets")["kind"] == "SecretList"
 
 
+def test_least_privilege_user_has_what_rbac_yaml_grants(controlplane: ControlPlane) -> None:
+    if controlplane.rbac_manifest is None:
+        pytest.skip("deploy/rbac.yaml not present: the least-privilege user has no bindings")
+    core: Any = client.CoreV1Api(controlplane.api_client(admin=False))
+    names = sorted(n.metadata.name for n in core.list_node().items)
+    assert names == sorted(H100_NODES.node_names() + SYSTEM_NODES.node_names())
+
+
 def test_start_and_teardown_leave_no_processes(
     record_property: Callable[[str, object], None], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -214,3 +214,116 @@ def test_unexpected_positional_args_rejected(tmp_path: Path) -> None:
     proc = cli("validate", "-r", rp, "-s", sp, "--no-cluster", "stray")
     assert proc.returncode == 2
     assert "pass pytest arguments after --" in proc.stderr
+
+
+def _dra(gpus: bool | None, waiver: bool) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"gpuResourcesEnabledOverride": waiver}
+    if gpus is not None:
+        overrides["resources"] = {"gpus": {"enabled": gpus}}
+    return {"name": "nvidia-dra-driver-gpu", "namespace": "nvidia-dra-driver", "overrides": overrides}
+
+
+def _op(device_plugin: bool) -> dict[str, Any]:
+    return {
+        "name": "gpu-operator",
+        "namespace": "gpu-operator",
+        "overrides": {"devicePlugin": {"enabled": device_plugin}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("refs", "fragment"),
+    [
+        ([_dra(None, True), _op(True)], 'is enabled but "resources.gpus.enabled" is not set'),
+        ([_dra(True, False), _op(True)], "requires gpuResourcesEnabledOverride=true"),
+        ([_dra(True, True), _op(True)], "dual advertisement"),
+        ([_dra(False, False), _op(False)], "no whole-GPU advertiser"),
+        ([_dra(False, True), _op(True)], "is an inert waiver"),
+    ],
+    ids=["E1", "E2", "E3", "E4", "E5"],
+)
+def test_invalid_allocation_policy_exits_2(tmp_path: Path, refs: list[dict[str, Any]], fragment: str) -> None:
+    recipe = make_recipe(deployment=["operator-health"])
+    recipe["componentRefs"] = refs
+    rp, sp = write(tmp_path, recipe)
+    proc = cli("validate", "-r", rp, "-s", sp, "--no-cluster")
+    assert proc.returncode == 2, proc.stderr
+    assert "[INVALID_REQUEST] invalid GPU allocation configuration: " in proc.stderr
+    assert fragment in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unparsable_comparator_exits_2(tmp_path: Path) -> None:
+    recipe = make_recipe(constraints=[{"name": "K8s.server.version", "value": ">= banana"}])
+    rp, sp = write(tmp_path, recipe)
+    proc = cli("validate", "-r", rp, "-s", sp, "--no-cluster")
+    assert proc.returncode == 2
+    assert "banana" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "example", sorted((REPO / "recipes" / "examples").glob("*.yaml")), ids=lambda p: p.name
+)
+def test_each_example_recipe_selects_the_checks_it_declares(tmp_path: Path, example: Path) -> None:
+    data = yamlio.load(example.read_text())
+    assert data.get("kind") == "RecipeResult"
+    snapshot = example.with_name(example.stem + "-snapshot.yaml")
+    declared = [
+        name
+        for phase in ("deployment", "conformance", "performance")
+        for name in ((data.get("validation") or {}).get(phase) or {}).get("checks") or []
+    ]
+    out = tmp_path / "ctrf.json"
+    proc = cli("validate", "-r", str(example), "-s", str(snapshot), "--no-cluster", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    tests = json.loads(out.read_text())["results"]["tests"]
+    selected = [t["name"] for t in tests if t["message"] == "skipped - no-cluster mode"]
+    assert sorted(selected) == sorted(declared)
+    assert declared, f"{example.name} declares no checks"
+
+
+SLOW_CHECK = """
+import time, pathlib, pytest
+
+@pytest.mark.check("operator-health")
+def test_slow(check):
+    pathlib.Path("started").write_text("1")
+    time.sleep(60)
+"""
+
+
+def test_sigterm_exits_5(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    (tmp_path / "test_slow.py").write_text(SLOW_CHECK)
+    rp, sp = write(tmp_path, make_recipe(deployment=["operator-health"]))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aicr_pytest.cli",
+            "validate",
+            "-r",
+            rp,
+            "-s",
+            sp,
+            "--",
+            "-p",
+            "no:cacheprovider",
+            "--no-bundled-checks",
+            str(tmp_path / "test_slow.py"),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists():
+        assert time.monotonic() < deadline, "the check never started"
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 5, err

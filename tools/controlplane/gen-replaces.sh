@@ -40,4 +40,4 @@ staging="$(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$upstream_mod
 } > "$here/go.mod"
 rm -f "$here/go.sum"
 echo "wrote $here/go.mod: k8s.io/kubernetes $version, $(wc -w <<<"$staging") staging modules at $staging_version" >&2
-echo "now run: (cd $here && go mod tidy)" >&2
+echo "now run: (cd $here && go mod tidy), and set K8S_VERSION in aicr_pytest/testing/controlplane.py" >&2
