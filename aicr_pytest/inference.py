@@ -24,6 +24,7 @@ import base64
 import hashlib
 import json
 import math
+import os
 import re
 import secrets as _secrets
 import shlex
@@ -49,6 +50,7 @@ from aicr_pytest.allocmode import (
     normalize_policy,
     parse_quantity,
 )
+from aicr_pytest.datatree import CATALOG_PATH
 from aicr_pytest.errors import Inconclusive, UsageError
 from aicr_pytest.skips import CheckSkip
 
@@ -253,6 +255,28 @@ MSG_NO_DEFAULT_STORAGE_CLASS: Final = (
     "disable the cache with AICR_INFERENCE_PERF_MODEL_CACHE_SIZE=off"
 )
 REDACTED: Final = "<redacted>"
+MSG_DGD_NOT_READY: Final = (
+    "[INTERNAL] DynamoGraphDeployment not ready: [TIMEOUT] timed out waiting for DynamoGraphDeployment "
+    "to become ready: {state}"
+)
+MSG_ENDPOINT_TIMEOUT: Final = (
+    "[TIMEOUT] timed out waiting for inference endpoint to serve requests: context deadline exceeded"
+)
+MSG_AIPERF_NO_POD: Final = "[TIMEOUT] failed to find AIPerf pod for job {namespace}/{job} within {timeout}"
+MSG_AIPERF_FAILED: Final = "[INTERNAL] AIPerf job failed: {detail}"
+MSG_AIPERF_TIMEOUT: Final = "[TIMEOUT] AIPerf job {namespace}/{job} did not finish within {timeout}: {state}"
+MSG_CACHE_POPULATE_FAILED: Final = "[INTERNAL] model-cache populate Job {namespace}/{job} failed: {detail}"
+MSG_CACHE_POPULATE_TIMEOUT: Final = (
+    "[TIMEOUT] model-cache populate Job {namespace}/{job} did not complete within {timeout} "
+    "(AICR_INFERENCE_PERF_WORKLOAD_READY_TIMEOUT): {state}"
+)
+MSG_CATALOG_ENV: Final = (
+    "validators/catalog.yaml: the inference-perf entry's env must be a list of {{name, value}} entries "
+    "(got {got})"
+)
+#: AIPerf pod phases: no pod within 5m, no verdict within 15m (performance spec §B.8).
+AIPERF_POD_TIMEOUT_S: Final = 300.0
+AIPERF_RUN_TIMEOUT_S: Final = 900.0
 
 TEMPLATE_SUBDIR: Final = "inference"  # under the ``runtimes`` package
 
@@ -262,6 +286,18 @@ class InferenceFailure(AssertionError):
 
     An ``AssertionError`` so pytest reports it as a failure, not an error (``other``).
     """
+
+
+class CatalogSource(Protocol):
+    """What we read the validator catalog from (``aicr_pytest.datatree.DataTree`` fits)."""
+
+    def load_merged(self, relpath: str, list_key: str) -> dict[str, Any] | None: ...
+
+
+class RecipeLike(Protocol):
+    """What :func:`prevalidate` reads from a recipe (``aicr_pytest.recipe.Recipe`` fits)."""
+
+    def phase_constraints(self, phase: str) -> Sequence[ConstraintLike]: ...
 
 
 class ConstraintLike(Protocol):
@@ -531,6 +567,46 @@ def resolve_knobs(
         ttft_constraint=ttft,
         ttft_threshold=ttft_threshold,
     )
+
+
+def catalog_env(data: CatalogSource | None) -> dict[str, str]:
+    """The inference-perf entry's ``env`` from ``validators/catalog.yaml`` (embedded + ``--data`` overlay).
+
+    Entries are ``{name, value}`` like a container's env (AICR's catalog shape); a mapping
+    ``NAME: value`` is accepted too.  No catalog or no entry → empty.
+    """
+    if data is None:
+        return {}
+    doc = data.load_merged(CATALOG_PATH, "validators")
+    entries = (doc or {}).get("validators") or []
+    entry = next((e for e in entries if isinstance(e, Mapping) and e.get("name") == CHECK_NAME), None)
+    raw = (entry or {}).get("env") or []
+    if isinstance(raw, Mapping):
+        return {str(k): "" if v is None else str(v) for k, v in raw.items()}
+    if not isinstance(raw, list):
+        raise UsageError(MSG_CATALOG_ENV.format(got=type(raw).__name__))
+    env: dict[str, str] = {}
+    for item in raw:
+        if not isinstance(item, Mapping) or not item.get("name"):
+            raise UsageError(MSG_CATALOG_ENV.format(got=json.dumps(item, default=str)))
+        value = item.get("value")
+        env[str(item["name"])] = "" if value is None else str(value)
+    return env
+
+
+def prevalidate(recipe: RecipeLike, settings: object, data: CatalogSource | None) -> None:
+    """Session-start validation of every knob and comparator (exit 2 before anything is deployed).
+
+    A recipe without throughput/TTFT constraints is not an error here: the check skips (guard A).
+    Knobs come from the recipe and the catalog env; ``HF_TOKEN`` and ``AICR_INFERENCE_PERF_NO_CLEANUP``
+    from the shell.
+    """
+    constraints = recipe.phase_constraints("performance")
+    try:
+        guard_constraints(constraints)
+    except CheckSkip:
+        return
+    resolve_knobs(constraints, catalog_env(data), os.environ)
 
 
 def preflight(

@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -744,6 +745,39 @@ def resolve_variant(
         runtime_template=template_path(variant, fabric, target_acc, target_svc),
         claim_template=claim,
     )
+
+
+class HasPerformanceBlock(Protocol):
+    """What :func:`prevalidate` reads from a recipe (:class:`aicr_pytest.recipe.Recipe` fits)."""
+
+    @property
+    def criteria(self) -> Any: ...
+    def phase_checks(self, phase: str) -> list[str]: ...
+    def phase_constraints(self, phase: str) -> Sequence[HasNameValue]: ...
+
+
+def prevalidate(recipe: HasPerformanceBlock, settings: object, data: DataTree | None) -> None:
+    """Session-start validation of the NCCL inputs only the checks understand (exit 2, nothing created).
+
+    Runs :func:`resolve_runtime_ref` once (malformed ref, missing ``--data``, missing/escaping
+    file), then the same :func:`resolve_variant` each declared NCCL check runs, so an unsupported
+    ``AICR_NCCL_FABRIC`` for ``-net`` or a ``==``/bare/unknown comparator is a
+    :class:`UsageError` here rather than after node discovery.  Outcomes that are the check's own
+    business (skips, invalid profile or private runtime: the check fails) are left to the check.
+    ``settings`` is accepted for the prevalidator signature; the environment is read from
+    ``os.environ`` as the check does.
+    """
+    constraints = constraint_pairs(recipe.phase_constraints("performance"))
+    private = resolve_runtime_ref(constraints, data)
+    for check in recipe.phase_checks("performance"):
+        if check not in CHECK_VARIANTS:
+            continue
+        try:
+            resolve_variant(
+                check, recipe.criteria, constraints, os.environ, data=data, private_runtime=private
+            )
+        except (CheckSkip, NcclCheckFailure):
+            continue
 
 
 # --------------------------------------------------------------------------------------------
@@ -1708,6 +1742,7 @@ __all__ = [
     "parse_row",
     "parse_threshold",
     "platform_worker_scheduling",
+    "prevalidate",
     "render_benchmark",
     "resolve_runtime_ref",
     "resolve_variant",

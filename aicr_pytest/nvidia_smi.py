@@ -182,7 +182,9 @@ def create_verify_pods(
             if gpu.mode == "dra":
                 if dra_version is None:  # pragma: no cover - DRA nodes come from listed slices
                     raise Inconclusive("resource.k8s.io is not served")
-                claim = run.create(build_verify_claim(gpu, name=name, namespace=namespace, api_version=dra_version))
+                claim = run.create(
+                    build_verify_claim(gpu, name=name, namespace=namespace, api_version=dra_version)
+                )
                 claim_name = str(claim["metadata"]["name"])
             pod = run.create(
                 build_verify_pod(
@@ -278,7 +280,9 @@ def node_result(cluster: Cluster, namespace: str, w: PodWait, *, budget_s: float
     if w.outcome == "failed":
         cause = MSG_POD_FAILED_CAUSE.format(ns=namespace, name=w.name)
         return NodeResult(node, False, format_pod_failure(node, w.last, events, logs, cause))
-    cause = MSG_WAIT_TIMEOUT.format(timeout=budget_s, what=f"pod {namespace}/{w.name}", state=summarize(w.last))
+    cause = MSG_WAIT_TIMEOUT.format(
+        timeout=budget_s, what=f"pod {namespace}/{w.name}", state=summarize(w.last)
+    )
     return NodeResult(node, False, format_pod_failure(node, w.last, events, logs, cause), inconclusive=True)
 
 

@@ -124,7 +124,8 @@ build() {
         mv -f "$bin/kwok-stages.yaml.tmp" "$bin/kwok-stages.yaml"
     fi
     echo "$K8S_VERSION" > "$bin/VERSION"
-    have_all && log "done: $(ls "$bin" | tr '\n' ' ')"
+    have_all || { log "build finished but something is still missing from $bin"; return 1; }
+    log "done: $(ls "$bin" | tr '\n' ' ')"
 }
 
 case "${1:-build}" in

@@ -105,6 +105,33 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "CRD discovery (which operators are installed)": _p(
         _READ, "apiextensions.k8s.io", "customresourcedefinitions"
     ),
+    "NCCL benchmark: run-scoped Kubeflow Trainer TrainingRuntime + TrainJob": _p(
+        "get,list,watch,create,delete", "trainer.kubeflow.org", "trainjobs,trainingruntimes"
+    ),
+    "NCCL -nvls: run-scoped ComputeDomain (the DRA driver turns it into the IMEX claim template)": _p(
+        "get,list,watch,create,delete", "resource.nvidia.com", "computedomains"
+    ),
+    "NCCL on GKE: GPU NIC networks for the multi-NIC worker annotation": _p(
+        _READ, "networking.gke.io", "networks"
+    ),
+    "inference-perf: model-cache PVC in the per-run namespace": _p(
+        "get,list,watch,create,delete", "", "persistentvolumeclaims"
+    ),
+    "inference-perf: HF token Secret in the per-run namespace (write-only: never read back)": _p(
+        "create", "", "secrets"
+    ),
+    "inference-perf: endpoint readiness by a chat completion through the API server's service proxy": _p(
+        "create", "", "services/proxy"
+    ),
+    "inference-perf: the run's DynamoGraphDeployment": _p(
+        "get,list,watch,create,delete", "nvidia.com", "dynamographdeployments"
+    ),
+    "inference-perf: the run's KAI Queue (cluster-scoped)": _p(
+        "get,list,watch,create,delete", "scheduling.run.ai", "queues"
+    ),
+    "inference-perf gateway-epp: the run's HTTPRoute": _p(
+        "get,list,watch,create,delete", "gateway.networking.k8s.io", "httproutes"
+    ),
     "run-scoped RBAC for in-cluster workloads (no cluster-admin binding)": _p(
         "get,list,watch,create,delete", _RBAC_GROUP, "roles,rolebindings"
     ),

@@ -327,8 +327,14 @@ class RunScope:
 
     # -- cleanup ---------------------------------------------------------------------------------------
     def _shared_namespace_in_use(self, reg: Registered) -> bool:
-        """Whether objects from another run/worker are in a shared namespace we created."""
-        for api_version, plural in (("v1", "pods"), ("batch/v1", "jobs"), ("v1", "configmaps")):
+        """Whether objects from another run/worker are in a shared namespace we created.
+
+        Looks at pods, Jobs, ConfigMaps and every namespaced kind this run created itself (another
+        aicr-pytest run creates the same kinds, e.g. TrainingRuntimes before its TrainJob).
+        """
+        kinds = {("v1", "pods"), ("batch/v1", "jobs"), ("v1", "configmaps")}
+        kinds |= {(rt.api_version, rt.plural) for rt in self._kinds_used if rt.namespaced}
+        for api_version, plural in sorted(kinds):
             for obj in self.cluster.list(
                 api_version, plural, reg.name, label_selector=f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}"
             ):

@@ -5,7 +5,17 @@ etcd (Debian's ``etcd-server``), kube-apiserver, kube-controller-manager and kub
 drives pod phases) run as child processes on random loopback ports, with their state, certificates and logs
 in one temporary directory. There is no kubelet and no container runtime: pods are bound by the real
 scheduler to kwok's simulated GPU nodes and kwok moves them through its default stages (Running, and
-Succeeded for pods owned by a Job).
+Succeeded for pods owned by a Job). The ``pod-complete`` stage is adjusted per pod by the annotation
+:data:`RUN_FOR_ANNOTATION` (``"5s"``: Running that long first; ``"forever"``: never completes).
+
+Container logs: kwok serves ``pods/<pod>/log`` (through the apiserver, which reaches kwok's
+kubelet-like server on the node's InternalIP and ``kubeletEndpoint`` port) from files named by kwok
+``Logs``/``ClusterLogs`` objects; :meth:`ControlPlane.set_pod_logs` and
+:meth:`ControlPlane.set_namespace_logs` write the text (CRI log format) and the object.
+
+The apiserver runs without its watch cache: Debian's etcd 3.4 lacks the progress notifications the
+cache needs for client-go's streaming lists, and with the cache on, kwok's informers fall back to
+periodic re-lists, so every pod phase change lags 5-10 s (a Job took ~12 s; now ~1 s).
 
 Authentication is by static bearer tokens (``--token-auth-file``); authorization is RBAC only. Two
 kubeconfigs are written: ``admin`` (``system:masters``) and ``user``, a least-privilege user bound to every
@@ -67,6 +77,11 @@ class ControlPlaneError(RuntimeError):
 # binaries
 
 
+#: The home directory when this module was imported: pytester (and other fixtures) point ``$HOME`` at
+#: a temporary directory while a test runs, which must not hide the machine's binary cache.
+_HOME = Path.home()
+
+
 def binary_dir() -> Path:
     """Where ``scripts/controlplane.sh build`` puts the binaries (see the module docstring)."""
     explicit = os.environ.get("AICR_CONTROLPLANE_BIN")
@@ -75,7 +90,7 @@ def binary_dir() -> Path:
     cache = os.environ.get("AICR_CONTROLPLANE_CACHE")
     if cache:
         return Path(cache) / "bin"
-    return Path.home() / ".cache" / "aicr-pytest" / "controlplane" / K8S_VERSION / "bin"
+    return _HOME / ".cache" / "aicr-pytest" / "controlplane" / K8S_VERSION / "bin"
 
 
 @dataclass(frozen=True)
@@ -234,6 +249,77 @@ def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
             },
         },
     }
+
+
+# --------------------------------------------------------------------------------------------------------
+# kwok's Logs/ClusterLogs resources (scripted container logs)
+
+KWOK_GROUP = "kwok.x-k8s.io"
+KWOK_API_VERSION = f"{KWOK_GROUP}/v1alpha1"
+#: kwok reads these kinds from the apiserver (``--enable-crds``) instead of static config files.
+KWOK_CRD_KINDS = ("Logs", "ClusterLogs")
+
+
+def kwok_crd(kind: str) -> dict[str, Any]:
+    """A minimal CRD for kwok's ``kind`` (schema: preserve unknown fields; kwok's own is stricter)."""
+    plural = kind.lower()
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{KWOK_GROUP}"},
+        "spec": {
+            "group": KWOK_GROUP,
+            "scope": "Cluster" if kind.startswith("Cluster") else "Namespaced",
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": plural},
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+
+
+#: Pod annotation read by the adjusted ``pod-complete`` stage: how long a Job's pod runs before
+#: kwok marks it Succeeded (a Go duration such as ``"5s"``; default 0), or ``"forever"`` (never).
+RUN_FOR_ANNOTATION = "aicr.test/run-for"
+
+
+def write_kwok_stages(source: Path, target: Path) -> Path:
+    """kwok's default stages with ``pod-complete`` made controllable per pod (:data:`RUN_FOR_ANNOTATION`)."""
+    docs = [d for d in yaml.safe_load_all(source.read_text()) if isinstance(d, dict)]
+    for doc in docs:
+        if doc.get("kind") == "Stage" and doc.get("metadata", {}).get("name") == "pod-complete":
+            spec = doc["spec"]
+            query = f'.metadata.annotations["{RUN_FOR_ANNOTATION}"]'
+            spec["selector"]["matchExpressions"].append(
+                {"key": query, "operator": "NotIn", "values": ["forever"]}
+            )
+            spec["delay"] = {"durationMilliseconds": 0, "durationFrom": {"expressionFrom": query}}
+    target.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return target
+
+
+def cri_log(text: str, *, stream: str = "stdout", timestamp: str = "2025-01-01T00:00:00.000000000Z") -> str:
+    """``text`` in the CRI container-log format kwok's log server reads (``<ts> <stream> F|P <line>``).
+
+    Every complete line becomes an ``F`` (full) record; a trailing line without a newline becomes a
+    ``P`` (partial) record, so ``GET .../log`` returns ``text`` byte for byte.
+    """
+    out: list[str] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        last = i == len(lines) - 1
+        if last and line == "":
+            break
+        out.append(f"{timestamp} {stream} {'P' if last else 'F'} {line}\n")
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -409,8 +495,79 @@ class ControlPlane:
         """GET ``path`` on the apiserver (JSON decoded)."""
         return self.request("GET", path, admin=admin)
 
+    def get_text(self, path: str, *, admin: bool = True) -> str:
+        """GET ``path`` and return the body as text (``pods/<pod>/log``, ``/healthz``...)."""
+        return _https_request(self.server + path, self.ca_cert, self._token(admin)).decode(errors="replace")
+
     def _token(self, admin: bool) -> str:
         return self.admin_token if admin else self.user_token
+
+    @property
+    def logs_dir(self) -> Path:
+        """Where scripted container logs (CRI format) live; kwok reads them from here."""
+        path = self.workdir / "pod-logs"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def _write_log_file(self, stem: str, container: str, text: str) -> str:
+        path = self.logs_dir / f"{stem}.{container}.{secrets.token_hex(4)}.log"
+        path.write_text(cri_log(text))
+        return str(path)
+
+    def set_pod_logs(self, namespace: str, pod: str, logs: Mapping[str, str]) -> None:
+        """Script what ``GET .../pods/<pod>/log?container=<c>`` returns (a kwok ``Logs`` object).
+
+        ``logs`` maps container name to text; the key ``""`` matches any container. Replaces an
+        earlier script for the same pod.
+        """
+        spec = [
+            {
+                **({"containers": [c]} if c else {}),
+                "logsFile": self._write_log_file(f"{namespace}.{pod}", c or "any", text),
+            }
+            for c, text in logs.items()
+        ]
+        body = {
+            "apiVersion": KWOK_API_VERSION,
+            "kind": "Logs",
+            "metadata": {"name": pod, "namespace": namespace},
+            "spec": {"logs": spec},
+        }
+        path = f"/apis/{KWOK_API_VERSION}/namespaces/{namespace}/logs"
+        try:
+            self.request("POST", path, body)
+        except urllib.error.HTTPError as e:
+            if e.code != 409:
+                raise
+            self.request(
+                "PATCH", f"{path}/{pod}", {"spec": body["spec"]}, content_type="application/merge-patch+json"
+            )
+
+    def set_namespace_logs(
+        self, name: str, namespaces: Sequence[str], logs: Mapping[str, str], pods: Sequence[str] = ()
+    ) -> None:
+        """Script the logs of every pod in ``namespaces`` (or only ``pods``): a kwok ``ClusterLogs``."""
+        spec = [
+            {
+                **({"containers": [c]} if c else {}),
+                "logsFile": self._write_log_file(name, c or "any", text),
+            }
+            for c, text in logs.items()
+        ]
+        selector: dict[str, Any] = {"matchNamespaces": list(namespaces)}
+        if pods:
+            selector["matchNames"] = list(pods)
+        body = {
+            "apiVersion": KWOK_API_VERSION,
+            "kind": "ClusterLogs",
+            "metadata": {"name": name},
+            "spec": {"selector": selector, "logs": spec},
+        }
+        self.request("POST", f"/apis/{KWOK_API_VERSION}/clusterlogs", body)
+
+    def delete_namespace_logs(self, name: str) -> None:
+        with contextlib.suppress(urllib.error.HTTPError):
+            self.request("DELETE", f"/apis/{KWOK_API_VERSION}/clusterlogs/{name}")
 
     def alive(self) -> dict[str, bool]:
         return {name: c.process.poll() is None for name, c in self.components.items()}
@@ -559,7 +716,7 @@ def start_controlplane(
     kcm_token, scheduler_token, kwok_token = (secrets.token_hex(24) for _ in range(3))
     ports = {
         name: free_port()
-        for name in ("etcd-client", "etcd-peer", "apiserver", "kcm", "scheduler", "kwok", "kwok-node")
+        for name in ("etcd-client", "etcd-peer", "apiserver", "kcm", "scheduler", "kwok-node")
     }
     server = f"https://127.0.0.1:{ports['apiserver']}"
     pki = generate_pki(workdir / "pki")
@@ -654,6 +811,14 @@ def _launch(
         "--allow-privileged=true",
         "--endpoint-reconciler-type=none",  # loopback advertise address; no kubernetes Endpoints needed
         "--enable-admission-plugins=ExtendedResourceToleration",
+        # kwok nodes report InternalIP 127.0.0.1 and Hostname <node name> (not resolvable): pods/log,
+        # exec and port-forward go to kwok's kubelet-like server on the InternalIP.
+        "--kubelet-preferred-address-types=InternalIP",
+        # Debian's etcd 3.4 lacks RequestWatchProgress, so the watch cache refuses client-go's
+        # streaming lists (sendInitialEvents); kwok's informers then fail, back off and re-list, and
+        # every pod phase change lags by 5-10 s. Without the cache, watches go to etcd directly and
+        # serve streaming lists: a kwok Job pod completes in ~1 s instead of ~12 s.
+        "--watch-cache=false",
         "--profiling=false",
         f"--cert-dir={workdir / 'apiserver-certs'}",
         f"--v={verbosity}",
@@ -707,18 +872,21 @@ def _launch(
     kwok_kubeconfig = write_kubeconfig(
         workdir / "kwok.kubeconfig", server=server, ca_cert=pki.ca_cert, user="aicr-kwok", token=kwok_token
     )
+    install_kwok_crds(cp, deadline, components)
     key, value = KWOK_NODE_ANNOTATION
     _start("kwok", [
         binaries.kwok,
         f"--kubeconfig={kwok_kubeconfig}",
-        f"--config={binaries.kwok_stages}",
+        f"--config={write_kwok_stages(binaries.kwok_stages, workdir / 'kwok-stages.yaml')}",
         "--manage-all-nodes=false",
         "--node-lease-duration-seconds=40",
+        f"--enable-crds={','.join(KWOK_CRD_KINDS)}",
         f"--manage-nodes-with-annotation-selector={key}={value}",
         "--cidr=10.244.0.1/16",
         "--node-ip=127.0.0.1",
         f"--node-port={ports['kwok-node']}",
-        f"--server-address=127.0.0.1:{ports['kwok']}",
+        # The nodes' kubeletEndpoint port is --node-port: serve logs/exec there (as kwokctl does).
+        f"--server-address=127.0.0.1:{ports['kwok-node']}",
         f"--tls-cert-file={pki.serving_cert}", f"--tls-private-key-file={pki.serving_key}",
         f"--v={'DEBUG' if verbosity > 2 else 'INFO'}",
     ], workdir, components)  # fmt: skip
@@ -728,6 +896,35 @@ def _launch(
         _wait_until(
             f"{name} /healthz", lambda u=url: _https_get(u, None, None) == b"ok", deadline, components
         )
+
+
+def install_kwok_crds(
+    cp: ControlPlane, deadline: float, components: Mapping[str, Component] | None = None
+) -> None:
+    """Create kwok's Logs/ClusterLogs CRDs and wait until they are Established (before kwok starts)."""
+    for kind in KWOK_CRD_KINDS:
+        try:
+            cp.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", kwok_crd(kind))
+        except urllib.error.HTTPError as e:
+            if e.code != 409:
+                raise
+    for kind in KWOK_CRD_KINDS:
+        name = f"{kind.lower()}.{KWOK_GROUP}"
+        _wait_until(
+            f"CRD {name} Established",
+            lambda n=name: crd_established(cp, n),
+            deadline,
+            components or cp.components,
+        )
+
+
+def crd_established(cp: ControlPlane, name: str) -> bool:
+    """Whether CRD ``name`` has condition ``Established=True``."""
+    crd = cp.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    return any(
+        c.get("type") == "Established" and c.get("status") == "True"
+        for c in (crd.get("status") or {}).get("conditions") or []
+    )
 
 
 def _nodes_ready(cp: ControlPlane) -> bool:

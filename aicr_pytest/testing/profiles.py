@@ -18,8 +18,15 @@ Profiles:
   ``clustertrainingruntimes`` in ``trainer.kubeflow.org/v1alpha1``, controller Deployment),
   cert-manager and the Prometheus stack (namespace ``monitoring``). Namespaces follow the AICR
   component registry's ``defaultNamespace``.
+* ``gb200-eks-training`` -- the training stack on 4x p6e-gb200.36xlarge-like nodes (4x GB200 each,
+  arm64, one ``nvidia.com/gpu.clique``, ``vpc.amazonaws.com/efa: 8``) + 1 system node; the NCCL
+  player (:mod:`aicr_pytest.testing.players.nccl`) plays Kubeflow Trainer/JobSet, the launcher log
+  and the DRA driver's ComputeDomain -> IMEX ResourceClaimTemplate for ``-net``/``-nvls``.
 * ``h100-eks-inference`` -- the same plus Dynamo (namespace ``dynamo-system``,
-  ``DynamoGraphDeployment`` CRD ``nvidia.com/v1alpha1``, operator Deployment).
+  ``DynamoGraphDeployment`` CRD ``nvidia.com/v1beta1`` + ``v1alpha1``, operator Deployment); the DRA
+  driver runs ComputeDomains only (``resources.gpus.enabled=false``: no ``gpu.nvidia.com`` slices),
+  so whole GPUs come from the device plugin alone. The inference player
+  (:mod:`aicr_pytest.testing.players.inference`) plays the Dynamo operator, the endpoint and AIPerf.
 
 Faults:
 
@@ -30,9 +37,15 @@ Faults:
 * ``no-kai`` -- no KAI scheduler (pods asking for ``kai-scheduler`` stay Pending, no events);
 * ``gpu-node-cordoned`` -- the first GPU node is cordoned (``spec.unschedulable`` + the
   ``node.kubernetes.io/unschedulable:NoSchedule`` taint);
-* ``nccl-low-bandwidth``, ``nccl-socket-fallback`` -- stubs: they only record the fault name in
-  ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL
-  check issues make the simulator's NCCL launcher logs honour them.
+* ``nvidia-smi-missing-gpu`` -- the last GPU node still advertises 8 GPUs but nvidia-smi lists 7
+  (the nvidia-smi player honours it);
+* ``nccl-low-bandwidth``, ``nccl-socket-fallback``, ``nccl-launcher-never-starts`` -- recorded in
+  ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
+  (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network
+  Socket``, a launcher pod that stays Pending;
+* ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);
+* ``inference-low-throughput`` -- AIPerf reports ~20,000 tokens/sec (inference-perf fails);
+* ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout).
 """
 
 from __future__ import annotations
@@ -468,7 +481,11 @@ def install_kube_system(fc: FakeCluster, profile: ClusterProfile, comp: Componen
         {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "StorageClass",
-            "metadata": {"name": "gp3"},
+            # AICR-deployed EKS clusters get gp3 as the default class (aws-ebs-csi-driver component).
+            "metadata": {
+                "name": "gp3",
+                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+            },
             "provisioner": "ebs.csi.aws.com",
             "volumeBindingMode": "WaitForFirstConsumer",
         }
@@ -606,6 +623,8 @@ def install_dra_driver(fc: FakeCluster, profile: ClusterProfile, comp: Component
         labels={"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
         container="gpus",
     )
+    if not comp.options.get("gpus", True):  # resources.gpus.enabled=false: ComputeDomains only
+        return
     fc.add(
         {
             "apiVersion": "resource.k8s.io/v1",
@@ -848,7 +867,11 @@ def install_dynamo(fc: FakeCluster, profile: ClusterProfile, comp: Component) ->
     _crd_established(
         fc,
         crd(
-            "nvidia.com", "dynamographdeployments", "DynamoGraphDeployment", ["v1alpha1"], short_names=["dgd"]
+            "nvidia.com",
+            "dynamographdeployments",
+            "DynamoGraphDeployment",
+            ["v1beta1", "v1alpha1"],
+            short_names=["dgd"],
         ),
     )
     _crd_established(
@@ -929,11 +952,58 @@ def h100_eks_inference() -> ClusterProfile:
     profile.name = "h100-eks-inference"
     profile.description = "EKS, 4x p5.48xlarge (8x H100 80GB HBM3) + 1 system node, inference stack (Dynamo)"
     profile.components.append(Component("dynamo-platform", install_dynamo))
+    dra = profile.component("nvidia-dra-driver-gpu")
+    if dra is not None:  # device-plugin production default: no gpu.nvidia.com slices (#1327)
+        dra.options["gpus"] = False
+    return profile
+
+
+def gb200_eks_training() -> ClusterProfile:
+    """GB200 on EKS: 4x p6e-gb200.36xlarge (4 GPUs each, one NVL72 IMEX clique) for -net/-nvls."""
+    arm = {"kubernetes.io/arch": "arm64", "beta.kubernetes.io/arch": "arm64"}
+    profile = h100_eks_training()
+    profile.name = "gb200-eks-training"
+    profile.description = (
+        "EKS, 4x p6e-gb200.36xlarge (4x GB200) + 1 system node, training stack (Kubeflow Trainer)"
+    )
+    profile.node_pools = [
+        NodeProfile(
+            count=1,
+            name_prefix="system",
+            instance_type="m7g.4xlarge",
+            gpu_product=None,
+            gpus_per_node=0,
+            cpu="16",
+            memory="65536Mi",
+            ephemeral_storage="200Gi",
+            labels={"eks.amazonaws.com/nodegroup": "system", "node-role.aicr.run/system": "true", **arm},
+        ),
+        NodeProfile(
+            count=4,
+            name_prefix="gb200",
+            instance_type="p6e-gb200.36xlarge",
+            gpu_product="NVIDIA-GB200",
+            gpus_per_node=4,
+            gpu_memory_mib=189471,
+            gpu_family="blackwell",
+            cpu="144",
+            memory="983040Mi",
+            kernel_version="6.8.0-1024-aws",
+            extra_resources={"vpc.amazonaws.com/efa": "8", "hugepages-2Mi": "10Gi"},
+            labels={
+                "eks.amazonaws.com/nodegroup": "gpu-gb200",
+                "node-role.aicr.run/gpu": "true",
+                "nvidia.com/gpu.clique": "5f1c7a52-3c4e-4b8e-9a51-6d1f3e0b2a77.1",
+                **arm,
+            },
+        ),
+    ]
     return profile
 
 
 PROFILES: dict[str, Callable[[], ClusterProfile]] = {
     "h100-eks-training": h100_eks_training,
+    "gb200-eks-training": gb200_eks_training,
     "h100-eks-inference": h100_eks_inference,
 }
 
@@ -972,21 +1042,43 @@ def fault_gpu_node_cordoned(profile: ClusterProfile) -> None:
         profile.cordoned.append(nodes[0])
 
 
+def fault_nvidia_smi_missing_gpu(profile: ClusterProfile) -> None:
+    """Stub: recorded in ``state["faults"]``; the nvidia-smi player shows one GPU fewer on the last node."""
+
+
 def fault_nccl_low_bandwidth(profile: ClusterProfile) -> None:
-    """Stub: recorded in ``state["faults"]``; the NCCL check's simulator reports low bus bandwidth."""
+    """Recorded in ``state["faults"]``; the NCCL player reports ~1/4 of healthy bus bandwidth."""
 
 
 def fault_nccl_socket_fallback(profile: ClusterProfile) -> None:
-    """Stub: recorded in ``state["faults"]``; the NCCL check's simulator logs a Socket transport."""
+    """Recorded in ``state["faults"]``; the NCCL player logs ``NCCL INFO Using network Socket``."""
+
+
+def fault_nccl_launcher_never_starts(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; the NCCL launcher pod stays Pending (ImagePullBackOff)."""
+
+
+def fault_dynamo_crd_missing(profile: ClusterProfile) -> None:
+    """Dynamo operator not deployed: no ``dynamo-system`` namespace, no DynamoGraphDeployment CRD."""
+    profile.remove("dynamo-platform")
+
+
+def fault_inference_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.inference` honours it."""
 
 
 FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
+    "dynamo-crd-missing": fault_dynamo_crd_missing,
+    "inference-low-throughput": fault_inference_stub,
+    "inference-endpoint-down": fault_inference_stub,
     "device-plugin-crashloop": fault_device_plugin_crashloop,
     "gpu-operator-missing": fault_gpu_operator_missing,
     "no-kai": fault_no_kai,
     "nccl-low-bandwidth": fault_nccl_low_bandwidth,
     "nccl-socket-fallback": fault_nccl_socket_fallback,
+    "nccl-launcher-never-starts": fault_nccl_launcher_never_starts,
     "gpu-node-cordoned": fault_gpu_node_cordoned,
+    "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
 }
 
 

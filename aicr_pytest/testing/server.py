@@ -32,7 +32,7 @@ import select
 import socket
 import threading
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,9 +43,13 @@ import yaml
 from aicr_pytest.testing.resources import ResourceType
 from aicr_pytest.testing.store import APPLY_PATCH, ApiError, Obj, Store
 
-__all__ = ["FakeApiServer", "Fault", "Faults", "RequestRecord"]
+__all__ = ["FakeApiServer", "Fault", "Faults", "ProxyHandler", "RequestRecord"]
 
 JSON_CT = "application/json"
+
+#: ``handler(method, path below /proxy, request body) -> (HTTP status, response body text)``.
+ProxyHandler = Callable[[str, str, bytes], tuple[int, str]]
+_PROXY_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services/([^/]+)/proxy(/.*)?$")
 
 
 @dataclass
@@ -186,6 +190,9 @@ class FakeApiServer:
         self.requests: deque[RequestRecord] = deque(maxlen=20_000)
         self._count_lock = threading.Lock()
         self._stopping = threading.Event()
+        #: Service proxy (``/api/v1/namespaces/<ns>/services/<name>[:<port>]/proxy/...``) backends,
+        #: keyed by ``(namespace, service name)``: a player stands in for the pods behind a Service.
+        self.proxy_handlers: dict[tuple[str, str], ProxyHandler] = {}
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.api = self
         self._thread: threading.Thread | None = None
@@ -333,6 +340,9 @@ class FakeApiServer:
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes, alive: Any
     ) -> Response:
         method = method.upper()
+        proxied = _PROXY_PATH.match(path)
+        if proxied is not None:
+            return self._proxy(method, proxied.group(1), proxied.group(2), proxied.group(3) or "/", raw)
         route = self.route(path)
         if route.text is not None:
             return Response(200, route.text, content_type="text/plain")
@@ -465,6 +475,19 @@ class FakeApiServer:
                 )
             return Response(code, out, headers=headers_out)
         raise _status_error(405, "the server does not allow this method on the requested resource")
+
+    def _proxy(self, method: str, ns: str, target: str, subpath: str, raw: bytes) -> Response:
+        """The API server's service proxy: 404 without the Service, 503 without a backend."""
+        parts = target.split(":")
+        name = parts[1] if len(parts) == 3 else parts[0]  # [scheme:]name[:port]
+        services = self.store.resource("", "v1", "services")
+        assert services is not None
+        self.store.get(services, ns, name)  # 404 NotFound when the Service does not exist
+        handler = self.proxy_handlers.get((ns, name))
+        if handler is None:
+            raise _status_error(503, f'no endpoints available for service "{name}"')
+        status, text = handler(method, subpath, raw)
+        return Response(status, text)
 
     def _bind(self, rt: ResourceType, ns: str | None, name: str, body: Any) -> Response:
         target = ((body or {}).get("target") or {}).get("name")
@@ -652,6 +675,14 @@ class _HTTPServer(ThreadingHTTPServer):
     block_on_close = False
     allow_reuse_address = True
     api: FakeApiServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a watch closed early) is normal: no traceback on stderr."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

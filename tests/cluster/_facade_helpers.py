@@ -14,6 +14,7 @@ import yaml
 from aicr_pytest.kube import Cluster, RetryPolicy, connect
 from aicr_pytest.kube.rbac import granted_permissions, is_granted
 from aicr_pytest.testing import FakeCluster
+from aicr_pytest.testing.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,6 +37,37 @@ def facade(fc: FakeCluster, **kw: Any) -> tuple[Cluster, RecordingSleep]:
     kw.setdefault("enforce_declared", True)
     cluster = connect(str(fc.kubeconfig_path), sleep=sleep, **kw)
     return cluster, sleep
+
+
+class BackendSleep:
+    """Records retry sleeps; lets that much time pass on the backend (virtual on the fake)."""
+
+    def __init__(self, backend: K8sBackend) -> None:
+        self.backend = backend
+        self.calls: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+        self.backend.clock.sleep(seconds)
+
+
+def backend_facade(backend: K8sBackend, *, admin: bool = False, **kw: Any) -> tuple[Cluster, BackendSleep]:
+    """A facade on ``backend`` as the least-privilege user (``admin=True``: the admin kubeconfig),
+    refusing any request outside the RBAC registry; on the control plane the apiserver's RBAC also
+    judges every request against ``deploy/rbac.yaml``."""
+    sleep = BackendSleep(backend)
+    kw.setdefault("enforce_declared", True)
+    path = backend.kubeconfig_path if admin else backend.restricted_kubeconfig_path
+    cluster = connect(str(path), sleep=sleep, **kw)
+    return cluster, sleep
+
+
+def fake_of(backend: K8sBackend) -> FakeCluster:
+    """The FakeCluster behind a fake-only scenario's backend."""
+    from aicr_pytest.testing.backends import FakeBackend
+
+    assert isinstance(backend, FakeBackend), "a fake-only scenario ran on another backend"
+    return backend.fake
 
 
 def assert_rbac_covers(cluster: Cluster) -> None:

@@ -1,7 +1,11 @@
-"""The deployment-phase checks end to end: real plugin + real facade + the fake cluster.
+"""The deployment-phase checks end to end: real plugin + real facade, on both backends (``k8s_backend``).
 
-Each scenario runs the bundled checks through pytester against a FakeCluster profile; the
-check's clock is the fake cluster's clock, so dwell windows and retries cost no real time.
+Each scenario runs the bundled checks through pytester with ``--kubeconfig`` set to the backend's
+*least-privilege* kubeconfig (on the control plane: the user bound to ``deploy/rbac.yaml`` only), so
+an RBAC denial anywhere in a check is a red test. The fake is seeded with a profile and checks read
+its virtual clock; the control plane is seeded with the same profile (real controllers run the
+workloads, see :mod:`aicr_pytest.testing.backends`) and checks read a clock whose sleeps (dwell
+windows, poll intervals) cost no real time.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ import aicr_pytest.deployment
 import aicr_pytest.plugin
 import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest import yamlio
-from aicr_pytest.testing.cluster import FakeCluster
+from aicr_pytest.testing.backends import K8sBackend
 from tests.cluster import shared_clock
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
 SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
+PROFILE = "h100-eks-training"
 
 CONFTEST = """
 import pytest
@@ -34,10 +39,20 @@ def aicr_clock():
 """
 
 
+def assert_no_rbac_denials(tests: dict[str, dict[str, Any]]) -> None:
+    """No check may end because the least-privilege user was refused something."""
+    denied = {
+        name: t.get("message", "")
+        for name, t in tests.items()
+        if "RBAC denied" in (t.get("message") or "") or "403 Forbidden" in (t.get("message") or "")
+    }
+    assert not denied, f"RBAC denials with deploy/rbac.yaml: {denied}"
+
+
 def run_deployment(
-    pytester: pytest.Pytester, fc: FakeCluster, *extra: str, recipe: dict[str, Any] | None = None
+    pytester: pytest.Pytester, backend: K8sBackend, *extra: str, recipe: dict[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
-    shared_clock.CURRENT[:] = [shared_clock.ClusterClock(fc)]
+    shared_clock.CURRENT[:] = [backend.check_clock]
     pytester.makeconftest(CONFTEST)
     recipe_path = RECIPE
     if recipe is not None:
@@ -52,7 +67,7 @@ def run_deployment(
         "--snapshot",
         str(SNAPSHOT),
         "--kubeconfig",
-        str(fc.kubeconfig_path),
+        str(backend.restricted_kubeconfig_path),
         "--phase",
         "deployment",
         "--ctrf-report",
@@ -60,50 +75,61 @@ def run_deployment(
         *extra,
     )
     report = json.loads(out.read_text())
-    return {t["name"]: t for t in report["results"]["tests"]}
+    tests = {t["name"]: t for t in report["results"]["tests"]}
+    assert_no_rbac_denials(tests)
+    return tests
 
 
-def test_healthy_profile_passes(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
-    tests = run_deployment(pytester, fc)
-    assert tests["operator-health"]["status"] == "passed"
+def test_healthy_profile_passes(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    k8s_backend.seed_profile(PROFILE)
+    tests = run_deployment(pytester, k8s_backend)
+    assert tests["operator-health"]["status"] == "passed", tests["operator-health"].get("message")
     assert tests["operator-health"]["stdout"][0] == "Found 1 gpu-operator pod(s):"
     assert tests["gpu-operator-version"]["status"] == "passed", tests["gpu-operator-version"]
     assert "Constraint: >= v25.3.0 → true" in tests["gpu-operator-version"]["stdout"]
     assert tests["expected-resources"]["status"] == "passed", tests["expected-resources"].get("message")
+    assert tests["check-nvidia-smi"]["status"] == "passed", tests["check-nvidia-smi"].get("message")
+    gpu_nodes = len(k8s_backend.gpu_nodes(1)) if k8s_backend.name == "controlplane" else 4
+    assert f"nodesValidated: {gpu_nodes}/{gpu_nodes}" in tests["check-nvidia-smi"]["stdout"]
+    assert k8s_backend.controller_errors() == []
 
 
-def test_gpu_operator_missing_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["gpu-operator-missing"])
-    tests = run_deployment(pytester, fc)
+@pytest.mark.fake_only("faulted profile: the control plane holds the healthy profile in the same namespaces")
+def test_gpu_operator_missing_fails(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    k8s_backend.seed_profile(PROFILE, ["gpu-operator-missing"])
+    tests = run_deployment(pytester, k8s_backend)
     assert tests["operator-health"]["status"] == "failed"
     assert tests["gpu-operator-version"]["status"] in ("failed", "other")
     assert tests["expected-resources"]["status"] == "failed"
     assert "gpu-operator" in tests["expected-resources"]["message"]
 
 
+@pytest.mark.fake_only("crash-looping pod: real controllers and kwok keep DaemonSet pods Ready")
 def test_device_plugin_crashloop_fails_naming_daemonset(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["device-plugin-crashloop"])
-    tests = run_deployment(pytester, fc)
+    k8s_backend.seed_profile(PROFILE, ["device-plugin-crashloop"])
+    tests = run_deployment(pytester, k8s_backend)
     assert tests["expected-resources"]["status"] == "failed"
     assert "nvidia-device-plugin-daemonset" in tests["expected-resources"]["message"]
 
 
-def test_version_without_constraint_skips(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_version_without_constraint_skips(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    k8s_backend.seed_profile(PROFILE)
     recipe = yamlio.load(RECIPE.read_text())
     recipe["validation"]["deployment"]["constraints"] = []
-    tests = run_deployment(pytester, fc, recipe=recipe)
+    tests = run_deployment(pytester, k8s_backend, recipe=recipe)
     assert tests["gpu-operator-version"]["status"] == "skipped"
     assert tests["gpu-operator-version"]["message"].startswith(
         "no Deployment.gpu-operator.version constraint in recipe; detected v"
     )
 
 
-def test_api_errors_are_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
-    fc.faults.server_error(path=r"/pods", times=None)
-    tests = run_deployment(pytester, fc)
+@pytest.mark.fake_only("HTTP fault injection: persistent 500 on pod lists")
+def test_api_errors_are_other(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    from _facade_helpers import fake_of
+
+    k8s_backend.seed_profile(PROFILE)
+    fake_of(k8s_backend).faults.server_error(path=r"/pods", times=None)
+    tests = run_deployment(pytester, k8s_backend)
     assert tests["operator-health"]["status"] == "other"

@@ -1,17 +1,20 @@
 """Fault injection in the fake API server: the facade's results are unchanged and its retries
-bounded. (429 + Retry-After: API Priority and Fairness; 5xx and dropped connections: client-go
-``OnError`` retry; 410 Gone on watch: API concepts "Efficient detection of changes"; 403: RBAC.)"""
+bounded. Every scenario here injects HTTP faults, which only the fake can do: they are
+``k8s_backend`` scenarios marked ``fake_only`` (counted in the backend summary). (429 +
+Retry-After: API Priority and Fairness; 5xx and dropped connections: client-go ``OnError`` retry;
+410 Gone on watch: API concepts "Efficient detection of changes"; 403: RBAC.)"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from _facade_helpers import FAST_RETRIES, assert_rbac_covers, clock_driver, facade
+from _facade_helpers import FAST_RETRIES, assert_rbac_covers, clock_driver, facade, fake_of
 
 from aicr_pytest.errors import Inconclusive
 from aicr_pytest.kube import AccessDenied, ApiUnreachable, wait_for_pod_phase
 from aicr_pytest.testing import FakeCluster
+from aicr_pytest.testing.backends import K8sBackend
 
 PODS = "/api/v1/namespaces/bulk/pods"
 
@@ -43,7 +46,11 @@ def baseline(fc: FakeCluster) -> list[str]:
     return names(cluster.list("v1", "pods", "bulk", label_selector="app=x", page_size=50))
 
 
-def test_429_with_retry_after_is_honoured(fake_cluster: FakeCluster) -> None:
+@pytest.mark.fake_only(
+    "HTTP fault injection: 429 + Retry-After (a real apiserver throttles only under APF load)"
+)
+def test_429_with_retry_after_is_honoured(k8s_backend: K8sBackend) -> None:
+    fake_cluster = fake_of(k8s_backend)
     seed(fake_cluster)
     expected = baseline(fake_cluster)
     fake_cluster.faults.throttle("GET", PODS, times=2, retry_after=3)
@@ -54,7 +61,9 @@ def test_429_with_retry_after_is_honoured(fake_cluster: FakeCluster) -> None:
     assert_rbac_covers(cluster)
 
 
-def test_500_and_dropped_connections_are_retried_results_unchanged(fake_cluster: FakeCluster) -> None:
+@pytest.mark.fake_only("HTTP fault injection: 5xx and dropped connections")
+def test_500_and_dropped_connections_are_retried_results_unchanged(k8s_backend: K8sBackend) -> None:
+    fake_cluster = fake_of(k8s_backend)
     seed(fake_cluster)
     expected = baseline(fake_cluster)
     fake_cluster.faults.server_error("GET", PODS, times=1)
@@ -66,7 +75,9 @@ def test_500_and_dropped_connections_are_retried_results_unchanged(fake_cluster:
     assert all(s <= FAST_RETRIES.max_backoff * (1 + FAST_RETRIES.jitter) for s in sleep.calls)
 
 
-def test_dropped_connection_on_create_does_not_fail_or_duplicate(fake_cluster: FakeCluster) -> None:
+@pytest.mark.fake_only("HTTP fault injection: dropped connection after a create")
+def test_dropped_connection_on_create_does_not_fail_or_duplicate(k8s_backend: K8sBackend) -> None:
+    fake_cluster = fake_of(k8s_backend)
     cluster, _ = facade(fake_cluster, retry_policy=FAST_RETRIES)
     fake_cluster.faults.drop_connection("POST", "/api/v1/namespaces/default/configmaps", times=1)
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}}
@@ -75,7 +86,9 @@ def test_dropped_connection_on_create_does_not_fail_or_duplicate(fake_cluster: F
     assert len(fake_cluster.list("v1", "ConfigMap", "default", field_selector="metadata.name=c")) == 1
 
 
-def test_persistent_5xx_is_bounded_then_inconclusive(fake_cluster: FakeCluster) -> None:
+@pytest.mark.fake_only("HTTP fault injection: persistent 503")
+def test_persistent_5xx_is_bounded_then_inconclusive(k8s_backend: K8sBackend) -> None:
+    fake_cluster = fake_of(k8s_backend)
     seed(fake_cluster, 3)
     fake_cluster.faults.server_error("GET", PODS, times=None, status=503)
     cluster, _ = facade(fake_cluster, retry_policy=FAST_RETRIES)
@@ -89,7 +102,9 @@ def test_persistent_5xx_is_bounded_then_inconclusive(fake_cluster: FakeCluster) 
     assert cluster.retry_count == FAST_RETRIES.attempts - 1
 
 
-def test_403_is_access_denied_naming_verb_and_resource_and_not_retried(fake_cluster: FakeCluster) -> None:
+@pytest.mark.fake_only("scripted 403 on a granted resource (real RBAC 403: test_facade_api, both backends)")
+def test_403_is_access_denied_naming_verb_and_resource_and_not_retried(k8s_backend: K8sBackend) -> None:
+    fake_cluster = fake_of(k8s_backend)
     seed(fake_cluster, 3)
     fake_cluster.faults.deny("GET", PODS)
     cluster, sleep = facade(fake_cluster)
@@ -101,7 +116,11 @@ def test_403_is_access_denied_naming_verb_and_resource_and_not_retried(fake_clus
     assert cluster.retry_count == 0 and sleep.calls == []
 
 
-def test_410_during_watch_relists_and_the_wait_still_succeeds(fake_cluster: FakeCluster) -> None:
+@pytest.mark.fake_only(
+    "410 Gone on watch needs an expired resourceVersion (etcd compaction); the fake scripts it"
+)
+def test_410_during_watch_relists_and_the_wait_still_succeeds(k8s_backend: K8sBackend) -> None:
+    fake_cluster = fake_of(k8s_backend)
     fc = fake_cluster
     fc.add(
         {
@@ -131,7 +150,9 @@ def test_410_during_watch_relists_and_the_wait_still_succeeds(fake_cluster: Fake
     assert_rbac_covers(cluster)
 
 
-def test_dropped_watch_resumes(fake_cluster: FakeCluster) -> None:
+@pytest.mark.fake_only("HTTP fault injection: dropped list connection before a watch")
+def test_dropped_watch_resumes(k8s_backend: K8sBackend) -> None:
+    fake_cluster = fake_of(k8s_backend)
     fc = fake_cluster
     fc.add(
         {

@@ -1,7 +1,9 @@
-"""End-to-end run scenarios on the fake: create a Job, watch it to completion, read its log, clean
-up, and leave nothing labelled with the run id; the same interrupted by Ctrl-C / SIGTERM mid-wait;
-and with --no-cleanup. (Job conditions Complete/Failed: "Jobs" concept page; foreground cascading
-deletion: "Garbage Collection"; namespace lifecycle: ../shared/spec/validator-runtime-deployment.md §6.5.)"""
+"""End-to-end run scenarios on both backends (``k8s_backend``: the fake, a real control plane): create a
+Job, watch it to completion, read its log, clean up, and leave nothing labelled with the run id; the
+same interrupted by Ctrl-C / SIGTERM mid-wait; and with --no-cleanup. The facade runs as the
+least-privilege user where the backend has one. (Job conditions Complete/Failed: "Jobs" concept page;
+foreground cascading deletion: "Garbage Collection"; namespace lifecycle:
+../shared/spec/validator-runtime-deployment.md §6.5.)"""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import time
 from typing import Any
 
 import pytest
-from _facade_helpers import assert_rbac_covers, clock_driver, facade, gpu_nodes
+from _facade_helpers import assert_rbac_covers, backend_facade
 
 from aicr_pytest.kube import (
     RUN_ID_LABEL,
@@ -24,10 +26,10 @@ from aicr_pytest.kube import (
     wait_for_job_complete,
 )
 from aicr_pytest.kube.run import DEFAULT_NAMESPACE
-from aicr_pytest.testing import FakeCluster
+from aicr_pytest.testing.backends import K8sBackend
 
 
-def job(name: str = "hello") -> dict[str, Any]:
+def job(name: str = "hello", annotations: dict[str, str] | None = None) -> dict[str, Any]:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -35,45 +37,58 @@ def job(name: str = "hello") -> dict[str, Any]:
         "spec": {
             "backoffLimit": 0,
             "template": {
+                "metadata": {"annotations": dict(annotations or {})},
                 "spec": {
                     "restartPolicy": "Never",
                     "containers": [{"name": "validator", "image": "registry.example/aicr/hello:1"}],
-                }
+                },
             },
         },
     }
 
 
-def make_scope(fc: FakeCluster, **kw: Any) -> RunScope:
-    cluster, _ = facade(fc)
-    return RunScope(lambda: cluster, "a1b2c3d4", worker_id=kw.pop("worker_id", None), clock=fc.clock, **kw)
+def make_scope(backend: K8sBackend, namespace: str, **kw: Any) -> RunScope:
+    cluster, _ = backend_facade(backend)
+    return RunScope(
+        lambda: cluster,
+        backend.run_id,
+        worker_id=kw.pop("worker_id", None),
+        clock=backend.clock,
+        namespace=namespace,
+        **kw,
+    )
 
 
-def labelled_leftovers(fc: FakeCluster, run_id: str = "a1b2c3d4") -> list[str]:
-    """What the fake still holds with the run label (independent of the facade's own query)."""
+def labelled_leftovers(backend: K8sBackend) -> list[str]:
+    """What the cluster still holds with the run label (independent of the facade's own query)."""
     found = []
     for api_version, kind in (("v1", "Pod"), ("batch/v1", "Job"), ("v1", "ConfigMap"), ("v1", "Namespace")):
-        for obj in fc.list(api_version, kind, label_selector=f"{RUN_ID_LABEL}={run_id}"):
+        for obj in backend.list(api_version, kind, label_selector=f"{RUN_ID_LABEL}={backend.run_id}"):
             found.append(f"{kind} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}")
     return found
 
 
-def test_job_scenario_watch_log_cleanup(fake_cluster: FakeCluster) -> None:
-    fc = fake_cluster
-    gpu_nodes(fc)
-    fc.sim.script(
-        name_prefix="hello-", logs={"validator": "RESULT: hello from the fake\n"}, start_after=2, run_for=5
+def test_job_scenario_watch_log_cleanup(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    ns = backend.namespace(DEFAULT_NAMESPACE)
+    backend.gpu_nodes()
+    annotations = backend.script_pods(
+        ns,
+        name_prefix="hello-",
+        logs={"validator": "RESULT: hello from the fake\n"},
+        start_after=2,
+        run_for=1,
     )
-    scope = make_scope(fc)
+    scope = make_scope(backend, ns)
     try:
         scope.ensure_namespace()
-        created = scope.create(job())
+        created = scope.create(job(annotations=annotations))
         name = created["metadata"]["name"]
-        assert name == "hello-a1b2c3d4"
-        with clock_driver(fc):
-            done = wait_for_job_complete(scope.cluster, DEFAULT_NAMESPACE, name, timeout=120, clock=fc.clock)
+        assert name == f"hello-{backend.run_id}"
+        with backend.clock_running():
+            done = wait_for_job_complete(scope.cluster, ns, name, timeout=120, clock=backend.clock)
         assert job_outcome(done) == "Complete"
-        log = job_newest_pod_log(scope.cluster, DEFAULT_NAMESPACE, name, "validator")
+        log = job_newest_pod_log(scope.cluster, ns, name, "validator")
         assert log == "RESULT: hello from the fake\n"
         # The Job's pod carries the run labels (stamped on the template).
         assert any(p.startswith("Pod ") for p in scope.leftovers())
@@ -81,21 +96,22 @@ def test_job_scenario_watch_log_cleanup(fake_cluster: FakeCluster) -> None:
         report = scope.cleanup()
     assert report.ok, report.warnings
     assert scope.leftovers() == []
-    assert labelled_leftovers(fc) == []
+    assert labelled_leftovers(backend) == []
     # The shared namespace was created by this run, so it went too.
-    assert fc.find("v1", "Namespace", DEFAULT_NAMESPACE) is None
+    assert backend.find("v1", "Namespace", ns) is None
     assert_rbac_covers(scope.cluster)
 
 
-def test_preexisting_namespace_survives_cleanup(fake_cluster: FakeCluster) -> None:
-    fc = fake_cluster
-    fc.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
-    scope = make_scope(fc)
+def test_preexisting_namespace_survives_cleanup(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    ns = backend.namespace(DEFAULT_NAMESPACE)
+    backend.seed([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}])
+    scope = make_scope(backend, ns)
     scope.ensure_namespace()
     scope.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "data"}, "data": {"a": "b"}})
     report = scope.cleanup()
-    assert report.ok and labelled_leftovers(fc) == []
-    assert fc.find("v1", "Namespace", DEFAULT_NAMESPACE) is not None
+    assert report.ok and labelled_leftovers(backend) == []
+    assert backend.find("v1", "Namespace", ns) is not None
 
 
 def signal_when_watching(scope: RunScope, signum: int) -> None:
@@ -118,76 +134,80 @@ def signal_when_watching(scope: RunScope, signum: int) -> None:
     threading.Thread(target=fire, daemon=True).start()
 
 
-def test_keyboard_interrupt_mid_wait_still_cleans_up(fake_cluster: FakeCluster) -> None:
-    fc = fake_cluster
-    gpu_nodes(fc)
-    fc.sim.script(name_prefix="hello-", run_for=None)  # runs until deleted: the wait never ends
-    scope = make_scope(fc)
+def test_keyboard_interrupt_mid_wait_still_cleans_up(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    ns = backend.namespace(DEFAULT_NAMESPACE)
+    backend.gpu_nodes()
+    # runs until deleted: the wait never ends
+    annotations = backend.script_pods(ns, name_prefix="hello-", run_for=None)
+    scope = make_scope(backend, ns)
     assert threading.current_thread() is threading.main_thread()
     with pytest.raises(KeyboardInterrupt), scope:
         scope.ensure_namespace()
-        name = scope.create(job())["metadata"]["name"]
+        name = scope.create(job(annotations=annotations))["metadata"]["name"]
         signal_when_watching(scope, signal.SIGINT)  # a real Ctrl-C while blocked on the watch
-        wait_for_job_complete(scope.cluster, DEFAULT_NAMESPACE, name, timeout=600, clock=fc.clock)
+        wait_for_job_complete(scope.cluster, ns, name, timeout=600, clock=backend.clock)
     assert scope.cleanup().ok
-    assert labelled_leftovers(fc) == []
+    assert labelled_leftovers(backend) == []
 
 
-def test_sigterm_mid_wait_unwinds_and_cleans_up(fake_cluster: FakeCluster) -> None:
-    fc = fake_cluster
-    gpu_nodes(fc)
-    fc.sim.script(name_prefix="hello-", run_for=None)
-    scope = make_scope(fc)
+def test_sigterm_mid_wait_unwinds_and_cleans_up(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    ns = backend.namespace(DEFAULT_NAMESPACE)
+    backend.gpu_nodes()
+    annotations = backend.script_pods(ns, name_prefix="hello-", run_for=None)
+    scope = make_scope(backend, ns)
     with pytest.raises(Terminated), install_signal_handlers(), scope:
         scope.ensure_namespace()
-        name = scope.create(job())["metadata"]["name"]
+        name = scope.create(job(annotations=annotations))["metadata"]["name"]
         signal_when_watching(scope, signal.SIGTERM)
-        wait_for_job_complete(scope.cluster, DEFAULT_NAMESPACE, name, timeout=600, clock=fc.clock)
+        wait_for_job_complete(scope.cluster, ns, name, timeout=600, clock=backend.clock)
     assert scope.cleanup().ok
-    assert labelled_leftovers(fc) == []
+    assert labelled_leftovers(backend) == []
 
 
-def test_no_cleanup_keeps_objects_and_prints_kubectl_commands(fake_cluster: FakeCluster) -> None:
-    fc = fake_cluster
-    gpu_nodes(fc)
-    fc.sim.script(name_prefix="hello-", logs="ok\n", run_for=1)
-    scope = make_scope(fc, no_cleanup=True)
+def test_no_cleanup_keeps_objects_and_prints_kubectl_commands(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    ns = backend.namespace(DEFAULT_NAMESPACE)
+    run_id = backend.run_id
+    backend.gpu_nodes()
+    annotations = backend.script_pods(ns, name_prefix="hello-", logs="ok\n", run_for=1)
+    scope = make_scope(backend, ns, no_cleanup=True)
     scope.ensure_namespace()
-    name = scope.create(job())["metadata"]["name"]
-    with clock_driver(fc):
-        wait_for_job_complete(scope.cluster, DEFAULT_NAMESPACE, name, timeout=60, clock=fc.clock)
+    name = scope.create(job(annotations=annotations))["metadata"]["name"]
+    with backend.clock_running():
+        wait_for_job_complete(scope.cluster, ns, name, timeout=60, clock=backend.clock)
     report = scope.cleanup()
-    kept = labelled_leftovers(fc)
-    assert f"Job {DEFAULT_NAMESPACE}/{name}" in kept and f"Namespace /{DEFAULT_NAMESPACE}" in kept
+    kept = labelled_leftovers(backend)
+    assert f"Job {ns}/{name}" in kept and f"Namespace /{ns}" in kept
     assert any(k.startswith("Pod ") for k in kept)
-    assert report.kept == [f"Namespace {DEFAULT_NAMESPACE}", f"Job {name} in namespace {DEFAULT_NAMESPACE}"]
+    assert report.kept == [f"Namespace {ns}", f"Job {name} in namespace {ns}"]
+    assert f"kubectl -n {ns} get pods,jobs.batch -l aicr.run/run-id={run_id}" in report.commands
     assert (
-        f"kubectl -n {DEFAULT_NAMESPACE} get pods,jobs.batch -l aicr.run/run-id=a1b2c3d4" in report.commands
-    )
-    assert (
-        f"kubectl -n {DEFAULT_NAMESPACE} delete jobs.batch -l aicr.run/run-id=a1b2c3d4 --cascade=foreground"
+        f"kubectl -n {ns} delete jobs.batch -l aicr.run/run-id={run_id} --cascade=foreground"
         in report.commands
     )
-    assert "kubectl delete namespaces -l aicr.run/run-id=a1b2c3d4 --cascade=foreground" in report.commands
+    assert f"kubectl delete namespaces -l aicr.run/run-id={run_id} --cascade=foreground" in report.commands
     assert report.lines()[0].startswith("cleanup disabled (--no-cleanup)")
 
 
-def test_per_run_namespace_created_and_deleted(fake_cluster: FakeCluster) -> None:
-    fc = fake_cluster
-    scope = make_scope(fc, worker_id="gw1")
+def test_per_run_namespace_created_and_deleted(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    scope = make_scope(backend, backend.namespace(DEFAULT_NAMESPACE), worker_id="gw1")
     ns = scope.create_namespace_for_run("aicr-inference-perf")
-    assert ns == "aicr-inference-perf-a1b2c3d4-gw1"
+    assert ns == f"aicr-inference-perf-{backend.run_id}-gw1"
     scope.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": ns}})
-    assert fc.find("v1", "ConfigMap", "cfg-a1b2c3d4-gw1", ns) is not None
+    assert backend.find("v1", "ConfigMap", f"cfg-{backend.run_id}-gw1", ns) is not None
     report = scope.cleanup()
     assert report.ok, report.warnings
-    assert fc.find("v1", "Namespace", ns) is None and labelled_leftovers(fc) == []
+    assert backend.find("v1", "Namespace", ns) is None and labelled_leftovers(backend) == []
 
 
-def test_two_workers_share_the_namespace_and_never_collide(fake_cluster: FakeCluster) -> None:
-    fc = fake_cluster
-    gw0 = make_scope(fc, worker_id="gw0")
-    gw1 = make_scope(fc, worker_id="gw1")
+def test_two_workers_share_the_namespace_and_never_collide(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    ns = backend.namespace(DEFAULT_NAMESPACE)
+    gw0 = make_scope(backend, ns, worker_id="gw0")
+    gw1 = make_scope(backend, ns, worker_id="gw1")
     gw0.ensure_namespace()
     gw1.ensure_namespace()  # already there: gw1 does not own it
     a = gw0.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "data"}})
@@ -195,21 +215,23 @@ def test_two_workers_share_the_namespace_and_never_collide(fake_cluster: FakeClu
     assert a["metadata"]["name"] != b["metadata"]["name"]
     # gw0 created the namespace but gw1 still uses it: gw0 leaves it in place.
     report0 = gw0.cleanup()
-    assert fc.find("v1", "Namespace", DEFAULT_NAMESPACE) is not None
+    assert backend.find("v1", "Namespace", ns) is not None
     assert any("still in use" in w for w in report0.warnings)
     assert gw1.cleanup().ok
-    assert fc.find("v1", "ConfigMap", b["metadata"]["name"], DEFAULT_NAMESPACE) is None
+    assert backend.find("v1", "ConfigMap", b["metadata"]["name"], ns) is None
 
 
 def test_two_xdist_workers_create_no_object_with_the_same_name(
-    pytester: pytest.Pytester, fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, k8s_backend: K8sBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Acceptance: two runs in parallel (``-n 2``) create no object with the same name.
 
-    ``--dist each`` runs the same test on both workers, against this one fake cluster, with the
+    ``--dist each`` runs the same test on both workers, against this one cluster, with the
     same run id and the same base names: only the worker id keeps them apart (a clash would 409).
     """
-    monkeypatch.setenv("AICR_TEST_KUBECONFIG", str(fake_cluster.kubeconfig_path))
+    ns = k8s_backend.namespace(DEFAULT_NAMESPACE)
+    monkeypatch.setenv("AICR_TEST_KUBECONFIG", str(k8s_backend.restricted_kubeconfig_path))
+    monkeypatch.setenv("AICR_TEST_NAMESPACE", ns)
     pytester.makepyfile(
         test_parallel="""
         import os
@@ -218,7 +240,9 @@ def test_two_xdist_workers_create_no_object_with_the_same_name(
         def test_make():
             cluster = connect(os.environ["AICR_TEST_KUBECONFIG"])
             worker = os.environ.get("PYTEST_XDIST_WORKER")
-            scope = RunScope(lambda: cluster, "feedf00d", worker_id=worker)
+            scope = RunScope(
+                lambda: cluster, "feedf00d", worker_id=worker, namespace=os.environ["AICR_TEST_NAMESPACE"]
+            )
             scope.ensure_namespace()
             for base in ("data", "nccl-hostfile"):
                 scope.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": base}})
@@ -228,8 +252,7 @@ def test_two_xdist_workers_create_no_object_with_the_same_name(
     result.assert_outcomes(passed=2)
     selector = f"{RUN_ID_LABEL}=feedf00d"
     names = sorted(
-        cm["metadata"]["name"]
-        for cm in fake_cluster.list("v1", "ConfigMap", DEFAULT_NAMESPACE, label_selector=selector)
+        cm["metadata"]["name"] for cm in k8s_backend.list("v1", "ConfigMap", ns, label_selector=selector)
     )
     assert names == [
         "data-feedf00d-gw0",

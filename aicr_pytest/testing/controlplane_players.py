@@ -1,0 +1,180 @@
+"""Test controllers for the real control plane: they play what kwok cannot (what a container prints).
+
+kwok binds no containers: it marks pods Running (and a Job's pods Succeeded). Checks that run
+workload pods need those pods to print something and to end. A :class:`PodPlayer` watches the
+apiserver (polling, as the admin) for the pods it knows, and for each one bound to a node and
+Running: computes its output, scripts it as the pod's log (a kwok ``Logs`` object, so
+``GET .../pods/<pod>/log`` returns it through the apiserver and kwok's kubelet endpoint), then patches
+the pod's status to ``Succeeded``/``Failed`` with the exit code, as a kubelet would.
+
+Players:
+
+* ``check-nvidia-smi`` verify pods (label ``app.kubernetes.io/name=nvidia-smi-verify``): the
+  container's ``/bin/sh -c`` script is interpreted by
+  :func:`aicr_pytest.testing.players.nvidia_smi.run_verify_script` against the GPUs the pod was given
+  on the real node it was bound to (its ``nvidia.com/gpu`` limit, the node's GFD labels).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+import urllib.error
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from aicr_pytest.testing.controlplane import ControlPlane
+
+__all__ = ["NVIDIA_SMI_SELECTOR", "PodPlayer", "nvidia_smi_output"]
+
+log = logging.getLogger("aicr_pytest.testing.controlplane_players")
+Obj = dict[str, Any]
+#: ``(pod, node) -> {container: (log text, exit code)}``
+Play = Callable[[Obj, Obj], dict[str, tuple[str, int]]]
+
+NVIDIA_SMI_SELECTOR = "app.kubernetes.io/name=nvidia-smi-verify"
+
+
+def _quantity(value: Any) -> int:
+    text = str(value or "0")
+    return int(text) if re.fullmatch(r"\d+", text) else 0
+
+
+def _script(container: Obj) -> str:
+    argv = [str(x) for x in (container.get("command") or []) + (container.get("args") or [])]
+    if len(argv) >= 3 and argv[1] == "-c":
+        return argv[2]
+    return " ".join(argv)
+
+
+def nvidia_smi_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
+    """What each container of a verify pod prints on ``node`` (and its exit code)."""
+    from aicr_pytest.testing.players import nvidia_smi as player
+
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    installed = _quantity(((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu"))
+    out: dict[str, tuple[str, int]] = {}
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        res = container.get("resources") or {}
+        requested = _quantity((res.get("limits") or {}).get("nvidia.com/gpu")) or _quantity(
+            (res.get("requests") or {}).get("nvidia.com/gpu")
+        )
+        memory = str(labels.get("nvidia.com/gpu.memory") or "")
+        gpus = player.Gpus(
+            count=min(requested, installed),
+            product=str(labels.get("nvidia.com/gpu.product") or player.DEFAULT_PRODUCT).replace("-", " "),
+            memory_mib=int(memory) if memory.isdigit() else player.DEFAULT_MEMORY_MIB,
+            driver=str(labels.get("nvidia.com/cuda.driver-version.full") or player.DEFAULT_DRIVER),
+            node=str((node.get("metadata") or {}).get("name") or ""),
+        )
+        out[str(container.get("name"))] = player.run_verify_script(_script(container), gpus, time.time())
+    return out
+
+
+class PodPlayer:
+    """Plays pods matching ``selector`` (all namespaces) with ``play``; a daemon thread until ``stop()``."""
+
+    def __init__(self, cp: ControlPlane, selector: str, play: Play, *, interval: float = 0.2) -> None:
+        self.cp = cp
+        self.selector = selector
+        self.play = play
+        self.interval = interval
+        self.played: dict[str, str] = {}  # uid -> "ns/name"
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"pod-player {selector}", daemon=True)
+
+    def start(self) -> PodPlayer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception as e:  # keep playing; a test sees what went wrong in `errors`
+                self.errors.append(f"{type(e).__name__}: {e}")
+                log.warning("pod player %s: %s", self.selector, e)
+            self._stop.wait(self.interval)
+
+    def tick(self) -> None:
+        pods = self.cp.get(f"/api/v1/pods?labelSelector={quote(self.selector)}")["items"]
+        for pod in pods:
+            meta, status = pod["metadata"], pod.get("status") or {}
+            uid = str(meta.get("uid"))
+            if uid in self.played or meta.get("deletionTimestamp"):
+                continue
+            node_name = (pod.get("spec") or {}).get("nodeName")
+            if status.get("phase") != "Running" or not node_name:
+                continue
+            node = self.cp.get(f"/api/v1/nodes/{node_name}")
+            outputs = self.play(pod, node)
+            self._finish(pod, outputs)
+            self.played[uid] = f"{meta['namespace']}/{meta['name']}"
+
+    def _finish(self, pod: Obj, outputs: dict[str, tuple[str, int]]) -> None:
+        ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        self.cp.set_pod_logs(ns, name, {c: text for c, (text, _) in outputs.items()})
+        # kwok reads Logs objects through an informer: wait until the log is served before the pod
+        # ends, so a check that reads the log right after the phase change finds it.
+        first = next(iter(outputs), "")
+        deadline = time.monotonic() + 5
+        while first and time.monotonic() < deadline:
+            with contextlib.suppress(urllib.error.HTTPError, OSError):
+                self.cp.get_text(f"/api/v1/namespaces/{ns}/pods/{name}/log?container={first}")
+                break
+            time.sleep(0.05)
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        codes = [code for _, code in outputs.values()]
+        failed = any(codes)
+        images = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or []}
+        statuses = [
+            {
+                "name": c,
+                "image": images.get(c, ""),
+                "imageID": "",
+                "ready": False,
+                "started": False,
+                "restartCount": 0,
+                "state": {
+                    "terminated": {
+                        "exitCode": code,
+                        "reason": "Error" if code else "Completed",
+                        "startedAt": now,
+                        "finishedAt": now,
+                    }
+                },
+            }
+            for c, (_, code) in outputs.items()
+        ]
+        body = {
+            "status": {
+                "phase": "Failed" if failed else "Succeeded",
+                "containerStatuses": statuses,
+                "conditions": [
+                    {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+                    {
+                        "type": "ContainersReady",
+                        "status": "False",
+                        "reason": "PodCompleted",
+                        "lastTransitionTime": now,
+                    },
+                    {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+                ],
+            }
+        }
+        self.cp.request(
+            "PATCH",
+            f"/api/v1/namespaces/{ns}/pods/{name}/status",
+            body,
+            content_type="application/strategic-merge-patch+json",
+        )

@@ -1,0 +1,97 @@
+"""Performance phase: inference-perf — Dynamo + vLLM serving, AIPerf benchmark, fail-closed verdict.
+
+The decisions live in :mod:`aicr_pytest.inference` (pure) and the cluster I/O in
+:mod:`aicr_pytest.inference_live`; this test only orders them:
+
+guards A/B (recipe only) → guard C (DynamoGraphDeployment CRD) → GPU allocation probe, policy
+verification and node choice (evidence lines) → default StorageClass → per-run namespace, HF token
+Secret, model cache, KAI Queue, [ResourceClaimTemplate], DynamoGraphDeployment → ready → endpoint
+answers a real chat completion → AIPerf Job → parse (fail closed) → evaluate → cleanup.
+
+Nothing is created before the guards and the node choice have passed.  With
+``AICR_INFERENCE_PERF_NO_CLEANUP=1`` in the shell (or ``--no-cleanup``) everything is kept and the
+commands to inspect it are printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+
+import pytest
+
+from aicr_pytest import inference as inf
+from aicr_pytest import inference_live as live
+from aicr_pytest.checkctx import CheckContext
+from aicr_pytest.datatree import DataTree
+from aicr_pytest.kube.run import RunScope
+from aicr_pytest.policy import AllocationPolicy
+from aicr_pytest.recipe import Recipe
+
+
+def _terminal_writer(config: pytest.Config, verbose_only: bool) -> Callable[[str], None]:
+    """Write a line to the terminal (``-v`` only when ``verbose_only``) and to the check logger."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    show = reporter is not None and (config.get_verbosity() > 0 or not verbose_only)
+
+    def write(line: str) -> None:
+        live.log.info("inference-perf: %s", line)
+        if not show or reporter is None:
+            return
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            reporter.write_line(f"inference-perf: {line}")
+
+    return write
+
+
+@pytest.mark.check("inference-perf")
+def test_inference_perf(
+    check: CheckContext,
+    recipe: Recipe,
+    allocation_policy: AllocationPolicy,
+    data_tree: DataTree,
+    run: RunScope,
+    aicr_clock: live.Clock,
+    pytestconfig: pytest.Config,
+) -> None:
+    knobs = inf.preflight(
+        check.constraints,
+        [c.name for c in recipe.component_refs],
+        inf.catalog_env(data_tree),
+        os.environ,
+    )
+    secrets = [knobs.hf_token]
+
+    def say(text: str) -> None:
+        check.emit(inf.redact(text, secrets))
+
+    cluster = run.cluster
+    inf.guard_dgd_crd(live.dgd_crd_lookup(cluster))
+    mode, choice = live.choose_node(cluster, allocation_policy.mode, check.node_selector, say)
+    live.require_storage(cluster, knobs)
+    cli_tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
+    tolerations = inf.worker_tolerations(choice.node, cli_tolerations)
+
+    keep = knobs.no_cleanup or run.no_cleanup
+    run.no_cleanup = keep
+    workload = live.InferenceWorkload(run, aicr_clock, knobs, say, _terminal_writer(pytestconfig, True))
+    try:
+        workload.deploy(choice, tolerations, mode.api_version)
+        endpoint = workload.resolve_endpoint()
+        workload.wait_endpoint(endpoint)
+        output = workload.run_aiperf(endpoint, choice.free_gpus)
+    finally:
+        kept = workload.finish(keep)
+        write = _terminal_writer(pytestconfig, False)
+        for line in kept:
+            say(line)
+            write(line)
+
+    throughput, ttft_p99 = inf.parse_aiperf_output(output)
+    verdict = inf.evaluate(throughput, ttft_p99, knobs, choice.free_gpus, choice.node_gpus)
+    for line in verdict.lines:
+        say(line)
+    if verdict.failures:
+        raise inf.InferenceFailure("; ".join(verdict.failures))

@@ -1,0 +1,105 @@
+"""Performance phase: NCCL all-reduce bus bandwidth (default, ``-net`` and ``-nvls`` variants).
+
+One test function, one item per check.  Decisions live in :mod:`aicr_pytest.nccl` (pure) and the
+cluster work in :mod:`aicr_pytest.nccl_cluster`; this function only wires them together in the
+order of spec §A.6: variant → nodes and sizing → Trainer → plumbing and preflights → TrainJob →
+launcher log → parse → transport → threshold.  Evidence: the parsed sweep goes to CTRF ``extra``
+(``aicr.ncclSweep``) and, with ``--evidence-dir``, ``<check>-busbw.svg`` plus the launcher log.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from aicr_pytest import nccl
+from aicr_pytest.checkctx import CheckContext
+from aicr_pytest.datatree import DataTree
+from aicr_pytest.kube.client import Cluster
+from aicr_pytest.kube.run import RunScope
+from aicr_pytest.nccl_cluster import LauncherFailed, NcclBenchmark, tolerations_k8s
+from aicr_pytest.recipe import Recipe
+from aicr_pytest.settings import Settings
+
+
+@pytest.mark.check(nccl.CHECK_DEFAULT, nccl.CHECK_NET, nccl.CHECK_NVLS)
+def test_nccl_all_reduce_bw(
+    check: CheckContext,
+    recipe: Recipe,
+    aicr_settings: Settings,
+    data_tree: DataTree,
+    cluster: Cluster,
+    run: RunScope,
+    aicr_clock: Any,
+) -> None:
+    plan = nccl.resolve_variant(check.name, recipe.criteria, check.constraints, os.environ, data=data_tree)
+    bench = NcclBenchmark(
+        cluster, run, check=check.name, clock=aicr_clock, deadline=aicr_clock.time() + check.timeout_s
+    )
+
+    targets = nccl.select_target_nodes(
+        bench.gpu_nodes(),
+        accelerator=plan.criteria_accelerator,
+        service=plan.target_service,
+        node_selector=plan.sizing_selector(check.node_selector),
+    )
+    sizing = nccl.size_workers(targets)
+    bench.require_trainer()
+    plumbing = bench.plumbing(
+        plan, targets, node_selector=check.node_selector, tolerations=tolerations_k8s(check.tolerations)
+    )
+    bench.preflight(plan, targets)
+
+    objects = nccl.render_benchmark(plan, bench.render_inputs(sizing, plumbing), plumbing.scheduling)
+    trainjob = bench.apply(plan, objects)
+    check.extra["aicr.ncclRun"] = {
+        "trainJob": f"{bench.namespace}/{trainjob}",
+        "workers": sizing.worker_count,
+        "gpusPerWorker": sizing.gpu_count_per_node,
+        "nodes": list(sizing.node_names),
+        "runtime": plan.runtime_template or (plan.private_runtime.source if plan.private_runtime else ""),
+    }
+    try:
+        outcome = bench.wait(trainjob, sizing.worker_count)
+    except LauncherFailed as failure:
+        _diagnostics(check, failure.diagnostics)
+        raise
+    text = bench.launcher_log(outcome.launcher)
+    _write_evidence(aicr_settings, f"{check.name}-launcher.log", text)
+
+    try:
+        result = nccl.parse_all_reduce(text)
+    except nccl.NcclParseError as exc:
+        check.extra["aicr.diagnostics"] = {nccl.DIAGNOSTIC_LABEL: list(exc.tail)}
+        for line in exc.diagnostic_block():
+            check.emit(line)
+        raise
+    check.extra["aicr.ncclSweep"] = result.to_json()
+    _write_evidence(
+        aicr_settings, f"{check.name}-busbw.svg", nccl.sweep_plot(check.name, result.rows, plan.threshold)
+    )
+
+    nccl.verify_transport(plan.variant, result.transport)
+    verdict = nccl.evaluate(check.name, plan.threshold, result.busbw_gbps)
+    for line in verdict.lines:
+        check.emit(line)
+    if verdict.failure is not None:
+        check.fail(verdict.failure)
+
+
+def _diagnostics(check: CheckContext, blocks: dict[str, list[str]]) -> None:
+    """Diagnostic blocks go to stdout (as AICR prints them) and to CTRF ``extra``."""
+    check.extra.setdefault("aicr.diagnostics", {}).update(blocks)
+    for label, lines in blocks.items():
+        check.emit(f"--- {label} ---")
+        for line in lines or ["(empty)"]:
+            check.emit(line)
+
+
+def _write_evidence(settings: Settings, name: str, content: str) -> None:
+    if settings.evidence_dir is None:
+        return
+    settings.evidence_dir.mkdir(parents=True, exist_ok=True)
+    (settings.evidence_dir / name).write_text(content, encoding="utf-8")

@@ -1,0 +1,144 @@
+"""Every implemented check's requests, judged by a real authorizer as the least-privilege user.
+
+Each check runs green on the fake cluster (through pytester, like its own scenario tests); every
+request the fake served during the run is then replayed as a ``SelfSubjectAccessReview`` by the
+user the control plane binds to ``deploy/rbac.yaml`` only. A denial is a red test naming the
+request: the check would get a 403 on a cluster where aicr-pytest has exactly that manifest.
+
+This covers the checks that cannot run end to end on the control plane yet (NCCL needs Kubeflow
+Trainer/JobSet test controllers and EFA on the kwok nodes; inference-perf needs a Dynamo controller
+and a frontend the apiserver's service proxy can reach). The deployment checks and
+check-nvidia-smi also run end to end there (tests/cluster/test_deployment_checks.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _facade_helpers import clock_driver
+
+import aicr_pytest.constraints
+import aicr_pytest.deployment
+import aicr_pytest.plugin
+import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
+from aicr_pytest import yamlio
+from aicr_pytest.testing.authz import denied, request_attributes
+from aicr_pytest.testing.cluster import FakeCluster
+from aicr_pytest.testing.controlplane import ControlPlane
+from tests.cluster import shared_clock
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "recipes" / "examples"
+CONFTEST = """
+import pytest
+from tests.cluster import shared_clock
+
+@pytest.fixture(scope="session")
+def aicr_clock():
+    return shared_clock.CURRENT[0]
+"""
+
+
+def training_recipe() -> Path:
+    return EXAMPLES / "h100-eks-training.yaml"
+
+
+def gb200_recipe(tmp: Path) -> Path:
+    recipe: dict[str, Any] = yamlio.load(training_recipe().read_text())
+    recipe["criteria"]["accelerator"] = "gb200"
+    checks = ["nccl-all-reduce-bw-net", "nccl-all-reduce-bw-nvls"]
+    recipe["validation"]["performance"] = {
+        "checks": checks,
+        "constraints": [{"name": checks[0], "value": ">= 40"}, {"name": checks[1], "value": ">= 500"}],
+    }
+    path = tmp / "gb200.yaml"
+    path.write_text(yamlio.dump(recipe))
+    return path
+
+
+#: scenario id -> (profile, phase, recipe(tmp), snapshot, checks that must pass on the fake)
+SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ...]]] = {
+    "deployment": (
+        "h100-eks-training",
+        "deployment",
+        lambda tmp: training_recipe(),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("operator-health", "gpu-operator-version", "expected-resources", "check-nvidia-smi"),
+    ),
+    "nccl-h100": (
+        "h100-eks-training",
+        "performance",
+        lambda tmp: training_recipe(),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("nccl-all-reduce-bw",),
+    ),
+    "nccl-gb200": (
+        "gb200-eks-training",
+        "performance",
+        gb200_recipe,
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("nccl-all-reduce-bw-net", "nccl-all-reduce-bw-nvls"),
+    ),
+    "inference": (
+        "h100-eks-inference",
+        "performance",
+        lambda tmp: EXAMPLES / "h100-eks-inference.yaml",
+        EXAMPLES / "h100-eks-inference-snapshot.yaml",
+        ("inference-perf",),
+    ),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_check_requests_are_granted_by_deploy_rbac_yaml(
+    scenario: str, pytester: pytest.Pytester, fake_cluster_factory: Any, controlplane: ControlPlane
+) -> None:
+    profile, phase, recipe, snapshot, must_pass = SCENARIOS[scenario]
+    fc: FakeCluster = fake_cluster_factory(profile)
+    shared_clock.CURRENT[:] = [shared_clock.ClusterClock(fc), None]
+    pytester.makeconftest(CONFTEST)
+    out = pytester.path / "ctrf.json"
+    with clock_driver(fc, step=0.25):
+        pytester.runpytest(
+            "-p",
+            "no:cacheprovider",
+            "--recipe",
+            str(recipe(pytester.path)),
+            "--snapshot",
+            str(snapshot),
+            "--kubeconfig",
+            str(fc.kubeconfig_path),
+            "--phase",
+            phase,
+            "--ctrf-report",
+            str(out),
+            no_reraise_ctrlc=True,
+        )
+    tests = {t["name"]: t for t in json.loads(out.read_text())["results"]["tests"]}
+    for name in must_pass:
+        assert tests[name]["status"] == "passed", (name, tests[name].get("message"))
+    requests = [request_attributes(r.method, r.path, r.query, watch=r.watch) for r in fc.server.requests]
+    assert requests, "the checks made no API request"
+    refused = denied(controlplane, requests)
+    assert not refused, f"deploy/rbac.yaml does not grant what {', '.join(must_pass)} used: {refused}"
+
+
+def test_replay_reports_what_the_least_privilege_user_is_refused(controlplane: ControlPlane) -> None:
+    """The replay can go red: requests deploy/rbac.yaml does not grant are named, granted ones are not."""
+    requests = [
+        request_attributes("GET", "/api/v1/nodes"),
+        request_attributes("GET", "/api/v1/namespaces/kube-system/pods", "watch=true"),
+        request_attributes("GET", "/api/v1/namespaces/kube-system/pods/p/log", "container=c"),
+        request_attributes("GET", "/version"),
+        request_attributes("DELETE", "/api/v1/nodes/gpu-h100-0"),
+        request_attributes("PATCH", "/apis/apps/v1/namespaces/gpu-operator/daemonsets/x"),
+    ]
+    refused = denied(controlplane, requests)
+    assert [r.split(" (")[0] for r in refused] == [
+        "delete nodes",
+        "patch daemonsets.apps in namespace gpu-operator",
+    ]
