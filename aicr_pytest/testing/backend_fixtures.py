@@ -123,4 +123,5 @@ class BackendCounter:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.register(BackendCounter(), "aicr-backend-counter")
+    if not config.pluginmanager.has_plugin("aicr-backend-counter"):
+        config.pluginmanager.register(BackendCounter(), "aicr-backend-counter")

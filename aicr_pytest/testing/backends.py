@@ -459,9 +459,8 @@ class ControlPlaneBackend(K8sBackend):
         self.cp = session.cp
         self._token = secrets.token_hex(3)
         self._namespaces: StrList = []
-        self._cluster_scoped: builtins.list[
-            tuple[str, str]
-        ] = []  # (collection path, name) to delete at close
+        #: (collection path, name) of cluster-scoped objects this test seeded: deleted at close
+        self._cluster_scoped: builtins.list[tuple[str, str]] = []
         self._cluster_logs: StrList = []
         self._check_clock = SkippingClock()
 
