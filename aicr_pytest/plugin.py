@@ -826,3 +826,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         Path(target).write_text(ctrf.dumps(state.report), encoding="utf-8")
     if state.run.readiness.blocked and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if _uses_xdist(session.config):
+        import shutil
+
+        shutil.rmtree(_ledger_dir(session.config, state), ignore_errors=True)

@@ -482,3 +482,34 @@ def test_yaml_12_scalars_in_recipe(pytester: pytest.Pytester, write_inputs: Inpu
     result.stdout.fnmatch_lines(
         ['readiness constraint failed: name=OS.release.ID expected="on" actual=ubuntu*']
     )
+
+
+def test_xdist_fail_fast_and_phase_barrier(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
+    """Under -n 2 a later phase waits for earlier phases (other workers' results included)."""
+    pytester.makepyfile(test_user=USER_CHECKS)
+    rp, sp = write_inputs(
+        make_recipe(deployment=["operator-health", "expected-resources"], conformance=["dra-support"])
+    )
+    out = pytester.path / "ctrf.json"
+    pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "test_user.py",
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--fail-fast",
+        "--ctrf-report",
+        str(out),
+        "--no-bundled-checks",
+    )
+    tests = read_ctrf(out)["results"]["tests"]
+    assert [(t["name"], t["status"]) for t in tests] == [
+        ("operator-health", "passed"),
+        ("expected-resources", "failed"),
+        ("dra-support", "skipped"),
+    ]
+    assert tests[2]["message"] == "skipped due to previous phase failure"
