@@ -27,6 +27,7 @@ from aicr_pytest import catalog, ctrf, outcome
 from aicr_pytest.checkctx import CheckContext
 from aicr_pytest.errors import Inconclusive, UsageError
 from aicr_pytest.ledger import PhaseLedger
+from aicr_pytest.report import ResultAccumulator, build_ctrf, phase_table
 from aicr_pytest.settings import Settings, build_settings
 from aicr_pytest.skips import CheckSkip
 
@@ -50,22 +51,6 @@ class ItemInfo:
     phase: str
     order: int
     kind: str  # "check" | "placeholder" | "constraint"
-
-
-@dataclass
-class ResultAccumulator:
-    """Reports of one item (setup/call/teardown) until the item is finished."""
-
-    name: str
-    phase: str
-    order: int
-    kind: str
-    status: str = "passed"
-    message: str | None = None
-    stdout: list[str] = field(default_factory=list)
-    duration_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-    decided: bool = False
 
 
 @dataclass
@@ -736,58 +721,6 @@ def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
 # --------------------------------------------------------------------------------------------
 
 
-def _readiness_tests(state: PluginState) -> list[ctrf.TestResult]:
-    assert state.run is not None
-    from aicr_pytest.constraints import format_readiness_failure
-
-    tests: list[ctrf.TestResult] = []
-    for r in state.run.readiness.results:
-        tests.append(
-            ctrf.TestResult(
-                name=r.name,
-                status="passed" if r.passed else "failed",
-                suite=["readiness"],
-                message=None if r.passed else format_readiness_failure(r),
-                extra={"aicr.severity": r.severity},
-            )
-        )
-    return tests
-
-
-def build_ctrf(state: PluginState) -> dict[str, Any]:
-    tests: list[ctrf.TestResult] = []
-    if state.run is not None and state.run.readiness.blocked:
-        tests.extend(_readiness_tests(state))
-    for acc in sorted(state.results, key=lambda a: a.order):
-        stdout = outcome.cap_stdout(acc.stdout) if acc.stdout else None
-        extra = dict(acc.extra)
-        if acc.kind == "placeholder":
-            extra["aicr.notImplemented"] = True
-        tests.append(
-            ctrf.TestResult(
-                name=acc.name,
-                status=acc.status,  # type: ignore[arg-type]
-                duration=round(acc.duration_s * 1000),
-                suite=[acc.phase],
-                message=acc.message,
-                stdout=stdout,
-                extra=extra or None,
-            )
-        )
-    return ctrf.build_report(
-        tests, start_ms=state.start_ms, stop_ms=int(time.time() * 1000), extra={"aicr.runId": state.run_id}
-    )
-
-
-def phase_table(state: PluginState) -> list[tuple[str, str, dict[str, int]]]:
-    rows = []
-    for phase in state.settings.phases:
-        statuses = [a.status for a in state.results if a.phase == phase]
-        counts = {s: statuses.count(s) for s in ("passed", "failed", "skipped", "other")}
-        rows.append((phase, outcome.phase_status(statuses), counts))
-    return rows
-
-
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = _state(config)
     if state is None or state.run is None or _is_worker(config):
@@ -802,7 +735,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             tr.write_line(line)
     tr.section("aicr phase summary", sep="-")
     tr.write_line(f"{'phase':<13} {'status':<8} {'passed':>6} {'failed':>6} {'skipped':>7} {'other':>5}")
-    for phase, status, c in phase_table(state):
+    for phase, status, c in phase_table(state.settings.phases, state.results):
         tr.write_line(
             f"{phase:<13} {status:<8} {c['passed']:>6} {c['failed']:>6} {c['skipped']:>7} {c['other']:>5}"
         )
@@ -816,7 +749,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(session.config)
     if state is None or state.run is None or _is_worker(session.config):
         return
-    state.report = build_ctrf(state)
+    readiness = state.run.readiness.results if state.run.readiness.blocked else []
+    state.report = build_ctrf(
+        state.results, readiness=readiness, start_ms=state.start_ms, run_id=state.run_id
+    )
     target = state.settings.ctrf_report
     if target == "-":
         sys.stdout.write(ctrf.dumps(state.report))

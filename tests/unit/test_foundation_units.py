@@ -1,0 +1,122 @@
+"""Unit tests for the foundation's pure modules: catalog, settings, outcome, ctrf, report, ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from aicr_pytest import catalog, ctrf, outcome
+from aicr_pytest.constraints import ConstraintResult
+from aicr_pytest.errors import UsageError
+from aicr_pytest.ledger import PhaseLedger
+from aicr_pytest.report import ResultAccumulator, build_ctrf, phase_table
+from aicr_pytest.settings import parse_node_selector, parse_toleration
+
+
+def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
+    by_phase = {p: catalog.names_in_phase(p) for p in catalog.PHASES}
+    assert by_phase["deployment"] == [
+        "operator-health",
+        "expected-resources",
+        "gpu-operator-version",
+        "check-nvidia-smi",
+    ]
+    assert len(by_phase["conformance"]) == 13
+    assert set(by_phase["performance"]) == {
+        "nccl-all-reduce-bw",
+        "nccl-all-reduce-bw-net",
+        "nccl-all-reduce-bw-nvls",
+        "inference-perf",
+    }
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (None, ["deployment", "conformance", "performance"]),
+        (["all"], ["deployment", "conformance", "performance"]),
+        (["performance", "deployment", "performance"], ["performance", "deployment"]),
+        (["conformance,deployment"], ["conformance", "deployment"]),
+    ],
+)
+def test_parse_phases(values: list[str] | None, expected: list[str]) -> None:
+    assert catalog.parse_phases(values) == expected
+
+
+def test_select_checks_orders_by_phase_then_catalog_and_rejects_bad_names() -> None:
+    declared = {
+        "performance": ["inference-perf", "nccl-all-reduce-bw"],
+        "deployment": ["check-nvidia-smi", "operator-health"],
+    }
+    got = [s.spec.name for s in catalog.select_checks(declared, ["deployment", "performance"])]
+    assert got == ["operator-health", "check-nvidia-smi", "nccl-all-reduce-bw", "inference-perf"]
+    got = [s.spec.name for s in catalog.select_checks(declared, ["performance", "deployment"])]
+    assert got[0] == "nccl-all-reduce-bw"
+    with pytest.raises(UsageError, match=r'unknown check "nope" in validation\.deployment\.checks'):
+        catalog.select_checks({"deployment": ["nope"]}, ["deployment"])
+
+
+def test_node_selector_and_toleration_parsing() -> None:
+    assert parse_node_selector(["a=1", "b=x=y", "a=2"]) == {"a": "2", "b": "x=y"}
+    assert parse_toleration("*").to_k8s() == {"operator": "Exists"}
+    assert parse_toleration("k=v:NoSchedule").to_k8s() == {
+        "operator": "Equal",
+        "key": "k",
+        "value": "v",
+        "effect": "NoSchedule",
+    }
+    assert parse_toleration("k:NoExecute").to_k8s() == {
+        "operator": "Exists",
+        "key": "k",
+        "effect": "NoExecute",
+    }
+    for bad in ("k=v", "k=v:Bogus", ":NoSchedule", "a:b:c"):
+        with pytest.raises(UsageError, match="invalid toleration"):
+            parse_toleration(bad)
+
+
+def test_outcome_helpers() -> None:
+    assert outcome.truncate_line("é" * 300) == "é" * 256 + "... [truncated 44 chars]"
+    assert outcome.cap_stdout(str(i) for i in range(1005))[0] == "5"
+    assert outcome.result_summaries(["RESULT: a", "RESULT: ", "x RESULT: b", "RESULT:c"]) == ["a"]
+    assert outcome.phase_status([]) == "skipped"
+    assert outcome.phase_status(["skipped", "skipped"]) == "skipped"
+    assert outcome.phase_status(["passed", "other"]) == "other"
+    assert outcome.phase_status(["other", "failed"]) == "failed"
+    assert outcome.phase_status(["passed", "skipped"]) == "passed"
+
+
+def test_report_is_schema_valid_never_null_and_ordered(reference_dir: Path) -> None:
+    schema = json.loads((reference_dir / "ctrf" / "ctrf.schema.json").read_text())
+    empty = build_ctrf([], start_ms=1000, run_id="abc")
+    assert empty["results"]["tests"] == []
+    jsonschema.Draft7Validator(schema).validate(empty)
+    results = [
+        ResultAccumulator("b", "conformance", 1, "check", status="other", message="API unreachable"),
+        ResultAccumulator(
+            "a", "deployment", 0, "placeholder", status="skipped", message="not implemented yet"
+        ),
+    ]
+    readiness = [
+        ConstraintResult(name="K8s.server.version", expected=">= 1.34", actual="v1.33.0", passed=False)
+    ]
+    doc = build_ctrf(results, readiness=readiness, start_ms=1000, run_id="abc")
+    jsonschema.Draft7Validator(schema).validate(doc)
+    assert [t["name"] for t in doc["results"]["tests"]] == ["K8s.server.version", "a", "b"]
+    assert doc["results"]["summary"]["other"] == 1
+    assert doc["specVersion"] == ctrf.SPEC_VERSION
+    assert phase_table(["deployment", "conformance"], results) == [
+        ("deployment", "skipped", {"passed": 0, "failed": 0, "skipped": 1, "other": 0}),
+        ("conformance", "other", {"passed": 0, "failed": 0, "skipped": 0, "other": 1}),
+    ]
+
+
+def test_ledger_shares_results_through_files(tmp_path: Path) -> None:
+    writer = PhaseLedger(tmp_path / "l")
+    reader = PhaseLedger(tmp_path / "l", sleep=lambda s: writer.record(1, "deployment", "failed"))
+    writer.record(0, "deployment", "passed")
+    reader.wait_for([0, 1])  # the injected sleep records order 1, as another process would
+    assert reader.failed_phases([0, 1]) == {"deployment"}
