@@ -4,11 +4,14 @@ Every decision stays in :mod:`aicr_pytest.inference` / :mod:`aicr_pytest.allocmo
 functions); this module reads and writes Kubernetes objects through the facade
 (:class:`~aicr_pytest.kube.client.Cluster`) and waits on the injectable clock.
 
-Waiting is a bounded poll on that clock (GET every :data:`POLL_S` seconds, the chat probe every
-:data:`PROBE_INTERVAL_S`): deadlines and progress lines follow the same clock, so under the fake
-cluster's clock a 10-minute wait costs no real time and a scenario is deterministic.  While it
-waits, a progress line says what for (image pull / model load / endpoint / benchmark) at least
-every :data:`PROGRESS_EVERY_S` seconds.
+Waiting on cluster objects (model-cache Job, DynamoGraphDeployment, AIPerf pod) is watch-based
+(:mod:`aicr_pytest.kube.wait`: list, watch from its resourceVersion, resume, re-list on 410 Gone),
+with deadlines on the injectable clock; each watch lasts at most :data:`PROGRESS_EVERY_S`
+seconds so that, while it waits, a progress line says what for (image pull / model load /
+benchmark) at least that often.  The one retry loop is the endpoint probe, an HTTP request to the
+model server (no resource to watch): one chat completion every :data:`PROBE_INTERVAL_S` seconds,
+sleeping on the same clock.  Under the fake cluster's clock (with auto-advance) a 10-minute wait
+costs no real time and a scenario is deterministic.
 
 Names: the per-run namespace and the AIPerf Job come from the run scope
 (``aicr-inference-perf-<run id>`` / ``aicr-aiperf-<run id>``, plus ``-gwN`` under xdist), so two
@@ -29,17 +32,16 @@ from typing import Any, Final, Protocol
 from aicr_pytest import allocmode
 from aicr_pytest import inference as inf
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster, RetryPolicy, Target
-from aicr_pytest.kube.errors import ApiError, NotFound
-from aicr_pytest.kube.logs import job_pods, read_log
+from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
+from aicr_pytest.kube.logs import JOB_NAME_LABELS, read_log
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.kube.wait import job_outcome, summarize
+from aicr_pytest.kube.wait import job_outcome, observe, summarize, wait_for
 
 JSON = dict[str, Any]
 Say = Callable[[str], None]
 
 log = logging.getLogger("aicr_pytest.check")
 
-POLL_S: Final = 2.0
 PROBE_INTERVAL_S: Final = 10.0
 PROGRESS_EVERY_S: Final = 30.0
 DGD_API_VERSION: Final = "nvidia.com/v1beta1"
@@ -284,31 +286,41 @@ class InferenceWorkload:
 
     def _wait_populate(self, job: str) -> None:
         timeout = self.knobs.workload_ready_timeout_s
-        deadline = self.clock.time() + timeout
-        while True:
-            obj = self.cluster.get("batch/v1", "Job", job, self.namespace)
-            outcome = job_outcome(obj)
-            if outcome == "Complete":
-                return
-            if outcome == "Failed":
-                raise inf.InferenceFailure(
-                    inf.MSG_CACHE_POPULATE_FAILED.format(
-                        namespace=self.namespace, job=job, detail=summarize(obj)
-                    )
-                )
-            if self.clock.time() >= deadline:
-                raise inf.InferenceFailure(
-                    inf.MSG_CACHE_POPULATE_TIMEOUT.format(
-                        namespace=self.namespace, job=job, timeout=_duration(timeout), state=summarize(obj)
-                    )
-                )
+
+        def progress(_: JSON | None) -> None:
             if self.progress.due("populate"):
                 pods = [p for p in self._namespace_pods() if str(p["metadata"]["name"]).startswith(job)]
                 self.progress.write(
                     f"waiting for the model-cache download ({self.knobs.model}) by Job "
                     f"{self.namespace}/{job}: pods {_pods_summary(pods)}"
                 )
-            self.clock.sleep(min(POLL_S, max(0.0, deadline - self.clock.time())))
+
+        try:
+            obj = wait_for(
+                self.cluster,
+                "batch/v1",
+                "jobs",
+                job,
+                self.namespace,
+                lambda j: job_outcome(j) is not None,
+                timeout,
+                self.clock,
+                progress=progress,
+                progress_every=PROGRESS_EVERY_S,
+            )
+        except WaitTimeout as exc:
+            raise inf.InferenceFailure(
+                inf.MSG_CACHE_POPULATE_TIMEOUT.format(
+                    namespace=self.namespace,
+                    job=job,
+                    timeout=_duration(timeout),
+                    state=summarize(_last_seen(exc, self.namespace, job)),
+                )
+            ) from exc
+        if job_outcome(obj) == "Failed":
+            raise inf.InferenceFailure(
+                inf.MSG_CACHE_POPULATE_FAILED.format(namespace=self.namespace, job=job, detail=summarize(obj))
+            )
 
     def _dgd_state(self, dgd: Mapping[str, Any] | None) -> str:
         if dgd is None:
@@ -325,22 +337,37 @@ class InferenceWorkload:
 
     def _wait_dgd_ready(self) -> None:
         timeout = self.knobs.workload_ready_timeout_s
-        deadline = self.clock.time() + timeout
-        while True:
-            dgd = self.cluster.get(DGD_API_VERSION, DGD_KIND, inf.DEPLOYMENT_NAME, self.namespace)
-            if inf.dgd_ready(dgd):
-                self.progress.write(f"DynamoGraphDeployment {self.namespace}/{inf.DEPLOYMENT_NAME} is ready")
-                return
-            if self.clock.time() >= deadline:
-                state = f"{self._dgd_state(dgd)}; pods: {_pods_summary(self._namespace_pods())}"
-                raise inf.InferenceFailure(inf.MSG_DGD_NOT_READY.format(state=state))
+        where = f"{self.namespace}/{inf.DEPLOYMENT_NAME}"
+
+        def ready(dgd: JSON) -> bool | str:
+            return True if inf.dgd_ready(dgd) else self._dgd_state(dgd)
+
+        def progress(dgd: JSON | None) -> None:
             if self.progress.due("dgd"):
                 self.progress.write(
-                    f"waiting for DynamoGraphDeployment {self.namespace}/{inf.DEPLOYMENT_NAME} "
+                    f"waiting for DynamoGraphDeployment {where} "
                     f"(image pull / model load): {self._dgd_state(dgd)}; "
                     f"pods: {_pods_summary(self._namespace_pods())}"
                 )
-            self.clock.sleep(min(POLL_S, max(0.0, deadline - self.clock.time())))
+
+        try:
+            wait_for(
+                self.cluster,
+                DGD_API_VERSION,
+                DGD_KIND,
+                inf.DEPLOYMENT_NAME,
+                self.namespace,
+                ready,
+                timeout,
+                self.clock,
+                progress=progress,
+                progress_every=PROGRESS_EVERY_S,
+            )
+        except WaitTimeout as exc:
+            dgd = _last_seen(exc, self.namespace, inf.DEPLOYMENT_NAME)
+            state = f"{self._dgd_state(dgd)}; pods: {_pods_summary(self._namespace_pods())}"
+            raise inf.InferenceFailure(inf.MSG_DGD_NOT_READY.format(state=state)) from exc
+        self.progress.write(f"DynamoGraphDeployment {where} is ready")
 
     # -- endpoint ----------------------------------------------------------------------------------
     def resolve_endpoint(self) -> Endpoint:
@@ -407,7 +434,10 @@ class InferenceWorkload:
         return ok, f"HTTP {resp.status}" + ("" if ok else " without a chat completion")
 
     def wait_endpoint(self, endpoint: Endpoint) -> None:
-        """Probe every 10 s until a real chat completion comes back or HEALTH_TIMEOUT passes."""
+        """Probe every 10 s until a real chat completion comes back or HEALTH_TIMEOUT passes.
+
+        A bounded retry of an HTTP request to the model server (as AICR does), not a poll of a
+        cluster object: readiness of the server is only observable by asking it."""
         client = self._probe_client()
         deadline = self.clock.time() + self.knobs.health_timeout_s
         while True:
@@ -432,24 +462,37 @@ class InferenceWorkload:
         self.job_name = name = str(created["metadata"]["name"])
         pod = self._wait_aiperf_pod(ns, name)
         pod_name = str(pod["metadata"]["name"])
-        deadline = self.clock.time() + inf.AIPERF_RUN_TIMEOUT_S
-        while True:
-            pod = self.cluster.get("v1", "Pod", pod_name, ns)
-            phase = (pod.get("status") or {}).get("phase")
-            if phase in ("Succeeded", "Failed"):
-                break
-            if self.clock.time() >= deadline:
-                raise inf.InferenceFailure(
-                    inf.MSG_AIPERF_TIMEOUT.format(
-                        namespace=ns,
-                        job=name,
-                        timeout=_duration(inf.AIPERF_RUN_TIMEOUT_S),
-                        state=summarize(pod),
-                    )
-                )
+
+        def finished(p: JSON) -> bool:
+            return (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+        def progress(p: JSON | None) -> None:
             if self.progress.due("aiperf"):
-                self.progress.write(f"AIPerf benchmark {ns}/{name}: {self._aiperf_status(ns, pod)}")
-            self.clock.sleep(min(POLL_S, max(0.0, deadline - self.clock.time())))
+                self.progress.write(f"AIPerf benchmark {ns}/{name}: {self._aiperf_status(ns, p or pod)}")
+
+        try:
+            pod = wait_for(
+                self.cluster,
+                "v1",
+                "pods",
+                pod_name,
+                ns,
+                finished,
+                inf.AIPERF_RUN_TIMEOUT_S,
+                self.clock,
+                progress=progress,
+                progress_every=PROGRESS_EVERY_S,
+            )
+        except WaitTimeout as exc:
+            raise inf.InferenceFailure(
+                inf.MSG_AIPERF_TIMEOUT.format(
+                    namespace=ns,
+                    job=name,
+                    timeout=_duration(inf.AIPERF_RUN_TIMEOUT_S),
+                    state=summarize(_last_seen(exc, ns, pod_name)),
+                )
+            ) from exc
+        phase = (pod.get("status") or {}).get("phase")
         text = read_log(self.cluster, ns, pod_name, AIPERF_CONTAINER)
         if phase == "Failed":
             self.say("AIPerf pod logs:\n" + inf.redact(text, [self.knobs.hf_token]))
@@ -469,20 +512,41 @@ class InferenceWorkload:
         return f"running; last output: {tail.strip()[:200] or '(none yet)'}"
 
     def _wait_aiperf_pod(self, ns: str, job: str) -> JSON:
-        deadline = self.clock.time() + inf.AIPERF_POD_TIMEOUT_S
-        while True:
-            pods = job_pods(self.cluster, ns, job)
-            if pods:
-                return pods[0]
-            if self.clock.time() >= deadline:
-                raise inf.InferenceFailure(
-                    inf.MSG_AIPERF_NO_POD.format(
-                        namespace=ns, job=job, timeout=_duration(inf.AIPERF_POD_TIMEOUT_S)
-                    )
-                )
+        """The Job's first pod (newest first, as :func:`~aicr_pytest.kube.logs.job_pods`), watched
+        for in the Job's namespace; either job-name label counts."""
+
+        def of_job(p: JSON) -> bool:
+            labels = (p.get("metadata") or {}).get("labels") or {}
+            return any(labels.get(label) == job for label in JOB_NAME_LABELS)
+
+        def first(view: dict[str, JSON]) -> JSON | None:
+            pods = [p for p in view.values() if of_job(p)]
+            return max(pods, key=_created) if pods else None
+
+        def progress(_: dict[str, JSON]) -> None:
             if self.progress.due("aiperf-pod"):
                 self.progress.write(f"waiting for the AIPerf pod of Job {ns}/{job}")
-            self.clock.sleep(min(POLL_S, max(0.0, deadline - self.clock.time())))
+
+        try:
+            return observe(
+                self.cluster,
+                "v1",
+                "pods",
+                ns,
+                first,
+                timeout=inf.AIPERF_POD_TIMEOUT_S,
+                clock=self.clock,
+                what=f"the pod of Job {ns}/{job}",
+                describe=lambda _: "no pod yet",
+                progress=progress,
+                progress_every=PROGRESS_EVERY_S,
+            )
+        except WaitTimeout as exc:
+            raise inf.InferenceFailure(
+                inf.MSG_AIPERF_NO_POD.format(
+                    namespace=ns, job=job, timeout=_duration(inf.AIPERF_POD_TIMEOUT_S)
+                )
+            ) from exc
 
     # -- cleanup -----------------------------------------------------------------------------------
     def finish(self, keep: bool) -> list[str]:
@@ -523,6 +587,17 @@ class InferenceWorkload:
             f"kubectl delete namespace {ns}",
             f"kubectl -n {shlex.quote(self.job_namespace)} delete job {self.job_name}",
         ]
+
+
+def _last_seen(exc: WaitTimeout, namespace: str, name: str) -> JSON | None:
+    """The object a timed-out wait last saw (None when it never appeared)."""
+    obj = (exc.last_seen or {}).get(f"{namespace}/{name}")
+    return obj if isinstance(obj, dict) else None
+
+
+def _created(pod: Mapping[str, Any]) -> tuple[str, str]:
+    meta = pod.get("metadata") or {}
+    return str(meta.get("creationTimestamp") or ""), str(meta.get("name") or "")
 
 
 def _service_port(svc: Mapping[str, Any] | None, default: int) -> int:

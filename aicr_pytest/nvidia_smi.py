@@ -11,9 +11,11 @@ cluster through the facade:
 3. create one run-scoped verify Pod per node (and, for a DRA-only node under the
    ``dra-resource-claim`` policy, a ResourceClaim for it) through :class:`RunScope`, so
    names never collide with a concurrent run or a leftover and cleanup is the ``run`` fixture's;
-4. wait for *all* pods at once within the check's budget: one label-selected LIST per tick,
-   sleeping on the injected clock between ticks (so a fake clock drives the simulated kubelet
-   and a never-starting pod costs no real time), instead of AICR's sequential per-node waits;
+4. wait for *all* pods at once within the check's budget: one label-selected watch over the run's
+   verify pods (:func:`~aicr_pytest.kube.wait.observe`: list, then watch from its
+   resourceVersion, resume, re-list on 410 Gone), with the deadline on the injected clock (the
+   fake cluster's auto-advance moves that clock while the watch blocks, so a never-starting pod
+   costs no real time), instead of AICR's sequential per-node waits;
 5. read each pod's log by container name and summarize.
 
 Outcomes: API failures while discovering are :class:`~aicr_pytest.errors.Inconclusive`
@@ -50,10 +52,10 @@ from aicr_pytest.deployment import (
 from aicr_pytest.errors import Inconclusive
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.clock import Clock
-from aicr_pytest.kube.errors import MSG_VANISHED, MSG_WAIT_TIMEOUT, ApiError
+from aicr_pytest.kube.errors import MSG_VANISHED, MSG_WAIT_TIMEOUT, ApiError, WaitTimeout
 from aicr_pytest.kube.logs import read_log
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.kube.wait import summarize
+from aicr_pytest.kube.wait import observe, summarize
 
 log = logging.getLogger("aicr_pytest.nvidia_smi")
 
@@ -64,9 +66,6 @@ Emit = Callable[[str], None]
 DRA_API_VERSIONS = ("v1", "v1beta2", "v1beta1")
 #: Label every verify pod carries (set by :func:`~aicr_pytest.deployment.build_verify_pod`).
 VERIFY_APP_LABEL = "app.kubernetes.io/name=nvidia-smi-verify"
-#: First and longest pause between two looks at the verify pods (clock seconds).
-POLL_INITIAL_S = 1.0
-POLL_MAX_S = 5.0
 #: Part of the check's budget kept for reading logs and events after the wait.
 FINISH_RESERVE_S = 30.0
 #: Upper bound on one verify log read (nvidia-smi prints a few KiB).
@@ -216,16 +215,16 @@ def await_pods(
 ) -> None:
     """Wait for every pod to end (Succeeded/Failed), vanish, or the deadline; sets ``outcome``.
 
-    One LIST of the run's verify pods per tick answers for all of them; between ticks the
-    injected clock sleeps (1 s, growing to 5 s).
+    One watch over the run's verify pods (``selector``) answers for all of them; the deadline is
+    read from the injected clock. A pod missing from the watched view (never listed, or deleted
+    while waiting) has vanished.
     """
     waiting = {w.name: w for w in waits}
-    interval = POLL_INITIAL_S
-    while waiting:
-        current = {
-            str((p.get("metadata") or {}).get("name")): p
-            for p in cluster.list("v1", "pods", namespace, label_selector=selector)
-        }
+    if not waiting:
+        return
+
+    def settle(view: dict[str, JSON]) -> bool | None:
+        current = {str((p.get("metadata") or {}).get("name")): p for p in view.values()}
         for name, w in list(waiting.items()):
             pod = current.get(name)
             if pod is None:
@@ -239,15 +238,27 @@ def await_pods(
                     w.outcome = "failed"
             if w.outcome is not None:
                 del waiting[name]
-        if not waiting:
-            return
-        remaining = deadline - clock.time()
-        if remaining <= 0:
-            for w in waiting.values():
-                w.outcome = "timeout"
-            return
-        clock.sleep(min(interval, remaining))
-        interval = min(interval * 1.5, POLL_MAX_S)
+        return True if not waiting else None
+
+    def describe(view: dict[str, JSON]) -> str:
+        return f"{len(waiting)} of {len(waits)} verify pods still running"
+
+    try:
+        observe(
+            cluster,
+            "v1",
+            "pods",
+            namespace,
+            settle,
+            timeout=max(0.0, deadline - clock.time()),
+            clock=clock,
+            what=f"verify pods {selector}",
+            describe=describe,
+            label_selector=selector,
+        )
+    except WaitTimeout:
+        for w in waiting.values():
+            w.outcome = "timeout"
 
 
 def _read_log_or_empty(cluster: Cluster, namespace: str, pod: str) -> str:

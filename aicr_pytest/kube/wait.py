@@ -5,7 +5,14 @@ watch from that version, resume from the last seen version when a stream ends (s
 dropped connection), and re-list when the server answers 410 Gone (the version was compacted).
 Deadlines come from an injectable clock; a waiter never polls. The server is asked to end each
 watch at the deadline (``timeoutSeconds``), and when the clock supports listeners (the fake
-clock does) the stream is shut down the moment virtual time passes the deadline.
+clock does) the stream is shut down the moment virtual time passes the deadline. On the fake
+cluster with auto-advance (:mod:`aicr_pytest.testing.virtualtime`) the fake moves its clock while
+the watch blocks, so a wait runs in virtual time.
+
+A caller that reports progress passes ``progress`` (and ``progress_every``): each watch request
+then lasts at most ``progress_every`` seconds, and ``progress(view)`` is called after the first
+list and between watch windows -- a long wait says what it waits for at that cadence, without
+ever polling the object.
 """
 
 from __future__ import annotations
@@ -121,12 +128,19 @@ def observe(
     describe: Callable[[dict[str, JSON]], str],
     label_selector: str | None = None,
     field_selector: str | None = None,
+    progress: Callable[[dict[str, JSON]], None] | None = None,
+    progress_every: float | None = None,
 ) -> T:
     """Keep a watched view of the matching objects and return the first non-None ``check(view)``.
 
     ``check`` may raise to stop early. On the deadline raises :class:`WaitTimeout` with
-    ``describe(view)``.
+    ``describe(view)``. ``progress(view)``, when given, is called after the first list and
+    between watch windows, which last at most ``progress_every`` seconds (default
+    :data:`MAX_WATCH_SECONDS`).
     """
+    window = MAX_WATCH_SECONDS
+    if progress_every is not None:
+        window = max(1, min(MAX_WATCH_SECONDS, math.ceil(progress_every)))
     deadline = _Deadline(clock, timeout)
     guard = _StreamGuard(deadline)
     view: dict[str, JSON] = {}
@@ -156,6 +170,8 @@ def observe(
             remaining = deadline.remaining()
             if remaining <= 0:
                 raise timed_out()
+            if progress is not None:
+                progress(view)
             started = time.monotonic()
             events = 0
             try:
@@ -166,7 +182,7 @@ def observe(
                     resource_version=version or None,
                     label_selector=label_selector,
                     field_selector=field_selector,
-                    timeout_seconds=min(MAX_WATCH_SECONDS, max(1, math.ceil(remaining))),
+                    timeout_seconds=min(window, max(1, math.ceil(remaining))),
                 )
                 guard.set(stream)
                 with stream:
@@ -214,6 +230,9 @@ def wait_for(
     predicate: Predicate,
     timeout: float,
     clock: Clock = SYSTEM_CLOCK,
+    *,
+    progress: Callable[[JSON | None], None] | None = None,
+    progress_every: float | None = None,
 ) -> JSON:
     """Wait until ``predicate(obj)`` is ``True`` for the named object and return the object.
 
@@ -221,7 +240,8 @@ def wait_for(
     describes the current state and is quoted in the timeout message. To give up early (the object
     reached a state from which the condition cannot hold) the predicate raises. An object that
     does not exist yet is waited for; one that is deleted while waiting raises
-    :class:`ObjectVanished`.
+    :class:`ObjectVanished`. ``progress(obj or None)`` is called at least every
+    ``progress_every`` seconds while waiting (see :func:`observe`).
     """
     where = f"{namespace}/{name}" if namespace else name
     what = f"{plural_or_kind} {where}"
@@ -247,6 +267,10 @@ def wait_for(
         state = summarize(view.get(key))
         return f"{last_note} ({state})" if last_note else state
 
+    def report(view: dict[str, JSON]) -> None:
+        if progress is not None:
+            progress(view.get(key))
+
     return observe(
         cluster,
         api_version,
@@ -258,6 +282,8 @@ def wait_for(
         what=what,
         describe=describe,
         field_selector=f"metadata.name={name}",
+        progress=report if progress is not None else None,
+        progress_every=progress_every,
     )
 
 

@@ -3,7 +3,9 @@
 Public API (see each module's docstring for semantics and known gaps):
 
 * :class:`FakeCluster` -- start/stop the fake, kubeconfig, store helpers, faults, clock;
-* :class:`FakeClock` / :class:`RealClock` -- injectable clocks;
+* :class:`FakeClock` / :class:`RealClock` -- injectable clocks; ``FakeCluster(auto_advance=True)``
+  (or ``with fc.auto_advancing():``) moves a FakeClock whenever every client is blocked in a watch,
+  so watch-based waits run in virtual time (:mod:`aicr_pytest.testing.virtualtime`);
 * :class:`Simulator`, :class:`NodeProfile`, :class:`PodScript` -- controllers and timelines;
 * :data:`PROFILES`, :data:`FAULTS`, :class:`ClusterProfile` -- named cluster shapes and faults;
 * :class:`Store`, :class:`ApiError`, :class:`FakeApiServer`, :class:`Faults` -- lower layers.

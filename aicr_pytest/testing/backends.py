@@ -36,7 +36,11 @@ templates (plus a ``tolerations: [{operator: Exists}]``, as the fake's pods carr
 controllers create the pods, the scheduler binds them, kwok runs them, and the controllers write the
 workloads' status. That is the most faithful option (nothing fights the controllers over status)
 and a healthy profile converges in seconds. Faulted workload states (a crash-looping pod, a DaemonSet
-short of ready) cannot be expressed that way; those scenarios stay fake-only.
+short of ready) cannot be expressed that way; those scenarios stay fake-only. The CRDs of
+:data:`CONTROLPLANE_PROFILES` are created when the control plane starts (:func:`profile_crds`), before
+the controller-manager, so its garbage collector follows owner references through custom resources
+at once (it rediscovers resources only every 30 s: a foreground delete of a TrainJob otherwise hung
+for up to 30 s).
 """
 
 from __future__ import annotations
@@ -61,15 +65,17 @@ from aicr_pytest.kube.clock import SYSTEM_CLOCK, Clock
 if TYPE_CHECKING:
     from aicr_pytest.testing.cluster import FakeCluster
     from aicr_pytest.testing.controlplane import ControlPlane
-    from aicr_pytest.testing.controlplane_players import PodPlayer
+    from aicr_pytest.testing.controlplane_players import Poller
 
 __all__ = [
     "BACKENDS",
+    "CONTROLPLANE_PROFILES",
     "ControlPlaneBackend",
     "ControlPlaneSession",
     "FakeBackend",
     "K8sBackend",
     "SkippingClock",
+    "profile_crds",
     "profile_objects",
     "seed_objects",
 ]
@@ -77,6 +83,11 @@ __all__ = [
 Obj = dict[str, Any]
 ObjList = list[Obj]
 StrList = list[str]
+
+#: Profiles a control-plane session may seed: their CRDs are installed when the control plane starts
+#: (:func:`profile_crds`), before the controller-manager, so its garbage collector acts on owner
+#: references to custom resources at once (it rediscovers resources only every 30 s).
+CONTROLPLANE_PROFILES = ("h100-eks-training", "h100-eks-inference")
 
 #: Backend names, in the order tests are parametrized.
 BACKENDS = ("fake", "controlplane")
@@ -399,15 +410,25 @@ class ControlPlaneSession:
         self.lock = threading.Lock()
         self.profiles: dict[str, tuple[str, ...]] = {}
         self.profile_seconds: dict[str, float] = {}
-        self.players: list[PodPlayer] = []
+        self.players: list[Poller] = []
 
     def ensure_players(self) -> None:
-        """Start the test controllers that play workload pods (:mod:`.controlplane_players`)."""
+        """Start the test controllers: the nvidia-smi pod player (:mod:`.controlplane_players`), Kubeflow
+        Trainer/JobSet and the NCCL launcher (:mod:`.controlplane_trainer`)."""
         from aicr_pytest.testing.controlplane_players import NVIDIA_SMI_SELECTOR, PodPlayer, nvidia_smi_output
+        from aicr_pytest.testing.controlplane_trainer import (
+            LAUNCHER_SELECTOR,
+            NcclLauncher,
+            TrainerController,
+        )
 
         with self.lock:
             if not self.players:
-                self.players.append(PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start())
+                self.players += [
+                    PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
+                    TrainerController(self.cp).start(),
+                    PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
+                ]
 
     def player_errors(self) -> list[str]:
         return [e for p in self.players for e in p.errors]
@@ -777,6 +798,16 @@ def profile_objects(
         if adapted is not None:
             out.append(adapted)
     return out
+
+
+def profile_crds(profiles: Iterable[str] = CONTROLPLANE_PROFILES) -> list[Obj]:
+    """The CustomResourceDefinitions ``profiles`` install (healthy, each once), ready to create."""
+    crds: dict[str, Obj] = {}
+    for profile in profiles:
+        for obj in profile_objects(profile, gpu_nodes=(), other_nodes=()):
+            if obj.get("kind") == "CustomResourceDefinition":
+                crds.setdefault(str(obj["metadata"]["name"]), clean_for_create(obj))
+    return list(crds.values())
 
 
 #: Node labels of the kwok pools (:mod:`aicr_pytest.testing.controlplane`) used to place workloads

@@ -10,6 +10,10 @@ from timers registered on it.
   and fast (no real sleeps).
 * :class:`RealClock` follows the wall clock and fires timers from a daemon thread; it is used by
   ``aicr-pytest simulate`` where a human (or a real check run) watches the cluster evolve.
+
+A :class:`FakeClock` can also be moved by the fake cluster itself when every client is blocked in a
+watch ("auto-advance", see :mod:`aicr_pytest.testing.virtualtime`); all advances, manual or not,
+are serialized by :attr:`FakeClock.advance_lock`.
 """
 
 from __future__ import annotations
@@ -68,6 +72,11 @@ class Clock:
         with self._lock:
             return len(self._timers)
 
+    def next_timer(self) -> float | None:
+        """When the earliest pending timer is due (epoch seconds), or None."""
+        with self._lock:
+            return self._timers[0][0] if self._timers else None
+
     def add_listener(self, listener: Callable[[], None]) -> None:
         """``listener()`` is called (without locks held) every time the clock moves."""
         with self._lock:
@@ -101,6 +110,9 @@ class FakeClock(Clock):
     def __init__(self, start: float = DEFAULT_EPOCH) -> None:
         super().__init__()
         self._now = float(start)
+        #: Held for the whole of every :meth:`advance` (re-entrant: a timer callback may advance);
+        #: the auto-advancer holds it while it decides and moves, so it never races a test.
+        self.advance_lock = threading.RLock()
 
     def time(self) -> float:
         with self._lock:
@@ -110,20 +122,21 @@ class FakeClock(Clock):
         """Move the clock forward by ``seconds`` and fire all timers due in between."""
         if seconds < 0:
             raise ValueError("a clock cannot go backwards")
-        with self._lock:
-            target = self._now + seconds
-        while True:
-            due = self._pop_due(target)
-            if due is None:
-                break
-            when, callback = due
+        with self.advance_lock:
             with self._lock:
-                self._now = max(self._now, when)
-            callback()
+                target = self._now + seconds
+            while True:
+                due = self._pop_due(target)
+                if due is None:
+                    break
+                when, callback = due
+                with self._lock:
+                    self._now = max(self._now, when)
+                callback()
+                self._notify()
+            with self._lock:
+                self._now = max(self._now, target)
             self._notify()
-        with self._lock:
-            self._now = max(self._now, target)
-        self._notify()
 
     def sleep(self, seconds: float) -> None:
         """Same as :meth:`advance`: code under test that sleeps on this clock returns at once."""

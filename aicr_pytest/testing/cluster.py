@@ -4,6 +4,13 @@
 ...     api = kubernetes.config.new_client_from_config(config_file=str(fc.kubeconfig_path))
 ...     kubernetes.client.CoreV1Api(api).list_node()
 
+With ``auto_advance=True`` (or within ``with fc.auto_advancing():``) the fake moves its
+:class:`FakeClock` by itself whenever every client is blocked in a watch: straight to the next
+simulator timer, or to the watch's own ``timeoutSeconds`` deadline when nothing is scheduled. A
+check that waits with watches then runs in virtual time, deterministically and at no real cost
+(see :mod:`aicr_pytest.testing.virtualtime` for the exact rule and its limits). It is off by
+default: a test that opens watches and moves the clock itself keeps full control.
+
 The kubeconfig written points at ``http://127.0.0.1:<port>`` with a bearer-token user; its
 cluster entry carries the extension ``aicr.run/simulated`` so tooling can say the cluster is
 simulated, and the ConfigMap ``kube-public/aicr-simulator`` records the profile and faults.
@@ -11,9 +18,10 @@ simulated, and the ConfigMap ``kube-public/aicr-simulator`` records the profile 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -24,6 +32,7 @@ from aicr_pytest.testing.clock import Clock, FakeClock
 from aicr_pytest.testing.server import FakeApiServer, Faults
 from aicr_pytest.testing.simulator import Simulator
 from aicr_pytest.testing.store import ApiError, Obj, Store, clone
+from aicr_pytest.testing.virtualtime import DEFAULT_SETTLE_S, AutoAdvancer
 
 if TYPE_CHECKING:
     from aicr_pytest.testing.profiles import ClusterProfile
@@ -45,6 +54,10 @@ class FakeCluster:
         kubeconfig_path: where to write the kubeconfig (default: a private temp dir).
         simulate: run the simulator's controllers (scheduler, kubelet, Job controller).
         history_size: how many watch events are kept before older resourceVersions expire (410).
+        auto_advance: move the (fake) clock whenever every client is blocked in a watch (see the
+            module docstring); needs a :class:`FakeClock`. Toggle later with
+            :meth:`set_auto_advance` or :meth:`auto_advancing`.
+        settle: real seconds the cluster must stay quiet before an automatic advance.
     """
 
     def __init__(
@@ -59,11 +72,19 @@ class FakeCluster:
         simulate: bool = True,
         history_size: int = 10_000,
         seed: int = 0,
+        auto_advance: bool = False,
+        settle: float = DEFAULT_SETTLE_S,
     ) -> None:
         self.clock: Clock = clock or FakeClock()
         self.store = Store(self.clock, history_size=history_size, seed=seed, version=version)
         self.sim = Simulator(self.store, enabled=simulate)
         self.server = FakeApiServer(self.store, token=token)
+        self._settle = settle
+        self._auto_advance = False
+        self._started = False
+        self.advancer: AutoAdvancer | None = None
+        if auto_advance:
+            self.set_auto_advance(True)
         self.token = token
         self._tmpdir: Path | None = None
         self._kubeconfig_arg = Path(kubeconfig_path) if kubeconfig_path else None
@@ -87,12 +108,16 @@ class FakeCluster:
             self.kubeconfig_path = self._tmpdir / "kubeconfig"
         self.write_kubeconfig(self.kubeconfig_path)
         self._started = True
+        if self._auto_advance and self.advancer is not None:
+            self.advancer.start()
         return self
 
     def stop(self) -> None:
         if not self._started:
             return
         self._started = False
+        if self.advancer is not None:
+            self.advancer.stop()
         self.server.stop()
         stop = getattr(self.clock, "stop", None)
         if callable(stop):
@@ -230,6 +255,36 @@ class FakeCluster:
         if advance is None:
             raise TypeError("advance() needs a FakeClock")
         advance(seconds)
+
+    # ------------------------------------------------------------------------- virtual time --
+    @property
+    def auto_advance(self) -> bool:
+        """Whether the clock moves by itself while every client is blocked in a watch."""
+        return self._auto_advance
+
+    def set_auto_advance(self, enabled: bool) -> None:
+        """Turn auto-advance on or off (see the module docstring); needs a :class:`FakeClock`."""
+        if enabled and not isinstance(self.clock, FakeClock):
+            raise ValueError(f"auto_advance needs a FakeClock ({type(self.clock).__name__} moves by itself)")
+        self._auto_advance = enabled
+        if enabled:
+            if self.advancer is None:
+                assert isinstance(self.clock, FakeClock)
+                self.advancer = AutoAdvancer(self.clock, self.store.activity, settle=self._settle)
+            if self._started:
+                self.advancer.start()
+        elif self.advancer is not None:
+            self.advancer.stop()
+
+    @contextlib.contextmanager
+    def auto_advancing(self) -> Iterator[FakeCluster]:
+        """Auto-advance within the block (e.g. around a check run), restoring the setting after."""
+        before = self._auto_advance
+        self.set_auto_advance(True)
+        try:
+            yield self
+        finally:
+            self.set_auto_advance(before)
 
     @property
     def state(self) -> dict[str, Any]:

@@ -203,6 +203,9 @@ H100_NODES = NodeProfile(
         "hugepages-1Gi": "0",
         "hugepages-2Mi": "0",
         "nvidia.com/gpu": "8",
+        # p5.48xlarge: 32 EFA devices (the AWS EFA device plugin's resource); the h100/eks NCCL
+        # runtime's workers ask for all of them.
+        "vpc.amazonaws.com/efa": "32",
     },
 )
 
@@ -326,12 +329,43 @@ def cri_log(text: str, *, stream: str = "stdout", timestamp: str = "2025-01-01T0
 # helpers
 
 
+#: Listening ports are picked below the kernel's ephemeral range (Linux default 32768-60999): a port
+#: the kernel hands out for ``bind(0)`` can be taken by any outgoing connection (etcd/apiserver
+#: clients, the other xdist worker's control plane) before the component that should listen on it
+#: starts, which killed a control-plane start under ``-n 2``.
+LISTEN_PORTS = (20000, 32000)
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    """A currently free TCP port on 127.0.0.1 (the kernel's pick; racy in theory, fine in practice)."""
+    """A free TCP port on 127.0.0.1 outside the ephemeral range (:data:`LISTEN_PORTS`), bound to check.
+
+    Falls back to the kernel's pick when the range overlaps the ephemeral one or nothing is free.
+    """
+    low, high = LISTEN_PORTS
+    eph_low, eph_high = _ephemeral_range()
+    if not (high < eph_low or low > eph_high):
+        low, high = 0, -1  # the configured range overlaps: use the kernel's pick
+    rng = secrets.SystemRandom()
+    for _ in range(64 if high >= low else 0):
+        port = rng.randint(low, high)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+        picked: int = s.getsockname()[1]
+        return picked
 
 
 def _run(argv: Sequence[str | Path], cwd: Path) -> None:
@@ -700,8 +734,14 @@ def start_controlplane(
     timeout: float = 120.0,
     keep_workdir: bool | None = None,
     verbosity: int = 1,
+    crds: Sequence[Mapping[str, Any]] = (),
 ) -> ControlPlane:
     """Start etcd, the apiserver, controller-manager, scheduler and kwok; create the nodes; wait for all.
+
+    ``crds`` are created (and Established) before the controller-manager starts: its garbage collector
+    discovers which resources to watch at start and then only every 30 s, so owner references to (and
+    from) custom resources created later are not acted on for up to 30 s (a foreground delete of a
+    custom resource hangs that long). Seed the CRDs of the profiles a session will use here.
 
     On any failure everything started so far is stopped before the exception propagates.
     ``keep_workdir`` (default: env ``AICR_CONTROLPLANE_KEEP=1``) keeps certs and logs after :meth:`stop`.
@@ -744,7 +784,7 @@ def start_controlplane(
         keep_workdir=keep_workdir,
     )
     try:
-        _launch(cp, binaries, pki, ports, kcm_token, scheduler_token, kwok_token, timeout, verbosity)
+        _launch(cp, binaries, pki, ports, kcm_token, scheduler_token, kwok_token, timeout, verbosity, crds)
         deadline = time.monotonic() + timeout
         cp.rbac_manifest = bind_least_privilege_user(cp, rbac_manifest)
         cp.node_names = create_nodes(cp, node_profiles)
@@ -767,6 +807,7 @@ def _launch(
     kwok_token: str,
     timeout: float,
     verbosity: int,
+    crds: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     workdir, components, server = cp.workdir, cp.components, cp.server
     deadline = time.monotonic() + timeout
@@ -830,6 +871,9 @@ def _launch(
         components,
     )
 
+    # Every CRD before the controller-manager, so its garbage collector watches them from the start.
+    install_crds(cp, [*(kwok_crd(kind) for kind in KWOK_CRD_KINDS), *crds], deadline, components)
+
     kcm_kubeconfig = write_kubeconfig(
         workdir / "kcm.kubeconfig",
         server=server,
@@ -872,7 +916,6 @@ def _launch(
     kwok_kubeconfig = write_kubeconfig(
         workdir / "kwok.kubeconfig", server=server, ca_cert=pki.ca_cert, user="aicr-kwok", token=kwok_token
     )
-    install_kwok_crds(cp, deadline, components)
     key, value = KWOK_NODE_ANNOTATION
     _start("kwok", [
         binaries.kwok,
@@ -902,14 +945,27 @@ def install_kwok_crds(
     cp: ControlPlane, deadline: float, components: Mapping[str, Component] | None = None
 ) -> None:
     """Create kwok's Logs/ClusterLogs CRDs and wait until they are Established (before kwok starts)."""
-    for kind in KWOK_CRD_KINDS:
+    install_crds(cp, [kwok_crd(kind) for kind in KWOK_CRD_KINDS], deadline, components)
+
+
+def install_crds(
+    cp: ControlPlane,
+    crds: Sequence[Mapping[str, Any]],
+    deadline: float,
+    components: Mapping[str, Component] | None = None,
+) -> None:
+    """Create ``crds`` (an existing one is left as it is) and wait until each is Established."""
+    for crd in crds:
+        body = {k: v for k, v in crd.items() if k != "status"}
+        meta = crd["metadata"]
+        body["metadata"] = {k: meta[k] for k in ("name", "labels", "annotations") if meta.get(k)}
         try:
-            cp.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", kwok_crd(kind))
+            cp.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body)
         except urllib.error.HTTPError as e:
             if e.code != 409:
                 raise
-    for kind in KWOK_CRD_KINDS:
-        name = f"{kind.lower()}.{KWOK_GROUP}"
+    for crd in crds:
+        name = str(crd["metadata"]["name"])
         _wait_until(
             f"CRD {name} Established",
             lambda n=name: crd_established(cp, n),

@@ -42,7 +42,9 @@ def controlplane() -> Iterator[ControlPlane]:
     except ControlPlaneUnavailable as e:
         skip_or_fail(str(e))
         raise AssertionError("unreachable") from e
-    cp = start_controlplane(binaries)
+    from aicr_pytest.testing.backends import profile_crds
+
+    cp = start_controlplane(binaries, crds=profile_crds())
     print(f"\ncontrol plane ready in {cp.start_seconds:.1f}s at {cp.server} (workdir {cp.workdir})")
     try:
         yield cp

@@ -7,6 +7,9 @@ Running: computes its output, scripts it as the pod's log (a kwok ``Logs`` objec
 ``GET .../pods/<pod>/log`` returns it through the apiserver and kwok's kubelet endpoint), then patches
 the pod's status to ``Succeeded``/``Failed`` with the exit code, as a kubelet would.
 
+:class:`Poller` is the loop every test controller shares (the Trainer/JobSet controller of
+:mod:`.controlplane_trainer` too).
+
 Players:
 
 * ``check-nvidia-smi`` verify pods (label ``app.kubernetes.io/name=nvidia-smi-verify``): the
@@ -30,7 +33,7 @@ from urllib.parse import quote
 if TYPE_CHECKING:
     from aicr_pytest.testing.controlplane import ControlPlane
 
-__all__ = ["NVIDIA_SMI_SELECTOR", "PodPlayer", "nvidia_smi_output"]
+__all__ = ["NVIDIA_SMI_SELECTOR", "PodPlayer", "Poller", "nvidia_smi_output"]
 
 log = logging.getLogger("aicr_pytest.testing.controlplane_players")
 Obj = dict[str, Any]
@@ -76,20 +79,23 @@ def nvidia_smi_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
     return out
 
 
-class PodPlayer:
-    """Plays pods matching ``selector`` (all namespaces) with ``play``; a daemon thread until ``stop()``."""
+class Poller:
+    """A test controller: ``tick()`` every ``interval`` seconds on a daemon thread until ``stop()``.
 
-    def __init__(self, cp: ControlPlane, selector: str, play: Play, *, interval: float = 0.2) -> None:
+    An exception in ``tick`` is recorded in :attr:`errors` (a test asserts there are none) and the
+    controller keeps going.
+    """
+
+    name = "poller"
+
+    def __init__(self, cp: ControlPlane, *, interval: float = 0.2) -> None:
         self.cp = cp
-        self.selector = selector
-        self.play = play
         self.interval = interval
-        self.played: dict[str, str] = {}  # uid -> "ns/name"
         self.errors: list[str] = []
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"pod-player {selector}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
-    def start(self) -> PodPlayer:
+    def start(self) -> Poller:
         self._thread.start()
         return self
 
@@ -103,8 +109,22 @@ class PodPlayer:
                 self.tick()
             except Exception as e:  # keep playing; a test sees what went wrong in `errors`
                 self.errors.append(f"{type(e).__name__}: {e}")
-                log.warning("pod player %s: %s", self.selector, e)
+                log.warning("%s: %s", self.name, e)
             self._stop.wait(self.interval)
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+
+class PodPlayer(Poller):
+    """Plays pods matching ``selector`` (all namespaces) with ``play``; a daemon thread until ``stop()``."""
+
+    def __init__(self, cp: ControlPlane, selector: str, play: Play, *, interval: float = 0.2) -> None:
+        self.name = f"pod-player {selector}"
+        super().__init__(cp, interval=interval)
+        self.selector = selector
+        self.play = play
+        self.played: dict[str, str] = {}  # uid -> "ns/name"
 
     def tick(self) -> None:
         pods = self.cp.get(f"/api/v1/pods?labelSelector={quote(self.selector)}")["items"]

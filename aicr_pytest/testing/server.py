@@ -584,8 +584,12 @@ class FakeApiServer:
         sent = len(text)
         budget = None if limit_bytes is None else limit_bytes - len(out.encode())
 
+        def stopped() -> bool:
+            return self.stopping or not alive()
+
         def gen() -> Iterator[bytes]:
             nonlocal sent, budget
+            delivered = bool(out)
             if out:
                 yield out.encode()
             while not self.stopping and alive() and (budget is None or budget > 0):
@@ -596,7 +600,8 @@ class FakeApiServer:
                     if len(current) <= sent:
                         if done:
                             return
-                        store.cond.wait(timeout=0.2)
+                        store.wait_for_change(0.2, stopped=stopped, delivered=delivered)
+                        delivered = False
                         continue
                 chunk = current[sent:].encode()
                 sent = len(current)
@@ -604,6 +609,7 @@ class FakeApiServer:
                     chunk = chunk[:budget]
                     budget -= len(chunk)
                 yield chunk
+                delivered = True
 
         return Response(200, stream=gen(), content_type="text/plain")
 
@@ -722,6 +728,14 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _serve(self, method: str) -> None:
+        activity = self.server.api.store.activity
+        activity.request_started()  # busy until the response is written (see testing.virtualtime)
+        try:
+            self._serve_request(method)
+        finally:
+            activity.request_finished()
+
+    def _serve_request(self, method: str) -> None:
         api = self.server.api
         parts = urlsplit(self.path)
         path = parts.path.rstrip("/") or "/"

@@ -67,6 +67,7 @@ from aicr_pytest.testing.selectors import (
     parse_field_selector,
     parse_label_selector,
 )
+from aicr_pytest.testing.virtualtime import Activity
 
 __all__ = ["ApiError", "Obj", "Store", "WatchEvent", "clone"]
 
@@ -321,7 +322,11 @@ class Store:
         self._dispatching = False
         self.logs: dict[tuple[str, str, str], str] = {}
         self.previous_logs: dict[tuple[str, str, str], str] = {}
+        self._log_writes = 0
         self.state: dict[str, Any] = {}  # free-form scenario state (e.g. recorded fault names)
+        #: What the HTTP front end is doing (requests in flight, blocked watches/follows): the
+        #: auto-advancer reads it (:mod:`aicr_pytest.testing.virtualtime`).
+        self.activity = Activity(self.change_token, self.clock.time)
         self.version: dict[str, str] = {
             "major": "1",
             "minor": "34",
@@ -405,6 +410,32 @@ class Store:
     def _on_clock(self) -> None:
         with self.cond:
             self.cond.notify_all()
+
+    def change_token(self) -> tuple[int, int]:
+        """Changes with every write (objects and logs); read without the lock (two int reads)."""
+        return self._rv, self._log_writes
+
+    def wait_for_change(
+        self,
+        timeout: float,
+        *,
+        deadline: float | None = None,
+        stopped: Callable[[], bool] = lambda: False,
+        delivered: bool = False,
+    ) -> None:
+        """``cond.wait(timeout)`` for a streaming handler (hold ``cond``), reported to :attr:`activity`
+        as a blocked client: ``deadline`` is the clock time its stream ends by itself, if any."""
+        token = self.activity.waiting(
+            deadline=deadline,
+            stopped=stopped,
+            delivered=delivered,
+            seen=self.change_token(),
+            seen_time=self.clock.time(),
+        )
+        try:
+            self.cond.wait(timeout=max(0.0, timeout))
+        finally:
+            self.activity.resumed(token)
 
     def _table(self, rt: ResourceType) -> _Table:
         return self._tables[rt.storage_key]
@@ -1262,11 +1293,13 @@ class Store:
             target = self.previous_logs if previous else self.logs
             key = (namespace, pod, container)
             target[key] = target.get(key, "") + text
+            self._log_writes += 1
             self.cond.notify_all()
 
     def set_log(self, namespace: str, pod: str, container: str, text: str, *, previous: bool = False) -> None:
         with self.lock:
             (self.previous_logs if previous else self.logs)[(namespace, pod, container)] = text
+            self._log_writes += 1
             self.cond.notify_all()
 
     # ------------------------------------------------------------------------------- watch --
@@ -1308,6 +1341,7 @@ class Store:
             fake_deadline = self.clock.time() + timeout_seconds if timeout_seconds else None
         real_deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
         yield from initial
+        delivered = bool(initial)
         while not stopped():
             out: list[Obj] = []
             finished = False
@@ -1334,9 +1368,13 @@ class Store:
                         if real_deadline is not None and time.monotonic() >= real_deadline:
                             return
                         left = poll if real_deadline is None else min(poll, real_deadline - time.monotonic())
-                        self.cond.wait(timeout=max(0.0, left))
+                        self.wait_for_change(
+                            left, deadline=fake_deadline, stopped=stopped, delivered=delivered
+                        )
+                        delivered = False
                         continue
             yield from out
+            delivered = True
             if finished:
                 return
 

@@ -5,10 +5,12 @@ request the fake served during the run is then replayed as a ``SelfSubjectAccess
 user the control plane binds to ``deploy/rbac.yaml`` only. A denial is a red test naming the
 request: the check would get a 403 on a cluster where aicr-pytest has exactly that manifest.
 
-This covers the checks that cannot run end to end on the control plane yet (NCCL needs Kubeflow
-Trainer/JobSet test controllers and EFA on the kwok nodes; inference-perf needs a Dynamo controller
-and a frontend the apiserver's service proxy can reach). The deployment checks and
-check-nvidia-smi also run end to end there (tests/cluster/test_deployment_checks.py).
+This covers the checks that cannot run end to end on the control plane yet (inference-perf needs a
+Dynamo controller, a PV provisioner for the model cache and a frontend the apiserver's service proxy
+can reach: it refuses loopback endpoint addresses, see tools/controlplane/MEASUREMENTS.md) and the
+GB200 NCCL variants (no GB200 kwok pool). The deployment checks and check-nvidia-smi
+(tests/cluster/test_deployment_checks.py) and ``nccl-all-reduce-bw`` on H100
+(tests/controlplane/test_checks_on_controlplane.py) also run end to end there.
 """
 
 from __future__ import annotations

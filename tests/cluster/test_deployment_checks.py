@@ -3,13 +3,14 @@
 Each scenario runs the bundled checks through pytester with ``--kubeconfig`` set to the backend's
 *least-privilege* kubeconfig (on the control plane: the user bound to ``deploy/rbac.yaml`` only), so
 an RBAC denial anywhere in a check is a red test. The fake is seeded with a profile and checks read
-its virtual clock; the control plane is seeded with the same profile (real controllers run the
-workloads, see :mod:`aicr_pytest.testing.backends`) and checks read a clock whose sleeps (dwell
-windows, poll intervals) cost no real time.
+its virtual clock (auto-advanced while a check blocks in a watch); the control plane is seeded with
+the same profile (real controllers run the workloads, see :mod:`aicr_pytest.testing.backends`) and
+checks read a clock whose sleeps (dwell windows, poll intervals) cost no real time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -59,21 +60,26 @@ def run_deployment(
         recipe_path = pytester.path / "recipe.yaml"
         recipe_path.write_text(yamlio.dump(recipe))
     out = pytester.path / "ctrf.json"
-    pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--recipe",
-        str(recipe_path),
-        "--snapshot",
-        str(SNAPSHOT),
-        "--kubeconfig",
-        str(backend.restricted_kubeconfig_path),
-        "--phase",
-        "deployment",
-        "--ctrf-report",
-        str(out),
-        *extra,
-    )
+    with contextlib.ExitStack() as stack:
+        if backend.virtual_time:  # the fake: move its clock while a check blocks in a watch
+            from _facade_helpers import fake_of
+
+            stack.enter_context(fake_of(backend).auto_advancing())
+        pytester.runpytest(
+            "-p",
+            "no:cacheprovider",
+            "--recipe",
+            str(recipe_path),
+            "--snapshot",
+            str(SNAPSHOT),
+            "--kubeconfig",
+            str(backend.restricted_kubeconfig_path),
+            "--phase",
+            "deployment",
+            "--ctrf-report",
+            str(out),
+            *extra,
+        )
     report = json.loads(out.read_text())
     tests = {t["name"]: t for t in report["results"]["tests"]}
     assert_no_rbac_denials(tests)

@@ -1,8 +1,9 @@
 """inference-perf end to end: real plugin + real facade + the fake cluster's inference player.
 
 Each scenario runs the bundled check through pytester against the ``h100-eks-inference`` profile;
-the check's clock is the fake cluster's clock (``tests/cluster/shared_clock.py``), so the
-10-minute waits of a failing run cost no real time.  The player (Dynamo operator, endpoint,
+the check's clock is the fake cluster's clock (``tests/cluster/shared_clock.py``) and the fake
+auto-advances it while the check blocks in a watch, so the 10-minute waits of a failing run cost
+no real time.  The player (Dynamo operator, endpoint,
 AIPerf) is tuned through ``fc.state["inference"]`` (see :mod:`aicr_pytest.testing.players.inference`).
 """
 
@@ -139,7 +140,9 @@ def run_perf(
     ]
     if data is not None:
         args += ["--data", str(data)]
-    result = pytester.runpytest(*args, *extra)
+    with fc.auto_advancing():  # the check waits with watches: let the fake move its clock meanwhile
+        result = pytester.runpytest(*args, *extra)
+    assert fc.advancer is not None and fc.advancer.errors == []  # no simulator timer failed
     text = out.read_text()
     return Outcome(result, json.loads(text), text)
 
@@ -839,3 +842,138 @@ def test_missing_kai_queue_is_best_effort(pytester: pytest.Pytester, fake_cluste
     out = run_perf(pytester, fc)
     assert out.status == "passed", out.message
     assert fc.request_count("POST", r"/queues$") == 0
+
+
+# --- routing mode gateway-epp --------------------------------------------------------------------
+
+
+def _gateway_cluster(fake_cluster_factory: Any, *, crds: bool = True, gateway: bool = True) -> FakeCluster:
+    """The inference profile plus the opt-in inference gateway components of the player."""
+    from aicr_pytest.testing.players import inference as player
+    from aicr_pytest.testing.profiles import Component, resolve_profile
+
+    profile = resolve_profile(PROFILE)
+    if crds:
+        profile.components.append(Component("agentgateway-crds", player.install_gateway_api))
+    if gateway:
+        profile.components.append(Component("agentgateway", player.install_gateway))
+    fc: FakeCluster = fake_cluster_factory(profile)
+    return fc
+
+
+def _gateway_recipe() -> dict[str, Any]:
+    return _set_constraint(_recipe(), inf.CONSTRAINT_ROUTING, "gateway-epp")
+
+
+GATEWAY_PROBE = (
+    r"^/api/v1/namespaces/agentgateway-system/services/inference-gateway:80/proxy/v1/chat/completions$"
+)
+
+
+def test_gateway_epp_passes_through_the_inference_gateway(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fc = _gateway_cluster(fake_cluster_factory)
+    monkeypatch.setenv("AICR_INFERENCE_PERF_NO_CLEANUP", "1")  # inspect what was deployed
+    out = run_perf(pytester, fc, recipe=_gateway_recipe())
+    assert out.status == "passed", out.message
+    assert out.stdout[-4:] == PASS_LINES
+    ns = f"aicr-inference-perf-{out.run_id}"
+    # the EPP flavour of the DGD: an Epp component and 8 decode workers with direct-mode sidecars
+    dgd = fc.get("nvidia.com/v1beta1", "DynamoGraphDeployment", "aicr-inference-perf", ns)
+    assert [(c["name"], c["type"]) for c in dgd["spec"]["components"]] == [
+        ("Epp", "epp"),
+        ("VllmDecodeWorker", "decode"),
+    ]
+    pods = fc.list("v1", "Pod", ns)
+    epp = [p for p in pods if p["metadata"]["labels"].get("nvidia.com/dynamo-component-type") == "epp"]
+    workers = [p for p in pods if p["metadata"]["labels"].get("nvidia.com/dynamo-component-type") == "decode"]
+    assert len(epp) == 1 and len(workers) == 8
+    assert {p["spec"]["nodeName"] for p in epp + workers} == {"h100-0"}
+    assert all(p["status"]["phase"] == "Running" for p in epp + workers)
+    assert fc.find("v1", "Service", "aicr-inference-perf-frontend", ns) is None  # no Frontend here
+    assert fc.find("inference.networking.k8s.io/v1", "InferencePool", "aicr-inference-perf-pool", ns)
+    # the HTTPRoute was created after the DGD was ready, and the gateway accepted it
+    route = fc.get("gateway.networking.k8s.io/v1", "HTTPRoute", "aicr-inference-perf-route", ns)
+    assert route["metadata"]["labels"][RUN_LABEL] == out.run_id
+    (parent,) = route["status"]["parents"]
+    assert parent["parentRef"]["name"] == "inference-gateway"
+    assert parent["parentRef"]["namespace"] == "agentgateway-system"
+    assert {c["type"]: c["status"] for c in parent["conditions"]} == {
+        "Accepted": "True",
+        "ResolvedRefs": "True",
+    }
+    # the endpoint was probed through the gateway Service's proxy, never a frontend Service
+    assert fc.request_count("POST", GATEWAY_PROBE) >= 1
+    assert fc.request_count("POST", r"/services/aicr-inference-perf-frontend") == 0
+    assert _state(fc)["dgd_workers"] == 8
+    # AIPerf benchmarks the gateway URL; the kept-workload hints point at the gateway Service
+    job = fc.get("batch/v1", "Job", f"aicr-aiperf-{out.run_id}", "aicr-validation")
+    assert "--url http://inference-gateway.agentgateway-system.svc:80" in " ".join(
+        job["spec"]["template"]["spec"]["containers"][0]["command"]
+    )
+    assert "  kubectl -n agentgateway-system port-forward svc/inference-gateway 8000:80" in out.stdout
+
+
+def test_gateway_epp_cleans_up(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = _gateway_cluster(fake_cluster_factory)
+    out = run_perf(pytester, fc, recipe=_gateway_recipe())
+    assert out.status == "passed", out.message
+    assert _leftovers(fc, out.run_id) == []
+    assert _workload_namespaces(fc) == []
+    assert fc.list("gateway.networking.k8s.io/v1", "HTTPRoute") == []
+    # the shared gateway itself is not ours to delete
+    assert fc.find("v1", "Service", "inference-gateway", "agentgateway-system") is not None
+
+
+def test_gateway_epp_without_a_gateway_times_out_on_the_endpoint(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    """Gateway API installed, agentgateway not: the route stays unaccepted, the fallback gateway
+    URL never answers, and the check fails with the spec's endpoint-timeout text."""
+    fc = _gateway_cluster(fake_cluster_factory, gateway=False)
+    out = run_perf(pytester, fc, "-v", recipe=_gateway_recipe())
+    assert out.status == "failed"
+    assert out.message == (
+        "[TIMEOUT] timed out waiting for inference endpoint to serve requests: context deadline exceeded"
+    )
+    # probed the fallback http://inference-gateway.agentgateway-system.svc:80 every 10 s for 5 minutes
+    assert 30 <= fc.request_count("POST", GATEWAY_PROBE) <= 32
+    out.result.stdout.fnmatch_lines(
+        [
+            "inference-perf: waiting for inference endpoint "
+            "http://inference-gateway.agentgateway-system.svc:80 *(last probe: HTTP 404*"
+        ]
+    )
+    assert _workload_namespaces(fc) == []
+    assert _leftovers(fc, out.run_id) == []
+
+
+def test_gateway_epp_route_not_accepted_is_not_served(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, tmp_path: Path
+) -> None:
+    """The gateway Service exists but the route names no Gateway it serves: 404 until the timeout."""
+    fc = _gateway_cluster(fake_cluster_factory)
+    fc.delete("gateway.networking.k8s.io/v1", "Gateway", "inference-gateway", "agentgateway-system")
+    data = _data_dir(tmp_path, {inf.ENV_HEALTH_TIMEOUT: "1m"})
+    out = run_perf(pytester, fc, recipe=_gateway_recipe(), data=data)
+    assert out.status == "failed"
+    assert out.message == (
+        "[TIMEOUT] timed out waiting for inference endpoint to serve requests: context deadline exceeded"
+    )
+    assert 6 <= _state(fc)["probes"] <= 8  # each answered by the gateway: no route
+    assert _workload_namespaces(fc) == []
+
+
+def test_gateway_epp_without_gateway_api_fails_creating_the_route(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    """No Gateway API at all: creating the HTTPRoute fails (after the DGD was ready) and the run
+    still cleans up; the endpoint is never probed."""
+    fc = _gateway_cluster(fake_cluster_factory, crds=False, gateway=False)
+    out = run_perf(pytester, fc, recipe=_gateway_recipe())
+    assert out.status == "other", out.message
+    assert out.message == "the server does not serve 'HTTPRoute' in gateway.networking.k8s.io/v1 (discovery)"
+    assert fc.request_count("POST", GATEWAY_PROBE) == 0
+    assert _workload_namespaces(fc) == []
+    assert _leftovers(fc, out.run_id) == []

@@ -1,8 +1,9 @@
 """``check-nvidia-smi`` end to end: real plugin + real facade + the fake cluster's nvidia-smi player.
 
 Each scenario runs the bundled check through pytester against a FakeCluster profile, with the
-check's clock being the fake cluster's clock: the simulated kubelet runs while the check sleeps
-between looks at its pods, and a pod that never starts costs no real time.
+check's clock being the fake cluster's clock and auto-advance on while the check runs: the check
+waits for its pods with a watch, the fake moves its clock to the simulated kubelet's next step
+while the watch blocks, and a pod that never starts costs no real time.
 """
 
 from __future__ import annotations
@@ -57,21 +58,23 @@ def run_check(
     recipe_path = pytester.path / "recipe.yaml"
     recipe_path.write_text(yamlio.dump(only_nvidia_smi(recipe)))
     out = pytester.path / "ctrf.json"
-    pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--recipe",
-        str(recipe_path),
-        "--snapshot",
-        str(SNAPSHOT),
-        "--kubeconfig",
-        str(fc.kubeconfig_path),
-        "--phase",
-        "deployment",
-        "--ctrf-report",
-        str(out),
-        *extra,
-    )
+    with fc.auto_advancing():
+        pytester.runpytest(
+            "-p",
+            "no:cacheprovider",
+            "--recipe",
+            str(recipe_path),
+            "--snapshot",
+            str(SNAPSHOT),
+            "--kubeconfig",
+            str(fc.kubeconfig_path),
+            "--phase",
+            "deployment",
+            "--ctrf-report",
+            str(out),
+            *extra,
+        )
+    assert fc.advancer is not None and fc.advancer.errors == []  # no simulator timer failed
     report = json.loads(out.read_text())
     tests = {t["name"]: t for t in report["results"]["tests"]}
     return tests[CHECK], report

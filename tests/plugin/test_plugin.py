@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -296,9 +297,13 @@ def test_no_cluster_skips_behavioral_and_opens_no_connection(
     pytester.makepyfile(test_user=USER_CHECKS)
     connects: list[Any] = []
     real_connect = socket.socket.connect
+    # Only the run's own thread: the session's control-plane test controllers (daemon threads polling
+    # their apiserver, started by earlier tests on this worker) share the patched class.
+    run_thread = threading.get_ident()
 
     def spy(self: socket.socket, address: Any) -> Any:
-        connects.append(address)
+        if threading.get_ident() == run_thread:
+            connects.append(address)
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", spy)

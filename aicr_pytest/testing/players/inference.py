@@ -13,6 +13,17 @@
   lines, then the profile export JSON between ``===AIPERF-RESULT===`` sentinels: ~13,500 output
   tokens/sec per benchmarked GPU (about 108,000 on a full 8-GPU node) and a TTFT p99 of 702.4 ms.
 
+* **Inference gateway** (routing mode ``gateway-epp``) — the operator also creates the EPP Service
+  ``<dgd>-epp`` and, where the Inference Extension is served, the ``InferencePool <dgd>-pool``
+  (owned by the DGD).  An ``HTTPRoute`` whose parent is the Gateway
+  ``agentgateway-system/inference-gateway`` gets ``Accepted``/``ResolvedRefs`` parent status when
+  that Gateway exists (no status at all when it does not: no controller owns the route).  The
+  service proxy of the gateway Service ``agentgateway-system/inference-gateway`` (port 80) routes
+  to the oldest accepted route's InferencePool and answers as that DGD's endpoint does; with no
+  accepted route it answers 404.  The gateway itself is a cluster component a profile opts into:
+  :func:`install_gateway_api` (``agentgateway-crds``: Gateway API + Inference Extension CRDs) and
+  :func:`install_gateway` (``agentgateway``: GatewayClass, Gateway, proxy Deployment and Service).
+
 Faults (``--fault``): ``inference-low-throughput`` (2,500 tokens/sec per GPU: ~20,000 on 8 GPUs),
 ``inference-endpoint-down`` (the frontend answers 503 to everything).
 
@@ -35,9 +46,9 @@ from aicr_pytest.testing.store import Obj
 
 if TYPE_CHECKING:
     from aicr_pytest.testing.cluster import FakeCluster
-    from aicr_pytest.testing.profiles import ClusterProfile
+    from aicr_pytest.testing.profiles import ClusterProfile, Component
 
-__all__ = ["STATE_KEY", "install"]
+__all__ = ["STATE_KEY", "install", "install_gateway", "install_gateway_api"]
 
 STATE_KEY: Final = "inference"
 DGD_GROUP: Final = "nvidia.com"
@@ -58,6 +69,15 @@ GPU_COMPONENT_TYPES: Final = ("worker", "decode", "prefill")
 LABEL_DGD: Final = "nvidia.com/dynamo-graph-deployment-name"
 LABEL_COMPONENT: Final = "nvidia.com/dynamo-component"
 LABEL_COMPONENT_TYPE: Final = "nvidia.com/dynamo-component-type"
+GATEWAY_GROUP: Final = "gateway.networking.k8s.io"
+INFERENCE_GROUP: Final = "inference.networking.k8s.io"
+GATEWAY_NAMESPACE: Final = "agentgateway-system"
+GATEWAY_NAME: Final = "inference-gateway"
+GATEWAY_CLASS: Final = "agentgateway"
+GATEWAY_CONTROLLER: Final = "agentgateway.dev/agentgateway"
+GATEWAY_PORT: Final = 80
+GATEWAY_IMAGE: Final = "cr.agentgateway.dev/agentgateway:v0.7.5"
+EPP_PORT: Final = 9002
 
 
 def install(fc: FakeCluster, profile: ClusterProfile) -> None:
@@ -68,6 +88,9 @@ def install(fc: FakeCluster, profile: ClusterProfile) -> None:
     fc.sim.on_update("", "v1", "pods", player.pod_changed)
     fc.sim.on_delete("", "v1", "pods", player.pod_changed)
     fc.sim.on_create("", "v1", "pods", player.pod_created)
+    fc.sim.on_create(GATEWAY_GROUP, "v1", "httproutes", player.route_created)
+    # the gateway data plane: the server answers 404 itself while the Service does not exist
+    fc.server.proxy_handlers[(GATEWAY_NAMESPACE, GATEWAY_NAME)] = player.gateway
 
 
 def _components(dgd: Obj) -> list[Obj]:
@@ -110,6 +133,8 @@ class _InferencePlayer:
         self._set_status(sim, ns, name, comps, {})
         if any(c.get("type") == "frontend" for c in comps):
             self._frontend_service(sim, ns, name, dict(meta.get("labels") or {}))
+        if any(c.get("type") == "epp" for c in comps):
+            self._epp_objects(sim, dgd, dict(meta.get("labels") or {}))
         never_ready = bool(self.state.get("dgd_never_ready"))
         for comp in comps:
             cname = str(comp.get("name", "component"))
@@ -174,6 +199,137 @@ class _InferencePlayer:
                 },
             },
         )
+
+    def _epp_objects(self, sim: Simulator, dgd: Obj, labels: dict[str, str]) -> None:
+        """gateway-epp: the EPP Service and (Inference Extension served) ``InferencePool <dgd>-pool``."""
+        ns, name = str(dgd["metadata"].get("namespace", "")), str(dgd["metadata"]["name"])
+        sim.store.create(
+            sim.rt("v1", "Service"),
+            ns,
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"{name}-epp", "namespace": ns, "labels": labels},
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": {LABEL_DGD: name, LABEL_COMPONENT_TYPE: "epp"},
+                    "ports": [{"name": "grpc-ext-proc", "port": EPP_PORT, "protocol": "TCP"}],
+                },
+            },
+        )
+        pools = sim.store.resource(INFERENCE_GROUP, "v1", "inferencepools")
+        if pools is None:
+            return
+        owner = {
+            "apiVersion": f"{DGD_GROUP}/v1beta1",
+            "kind": DGD_KIND,
+            "name": name,
+            "uid": str(dgd["metadata"].get("uid", "")),
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        sim.store.create(
+            pools,
+            ns,
+            {
+                "apiVersion": f"{INFERENCE_GROUP}/v1",
+                "kind": "InferencePool",
+                "metadata": {
+                    "name": f"{name}-pool",
+                    "namespace": ns,
+                    "labels": labels,
+                    "ownerReferences": [owner],
+                },
+                "spec": {
+                    "selector": {"matchLabels": {LABEL_DGD: name, LABEL_COMPONENT_TYPE: "decode"}},
+                    "targetPorts": [{"number": FRONTEND_PORT}],
+                    "endpointPickerRef": {"name": f"{name}-epp", "port": {"number": EPP_PORT}},
+                },
+            },
+        )
+
+    # -- the inference gateway (gateway-epp) ------------------------------------------------------
+    def route_created(self, sim: Simulator, route: Obj) -> None:
+        """The gateway controller accepts a route whose parent Gateway exists (else: no status)."""
+        meta = route["metadata"]
+        ns = str(meta.get("namespace", ""))
+        gateways = sim.store.resource(GATEWAY_GROUP, "v1", "gateways")
+        parents: list[Obj] = []
+        for ref in (route.get("spec") or {}).get("parentRefs") or []:
+            gw_ns = str(ref.get("namespace") or ns)
+            if gateways is None or sim.store.peek(gateways, gw_ns, str(ref.get("name", ""))) is None:
+                continue
+            resolved = all(self._backend_exists(sim, ns, b) for b in _backend_refs(route))
+            parents.append(
+                {
+                    "parentRef": dict(ref),
+                    "controllerName": GATEWAY_CONTROLLER,
+                    "conditions": [
+                        _condition("Accepted", True, "Accepted", sim),
+                        _condition(
+                            "ResolvedRefs", resolved, "ResolvedRefs" if resolved else "BackendNotFound", sim
+                        ),
+                    ],
+                }
+            )
+        if parents:
+            sim.set_status(f"{GATEWAY_GROUP}/v1", "HTTPRoute", str(meta["name"]), {"parents": parents}, ns)
+
+    @staticmethod
+    def _backend_exists(sim: Simulator, ns: str, ref: Obj) -> bool:
+        if ref.get("kind") == "InferencePool":
+            rt = sim.store.resource(str(ref.get("group") or INFERENCE_GROUP), "v1", "inferencepools")
+        else:
+            rt = sim.rt("v1", "Service")
+        return (
+            rt is not None
+            and sim.store.peek(rt, str(ref.get("namespace") or ns), str(ref["name"])) is not None
+        )
+
+    def _accepted_route(self) -> Obj | None:
+        """The oldest route attached to (and accepted by) ``agentgateway-system/inference-gateway``."""
+        rt = self.fc.store.resource(GATEWAY_GROUP, "v1", "httproutes")
+        if rt is None:
+            return None
+        found: list[tuple[str, str, str, Obj]] = []
+        for route in self.fc.store.iter_objects(rt):
+            meta = route["metadata"]
+            if meta.get("deletionTimestamp"):
+                continue
+            for parent in (route.get("status") or {}).get("parents") or []:
+                ref = parent.get("parentRef") or {}
+                accepted = any(
+                    c.get("type") == "Accepted" and c.get("status") == "True"
+                    for c in parent.get("conditions") or []
+                )
+                if (
+                    accepted
+                    and ref.get("name") == GATEWAY_NAME
+                    and (ref.get("namespace") or meta.get("namespace")) == GATEWAY_NAMESPACE
+                ):
+                    key = (str(meta.get("creationTimestamp", "")), str(meta.get("namespace", "")))
+                    found.append((*key, str(meta["name"]), route))
+                    break
+        return min(found, key=lambda f: f[:3])[3] if found else None
+
+    def gateway(self, method: str, path: str, raw: bytes) -> tuple[int, str]:
+        """The gateway data plane: route to the accepted route's pool (its DGD's workers)."""
+        route = self._accepted_route()
+        backend = next((b for b in _backend_refs(route) if b.get("kind") == "InferencePool"), None)
+        if route is None or backend is None:
+            st = self.state
+            st["probes"] = int(st.get("probes", 0)) + 1
+            return 404, json.dumps({"error": {"message": "route not found (SIMULATED)", "code": 404}})
+        ns = str(backend.get("namespace") or route["metadata"].get("namespace", ""))
+        pool_name = str(backend["name"])
+        dgd_name = pool_name.removesuffix("-pool")
+        pools = self.fc.store.resource(INFERENCE_GROUP, "v1", "inferencepools")
+        pool = self.fc.store.peek(pools, ns, pool_name) if pools is not None else None
+        for ref in ((pool or {}).get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("kind") == DGD_KIND:
+                dgd_name = str(ref.get("name"))
+        status, text = self._endpoint(ns, dgd_name)(method, path, raw)
+        return int(status), str(text)
 
     def pod_changed(self, sim: Simulator, pod: Obj) -> None:
         owner = _owner(pod)
@@ -315,6 +471,112 @@ class _InferencePlayer:
                 ],
                 exit_code=int(st.get("aiperf_exit_code", 0)),
             )
+        )
+
+
+def _backend_refs(route: Obj | None) -> list[Obj]:
+    rules = ((route or {}).get("spec") or {}).get("rules") or []
+    return [b for r in rules for b in r.get("backendRefs") or [] if isinstance(b, dict) and b.get("name")]
+
+
+def _condition(kind: str, ok: bool, reason: str, sim: Simulator) -> Obj:
+    return {
+        "type": kind,
+        "status": "True" if ok else "False",
+        "reason": reason,
+        "lastTransitionTime": sim.store.clock.timestamp(),
+    }
+
+
+# --- cluster components for gateway-epp (profiles opt in) -------------------------------------------
+
+
+def install_gateway_api(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    """``agentgateway-crds``: Gateway API (GatewayClass, Gateway, HTTPRoute) + InferencePool CRDs."""
+    from aicr_pytest.testing.profiles import _crd_established, crd
+
+    for obj in (
+        crd(GATEWAY_GROUP, "gatewayclasses", "GatewayClass", ["v1"], namespaced=False),
+        crd(GATEWAY_GROUP, "gateways", "Gateway", ["v1"]),
+        crd(GATEWAY_GROUP, "httproutes", "HTTPRoute", ["v1"]),
+        crd(INFERENCE_GROUP, "inferencepools", "InferencePool", ["v1"]),
+    ):
+        _crd_established(fc, obj)
+
+
+def install_gateway(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    """``agentgateway``: the controller, GatewayClass ``agentgateway``, Gateway
+    ``agentgateway-system/inference-gateway`` (Accepted, Programmed), its proxy Deployment and the
+    Service ``inference-gateway`` (port 80, ``http``) the check probes through.  Needs
+    :func:`install_gateway_api` first."""
+    from aicr_pytest.testing.profiles import _namespace, _system_node, deployment
+
+    node = _system_node(profile)
+    now = fc.clock.timestamp()
+
+    def cond(kind: str) -> Obj:
+        return {"type": kind, "status": "True", "reason": kind, "lastTransitionTime": now}
+
+    _namespace(fc, GATEWAY_NAMESPACE)
+    deployment(fc, GATEWAY_NAMESPACE, "agentgateway", GATEWAY_IMAGE, node, container="controller")
+    fc.add(
+        {
+            "apiVersion": f"{GATEWAY_GROUP}/v1",
+            "kind": "GatewayClass",
+            "metadata": {"name": GATEWAY_CLASS},
+            "spec": {"controllerName": GATEWAY_CONTROLLER},
+            "status": {"conditions": [cond("Accepted")]},
+        }
+    )
+    fc.add(
+        {
+            "apiVersion": f"{GATEWAY_GROUP}/v1",
+            "kind": "Gateway",
+            "metadata": {"name": GATEWAY_NAME, "namespace": GATEWAY_NAMESPACE},
+            "spec": {
+                "gatewayClassName": GATEWAY_CLASS,
+                "listeners": [
+                    {
+                        "name": "http",
+                        "protocol": "HTTP",
+                        "port": GATEWAY_PORT,
+                        "allowedRoutes": {"namespaces": {"from": "All"}},
+                    }
+                ],
+            },
+            "status": {
+                "conditions": [cond("Accepted"), cond("Programmed")],
+                "listeners": [
+                    {
+                        "name": "http",
+                        "attachedRoutes": 0,
+                        "conditions": [cond("Accepted"), cond("Programmed")],
+                    }
+                ],
+            },
+        }
+    )
+    proxy_labels = {"gateway.networking.k8s.io/gateway-name": GATEWAY_NAME}
+    deployment(
+        fc,
+        GATEWAY_NAMESPACE,
+        GATEWAY_NAME,
+        GATEWAY_IMAGE,
+        node,
+        labels=proxy_labels,
+        container="agentgateway",
+    )
+    for name, ports in (
+        (GATEWAY_NAME, [{"name": "http", "port": GATEWAY_PORT, "targetPort": 8080, "protocol": "TCP"}]),
+        (f"{GATEWAY_NAME}-metrics", [{"name": "metrics", "port": 15020, "protocol": "TCP"}]),
+    ):
+        fc.add(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": name, "namespace": GATEWAY_NAMESPACE, "labels": dict(proxy_labels)},
+                "spec": {"type": "ClusterIP", "selector": {"app": GATEWAY_NAME}, "ports": ports},
+            }
         )
 
 
