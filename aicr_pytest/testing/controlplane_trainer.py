@@ -318,41 +318,11 @@ class TrainerController(Poller):
                 self.finish(ns, jsname, outcome == "Complete")
 
     def finish(self, ns: str, jsname: str, ok: bool) -> None:
-        state = "Completed" if ok else "Failed"
-        self._status(
-            JOBSET_API,
-            "jobsets",
-            ns,
-            jsname,
-            {
-                "terminalState": state,
-                "conditions": [
-                    _condition(
-                        state,
-                        "AllJobsCompleted" if ok else "FailedJobs",
-                        "jobset completed successfully"
-                        if ok
-                        else "jobset failed due to one or more job failures",
-                    )
-                ],
-            },
-        )
-        self._status(
-            TRAINER_API,
-            "trainjobs",
-            ns,
-            jsname,
-            {
-                "conditions": [
-                    _condition("Created", "JobsCreated", "TrainJob Jobs are created"),
-                    _condition(
-                        "Complete" if ok else "Failed",
-                        "JobSetCompleted" if ok else "JobSetFailed",
-                        "TrainJob is completed" if ok else "TrainJob has failed",
-                    ),
-                ]
-            },
-        )
+        from aicr_pytest.testing.players.nccl import jobset_terminal_status, trainjob_terminal_status
+
+        now = _now()
+        self._status(JOBSET_API, "jobsets", ns, jsname, jobset_terminal_status(ok, now))
+        self._status(TRAINER_API, "trainjobs", ns, jsname, trainjob_terminal_status(ok, now))
         self.finished.add(f"{ns}/{jsname}")
         # A finished JobSet deletes its still-active child Jobs (the sshd workers), foreground.
         with contextlib.suppress(urllib.error.HTTPError):

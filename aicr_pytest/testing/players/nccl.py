@@ -121,6 +121,31 @@ def _condition(ctype: str, reason: str, message: str, now: str) -> Obj:
     }
 
 
+def jobset_terminal_status(ok: bool, now: str) -> Obj:
+    """The ``status`` a JobSet controller writes when the set completes (``ok``) or fails."""
+    state = "Completed" if ok else "Failed"
+    message = "jobset completed successfully" if ok else "jobset failed due to one or more job failures"
+    return {
+        "terminalState": state,
+        "conditions": [_condition(state, "AllJobsCompleted" if ok else "FailedJobs", message, now)],
+    }
+
+
+def trainjob_terminal_status(ok: bool, now: str) -> Obj:
+    """The ``status`` Kubeflow Trainer writes on a TrainJob whose JobSet finished."""
+    return {
+        "conditions": [
+            _condition("Created", "JobsCreated", "TrainJob Jobs are created", now),
+            _condition(
+                "Complete" if ok else "Failed",
+                "JobSetCompleted" if ok else "JobSetFailed",
+                "TrainJob is completed" if ok else "TrainJob has failed",
+                now,
+            ),
+        ]
+    }
+
+
 def _job_outcome(job: Obj) -> str | None:
     for cond in _dig(job, "status", "conditions") or []:
         if cond.get("type") in ("Complete", "Failed") and cond.get("status") == "True":
@@ -606,45 +631,10 @@ class NcclPlayer:
             return
         now = sim.clock.timestamp()
         ok = outcome == "Complete"
-        state = "Completed" if ok else "Failed"
-        sim.set_status(
-            JOBSET_API,
-            "JobSet",
-            jsname,
-            {
-                "terminalState": state,
-                "conditions": [
-                    _condition(
-                        state,
-                        "AllJobsCompleted" if ok else "FailedJobs",
-                        "jobset completed successfully"
-                        if ok
-                        else "jobset failed due to one or more job failures",
-                        now,
-                    )
-                ],
-            },
-            ns,
-        )
+        sim.set_status(JOBSET_API, "JobSet", jsname, jobset_terminal_status(ok, now), ns)
         tj_rt = sim.rt(TRAINER_API, "TrainJob")
         if sim.store.peek(tj_rt, ns, jsname) is not None:
-            sim.set_status(
-                TRAINER_API,
-                "TrainJob",
-                jsname,
-                {
-                    "conditions": [
-                        _condition("Created", "JobsCreated", "TrainJob Jobs are created", now),
-                        _condition(
-                            "Complete" if ok else "Failed",
-                            "JobSetCompleted" if ok else "JobSetFailed",
-                            "TrainJob is completed" if ok else "TrainJob has failed",
-                            now,
-                        ),
-                    ]
-                },
-                ns,
-            )
+            sim.set_status(TRAINER_API, "TrainJob", jsname, trainjob_terminal_status(ok, now), ns)
         if ok:  # JobSet deletes the still-active child Jobs of a finished set (the sshd workers)
             sim.store.remove(sim.rt("batch/v1", "Job"), ns, f"{jsname}-{NODE}-0")
 
