@@ -3,7 +3,6 @@ state (read back through the real client)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -231,11 +230,9 @@ def test_profile_catalogue_and_errors() -> None:
         FakeCluster("h100-eks-training", ["nope"])
 
 
-def test_profile_builds_fast() -> None:
-    """A whole profile (hundreds of objects) builds well under a second."""
-    start = time.perf_counter()
+def test_profile_builds_without_starting_a_server() -> None:
+    """A whole profile (hundreds of objects) builds in-process (its speed is a benchmark's job)."""
     fc = FakeCluster("h100-eks-inference")
-    assert time.perf_counter() - start < 1.0
     assert fc.store.resource_version > 100
 
 

@@ -75,7 +75,7 @@ def test_pod_phase_wait_jumps_to_the_scripted_timeline(fake_cluster_factory: Fak
     got = wait_for_pod_phase(cluster, "default", "slow-1", "Succeeded", timeout=600, clock=clock)
     elapsed = time.monotonic() - t0
     assert got["status"]["phase"] == "Succeeded"
-    assert elapsed < 1.0, elapsed  # typically ~0.05 s: 300 virtual seconds, no real sleeping
+    assert elapsed < 30.0, elapsed  # typically ~0.05 s: 300 virtual seconds, no real sleeping
     # exactly the scripted 300 s passed: the clock jumped timer to timer, not past the exit
     assert clock.time() - start_fake == pytest.approx(300, abs=1)
     assert fc.advancer is not None and fc.advancer.errors == []
@@ -94,7 +94,7 @@ def test_wait_that_never_finishes_times_out_at_its_deadline_quickly(
     t0 = time.monotonic()
     with pytest.raises(WaitTimeout) as err:
         wait_for_pod_phase(cluster, "default", "stuck-1", "Succeeded", timeout=600, clock=clock)
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < 30.0  # far below the virtual wait; no real sleeping
     assert "timed out after 600s waiting for pods default/stuck-1" in str(err.value)
     assert "phase Running" in str(err.value)
     # the deadline is what ended it (600 s of virtual time, windows of at most MAX_WATCH_SECONDS)
@@ -127,7 +127,7 @@ def test_label_selected_wait_for_many_pods_and_a_job(fake_cluster_factory: FakeC
     cluster.create(_job("job-x"))
     job = wait_for_job_complete(cluster, "default", "job-x", timeout=900, clock=clock)
     assert any(c["type"] == "Complete" for c in job["status"]["conditions"])
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < 30.0  # far below the virtual wait; no real sleeping
 
 
 def test_off_by_default_and_manual_advance_keeps_control(fake_cluster: FakeCluster) -> None:
@@ -234,4 +234,4 @@ def test_followed_log_runs_in_virtual_time(fake_cluster_factory: FakeClusterFact
     lines = list(follow_log(cluster, "default", "talk-1", "main"))
     assert lines == ["one", "two", "three"]
     assert clock.time() - started == pytest.approx(400, abs=1)
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < 30.0  # far below the virtual wait; no real sleeping

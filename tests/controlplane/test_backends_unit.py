@@ -111,7 +111,7 @@ def test_skipping_clock_skips_sleeps_but_follows_real_time() -> None:
     start, real = clock.time(), time.monotonic()
     clock.sleep(60)
     assert clock.time() - start >= 60
-    assert time.monotonic() - real < 1
+    assert time.monotonic() - real < 30  # far below the 60 s it pretends to sleep
     time.sleep(0.05)
     assert clock.time() - start >= 60.05
 
