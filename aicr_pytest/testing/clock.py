@@ -22,6 +22,7 @@ import heapq
 import itertools
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -36,7 +37,7 @@ def format_time(seconds: float) -> str:
     return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class Clock:
+class Clock(ABC):
     """Base clock: ``time()`` in epoch seconds, timers, and listeners notified when time moves."""
 
     def __init__(self) -> None:
@@ -46,8 +47,9 @@ class Clock:
         self._listeners: list[Callable[[], None]] = []
 
     # -- reading -------------------------------------------------------------------------------
+    @abstractmethod
     def time(self) -> float:
-        raise NotImplementedError
+        """Implemented by each concrete subclass."""
 
     def now(self) -> datetime:
         """The current time as an aware UTC ``datetime``."""
@@ -82,7 +84,7 @@ class Clock:
         with self._lock:
             self._listeners.append(listener)
 
-    def _timer_added(self) -> None:
+    def _timer_added(self) -> None:  # noqa: B027 - optional hook, empty by default
         """Hook for clocks that run timers from a thread."""
 
     def _pop_due(self, until: float) -> tuple[float, Callable[[], None]] | None:

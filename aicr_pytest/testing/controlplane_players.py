@@ -26,6 +26,7 @@ import re
 import threading
 import time
 import urllib.error
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -79,7 +80,7 @@ def nvidia_smi_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
     return out
 
 
-class Poller:
+class Poller(ABC):
     """A test controller: ``tick()`` every ``interval`` seconds on a daemon thread until ``stop()``.
 
     An exception in ``tick`` is recorded in :attr:`errors` (a test asserts there are none) and the
@@ -112,8 +113,9 @@ class Poller:
                 log.warning("%s: %s", self.name, e)
             self._stop.wait(self.interval)
 
+    @abstractmethod
     def tick(self) -> None:
-        raise NotImplementedError
+        """Implemented by each concrete subclass."""
 
 
 class PodPlayer(Poller):

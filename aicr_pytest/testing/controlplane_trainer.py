@@ -244,49 +244,20 @@ class TrainerController(Poller):
         self, jobset: Obj, rj: Obj, num_nodes: int, labels: Mapping[str, str], *, suspend: bool
     ) -> None:
         from aicr_pytest.testing.controlplane import RUN_FOR_ANNOTATION
+        from aicr_pytest.testing.players.nccl import replicated_job
 
-        ns, jsname = jobset["metadata"]["namespace"], jobset["metadata"]["name"]
-        rname = str(rj.get("name"))
-        job_spec = dict(_dig(rj, "template", "spec") or {})
-        pod_template = dict(job_spec.get("template") or {})
-        count = num_nodes if rname == NODE else int(job_spec.get("parallelism") or 1)
-        js_labels = {
-            JOBSET_NAME_LABEL: jsname,
-            REPLICATED_JOB_LABEL: rname,
-            REPLICATED_JOB_REPLICAS_LABEL: str(rj.get("replicas") or 1),
-            JOB_INDEX_LABEL: "0",
-            TRAINJOB_NAME_LABEL: jsname,
-        }
-        pmeta = dict(pod_template.get("metadata") or {})
-        pmeta["labels"] = {**(pmeta.get("labels") or {}), **js_labels}
+        ns = jobset["metadata"]["namespace"]
         # kwok: workers (sshd) run until deleted; the launcher until NcclLauncher ends it.
-        pmeta["annotations"] = {**(pmeta.get("annotations") or {}), RUN_FOR_ANNOTATION: "forever"}
-        pspec = dict(pod_template.get("spec") or {})
-        pspec.setdefault("restartPolicy", "OnFailure")
-        pspec.setdefault("subdomain", jsname)
-        pod_template.update(metadata=pmeta, spec=pspec)
-        self._create(
-            f"/apis/batch/v1/namespaces/{ns}/jobs",
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {
-                    "name": f"{jsname}-{rname}-0",
-                    "namespace": ns,
-                    "labels": {**labels, **js_labels},
-                    "ownerReferences": [_owner(jobset, JOBSET_API, "JobSet")],
-                },
-                "spec": {
-                    **{k: v for k, v in job_spec.items() if k != "template"},
-                    "completionMode": "Indexed",
-                    "completions": count,
-                    "parallelism": count,
-                    "backoffLimit": 0,
-                    "suspend": suspend,
-                    "template": pod_template,
-                },
-            },
+        job = replicated_job(
+            jobset,
+            rj,
+            num_nodes,
+            labels,
+            suspend=suspend,
+            owner=_owner(jobset, JOBSET_API, "JobSet"),
+            pod_annotations={RUN_FOR_ANNOTATION: "forever"},
         )
+        self._create(f"/apis/batch/v1/namespaces/{ns}/jobs", job)
 
     # -- JobSet: launcher after the workers, terminal state ------------------------------------------
     def progress(self, job: Obj) -> None:

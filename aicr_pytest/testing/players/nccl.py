@@ -121,6 +121,61 @@ def _condition(ctype: str, reason: str, message: str, now: str) -> Obj:
     }
 
 
+def replicated_job(
+    jobset: Obj,
+    rj: Obj,
+    num_nodes: int,
+    labels: Mapping[str, str],
+    *,
+    suspend: bool,
+    owner: Obj,
+    pod_annotations: Mapping[str, str] | None = None,
+) -> Obj:
+    """The Indexed ``batch/v1`` Job a JobSet controller creates for replicated job ``rj``.
+
+    Shared by the fake's Trainer player and the control-plane test controller, so both play
+    JobSet the same way (names, labels the check waits on, parallelism).
+    """
+    ns, jsname = jobset["metadata"]["namespace"], jobset["metadata"]["name"]
+    rname = str(rj.get("name"))
+    job_spec = clone(_dig(rj, "template", "spec") or {})
+    pod_template = job_spec.get("template") or {}
+    count = num_nodes if rname == NODE else int(job_spec.get("parallelism") or 1)
+    js_labels = {
+        JOBSET_NAME_LABEL: jsname,
+        REPLICATED_JOB_LABEL: rname,
+        REPLICATED_JOB_REPLICAS_LABEL: str(rj.get("replicas") or 1),
+        JOB_INDEX_LABEL: "0",
+        TRAINJOB_NAME_LABEL: jsname,
+    }
+    pmeta = pod_template.setdefault("metadata", {})
+    pmeta["labels"] = {**(pmeta.get("labels") or {}), **js_labels}
+    if pod_annotations:
+        pmeta["annotations"] = {**(pmeta.get("annotations") or {}), **pod_annotations}
+    pspec = pod_template.setdefault("spec", {})
+    pspec.setdefault("restartPolicy", "OnFailure")
+    pspec.setdefault("subdomain", jsname)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": f"{jsname}-{rname}-0",
+            "namespace": ns,
+            "labels": {**labels, **js_labels},
+            "ownerReferences": [owner],
+        },
+        "spec": {
+            **{k: v for k, v in job_spec.items() if k != "template"},
+            "completionMode": "Indexed",
+            "completions": count,
+            "parallelism": count,
+            "backoffLimit": 0,
+            "suspend": suspend,
+            "template": pod_template,
+        },
+    }
+
+
 def jobset_terminal_status(ok: bool, now: str) -> Obj:
     """The ``status`` a JobSet controller writes when the set completes (``ok``) or fails."""
     state = "Completed" if ok else "Failed"
@@ -453,42 +508,8 @@ class NcclPlayer:
         *,
         suspend: bool,
     ) -> None:
-        ns, jsname = jobset["metadata"]["namespace"], jobset["metadata"]["name"]
-        rname = str(rj.get("name"))
-        job_spec = clone(_dig(rj, "template", "spec") or {})
-        pod_template = job_spec.get("template") or {}
-        count = num_nodes if rname == NODE else int(job_spec.get("parallelism") or 1)
-        js_labels = {
-            JOBSET_NAME_LABEL: jsname,
-            REPLICATED_JOB_LABEL: rname,
-            REPLICATED_JOB_REPLICAS_LABEL: str(rj.get("replicas") or 1),
-            JOB_INDEX_LABEL: "0",
-            TRAINJOB_NAME_LABEL: jsname,
-        }
-        pmeta = pod_template.setdefault("metadata", {})
-        pmeta["labels"] = {**(pmeta.get("labels") or {}), **js_labels}
-        pspec = pod_template.setdefault("spec", {})
-        pspec.setdefault("restartPolicy", "OnFailure")
-        pspec.setdefault("subdomain", jsname)
-        job: Obj = {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {
-                "name": f"{jsname}-{rname}-0",
-                "namespace": ns,
-                "labels": {**labels, **js_labels},
-                "ownerReferences": [_owner(jobset)],
-            },
-            "spec": {
-                **{k: v for k, v in job_spec.items() if k != "template"},
-                "completionMode": "Indexed",
-                "completions": count,
-                "parallelism": count,
-                "backoffLimit": 0,
-                "suspend": suspend,
-                "template": pod_template,
-            },
-        }
+        ns = jobset["metadata"]["namespace"]
+        job = replicated_job(jobset, rj, num_nodes, labels, suspend=suspend, owner=_owner(jobset))
         try:
             sim.store.create(sim.rt("batch/v1", "Job"), ns, job)
         except ApiError as exc:
