@@ -29,6 +29,7 @@ from aicr_pytest.errors import UsageError
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
 from tests.cluster import shared_clock
+from tests.cluster.check_runner import run_phase
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-inference.yaml"
@@ -36,15 +37,6 @@ SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-inference-snapshot.yaml"
 PROFILE = "h100-eks-inference"
 RUN_LABEL = "aicr.run/run-id"
 SENTINEL_TOKEN = "hf_SENTINELtoken0123456789abcdef"
-
-CONFTEST = """
-import pytest
-from tests.cluster import shared_clock
-
-@pytest.fixture(scope="session")
-def aicr_clock():
-    return shared_clock.CURRENT[0]
-"""
 
 PASS_LINES = [
     "RESULT: Inference throughput: 108000.00 tokens/sec",
@@ -117,34 +109,18 @@ def run_perf(
     recipe: dict[str, Any] | None = None,
     data: Path | None = None,
 ) -> Outcome:
-    shared_clock.CURRENT[:] = [shared_clock.ClusterClock(fc)]
-    pytester.makeconftest(CONFTEST)
-    recipe_path = RECIPE
-    if recipe is not None:
-        recipe_path = pytester.path / "recipe.yaml"
-        recipe_path.write_text(yamlio.dump(recipe))
-    out = pytester.path / "ctrf.json"
-    args = [
-        "-p",
-        "no:cacheprovider",
-        "--recipe",
-        str(recipe_path),
-        "--snapshot",
-        str(SNAPSHOT),
-        "--kubeconfig",
-        str(fc.kubeconfig_path),
-        "--phase",
-        "performance",
-        "--ctrf-report",
-        str(out),
-    ]
-    if data is not None:
-        args += ["--data", str(data)]
-    with fc.auto_advancing():  # the check waits with watches: let the fake move its clock meanwhile
-        result = pytester.runpytest(*args, *extra)
+    run = run_phase(
+        pytester,
+        phase="performance",
+        recipe=RECIPE if recipe is None else recipe,
+        snapshot=SNAPSHOT,
+        kubeconfig=fc.kubeconfig_path,
+        clock=shared_clock.ClusterClock(fc),
+        extra=[*(["--data", str(data)] if data is not None else []), *extra],
+        drive=fc.auto_advancing(),  # the check waits with watches: let the fake move its clock meanwhile
+    )
     assert fc.advancer is not None and fc.advancer.errors == []  # no simulator timer failed
-    text = out.read_text()
-    return Outcome(result, json.loads(text), text)
+    return Outcome(run.result, run.report, run.ctrf_text)
 
 
 def _state(fc: FakeCluster) -> dict[str, Any]:

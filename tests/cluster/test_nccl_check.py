@@ -32,6 +32,7 @@ from aicr_pytest.testing.simulator import NodeProfile, PodScript, Simulator
 from aicr_pytest.testing.store import Obj
 from tests.cluster import shared_clock
 from tests.cluster._facade_helpers import clock_driver
+from tests.cluster.check_runner import CONFTEST, run_phase
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
@@ -50,14 +51,6 @@ KINDS = (
     ("resource.k8s.io/v1", "ResourceClaimTemplate"),
 )
 
-CONFTEST = """
-import pytest
-from tests.cluster import shared_clock
-
-@pytest.fixture(scope="session")
-def aicr_clock():
-    return shared_clock.CURRENT[0]
-"""
 
 INTERRUPTING_CONFTEST = """
 import pytest
@@ -106,34 +99,19 @@ def run_nccl(
     conftest: str = CONFTEST,
     flag: list[bool] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], pytest.RunResult]:
-    shared_clock.CURRENT[:] = [shared_clock.ClusterClock(fc), flag]
-    pytester.makeconftest(conftest)
-    recipe_path = RECIPE
-    if recipe is not None:
-        recipe_path = pytester.path / "recipe.yaml"
-        recipe_path.write_text(yamlio.dump(recipe))
-    out = pytester.path / "ctrf.json"
-    with clock_driver(fc, step=step):
-        result = pytester.runpytest(
-            "-p",
-            "no:cacheprovider",
-            "--recipe",
-            str(recipe_path),
-            "--snapshot",
-            str(SNAPSHOT),
-            "--kubeconfig",
-            str(fc.kubeconfig_path),
-            "--phase",
-            "performance",
-            "--ctrf-report",
-            str(out),
-            *extra,
-            no_reraise_ctrlc=True,
-        )
-    tests: dict[str, dict[str, Any]] = {}
-    if out.exists():
-        tests = {t["name"]: t for t in json.loads(out.read_text())["results"]["tests"]}
-    return tests, result
+    run = run_phase(
+        pytester,
+        phase="performance",
+        recipe=RECIPE if recipe is None else recipe,
+        snapshot=SNAPSHOT,
+        kubeconfig=fc.kubeconfig_path,
+        clock=shared_clock.ClusterClock(fc),
+        shared=[flag],
+        extra=extra,
+        drive=clock_driver(fc, step=step),
+        conftest=conftest,
+    )
+    return run.tests, run.result
 
 
 def leftovers(fc: FakeCluster, selector: str = MANAGED) -> list[str]:

@@ -8,7 +8,6 @@ while the watch blocks, and a pod that never starts costs no real time.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.simulator import PodScript, Simulator
 from aicr_pytest.testing.store import Obj
 from tests.cluster import shared_clock
+from tests.cluster.check_runner import run_phase
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
@@ -31,15 +31,6 @@ SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 CHECK = "check-nvidia-smi"
 GPU_NODES = ["h100-0", "h100-1", "h100-2", "h100-3"]
 RUN_LABEL = "aicr.run/run-id"
-
-CONFTEST = """
-import pytest
-from tests.cluster import shared_clock
-
-@pytest.fixture(scope="session")
-def aicr_clock():
-    return shared_clock.CURRENT[0]
-"""
 
 
 def only_nvidia_smi(recipe: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -53,31 +44,18 @@ def run_check(
     pytester: pytest.Pytester, fc: FakeCluster, *extra: str, recipe: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the check; returns (its CTRF test entry, the whole report)."""
-    shared_clock.CURRENT[:] = [shared_clock.ClusterClock(fc)]
-    pytester.makeconftest(CONFTEST)
-    recipe_path = pytester.path / "recipe.yaml"
-    recipe_path.write_text(yamlio.dump(only_nvidia_smi(recipe)))
-    out = pytester.path / "ctrf.json"
-    with fc.auto_advancing():
-        pytester.runpytest(
-            "-p",
-            "no:cacheprovider",
-            "--recipe",
-            str(recipe_path),
-            "--snapshot",
-            str(SNAPSHOT),
-            "--kubeconfig",
-            str(fc.kubeconfig_path),
-            "--phase",
-            "deployment",
-            "--ctrf-report",
-            str(out),
-            *extra,
-        )
+    run = run_phase(
+        pytester,
+        phase="deployment",
+        recipe=only_nvidia_smi(recipe),
+        snapshot=SNAPSHOT,
+        kubeconfig=fc.kubeconfig_path,
+        clock=shared_clock.ClusterClock(fc),
+        extra=extra,
+        drive=fc.auto_advancing(),
+    )
     assert fc.advancer is not None and fc.advancer.errors == []  # no simulator timer failed
-    report = json.loads(out.read_text())
-    tests = {t["name"]: t for t in report["results"]["tests"]}
-    return tests[CHECK], report
+    return run.tests[CHECK], run.report
 
 
 def run_id_of(report: dict[str, Any]) -> str:

@@ -1,0 +1,136 @@
+"""Run the bundled checks in-process (pytester) against a cluster, and read back their CTRF report.
+
+Every end-to-end check scenario does the same thing: hand the cluster's clock to the checks (a
+session ``aicr_clock`` fixture reading :data:`tests.cluster.shared_clock.CURRENT`), write the recipe,
+run one phase with ``--kubeconfig`` and ``--ctrf-report`` while something moves time (the fake's
+virtual clock, or nothing at all on the control plane), and parse the report. :func:`run_phase` is
+that; :func:`run_on_backend` adds the backend-parametrized defaults (the backend's *least-privilege*
+kubeconfig and check clock) and fails the test on any RBAC denial.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aicr_pytest import yamlio
+from aicr_pytest.testing.backends import K8sBackend
+from tests.cluster import shared_clock
+
+CONFTEST = """
+import pytest
+from tests.cluster import shared_clock
+
+@pytest.fixture(scope="session")
+def aicr_clock():
+    return shared_clock.CURRENT[0]
+"""
+
+
+@dataclass
+class PhaseRun:
+    """One in-process run: the pytester result and the CTRF report (``{}`` when none was written)."""
+
+    result: pytest.RunResult
+    report: dict[str, Any]
+    ctrf_text: str
+    tests: dict[str, dict[str, Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tests = {t["name"]: t for t in (self.report.get("results") or {}).get("tests") or []}
+
+    @property
+    def run_id(self) -> str:
+        return str(self.report["extra"]["aicr.runId"])
+
+
+def assert_no_rbac_denials(tests: dict[str, dict[str, Any]]) -> None:
+    """No check may end because the least-privilege user was refused something."""
+    denied = {
+        name: t.get("message", "")
+        for name, t in tests.items()
+        if "RBAC denied" in (t.get("message") or "") or "403 Forbidden" in (t.get("message") or "")
+    }
+    assert not denied, f"RBAC denials with deploy/rbac.yaml: {denied}"
+
+
+def run_phase(
+    pytester: pytest.Pytester,
+    *,
+    phase: str,
+    recipe: Path | dict[str, Any],
+    snapshot: Path,
+    kubeconfig: Path,
+    clock: Any,
+    extra: Sequence[str] = (),
+    drive: contextlib.AbstractContextManager[Any] | None = None,
+    conftest: str = CONFTEST,
+    shared: Sequence[Any] = (),
+) -> PhaseRun:
+    """Run ``phase`` of ``recipe`` (a path, or a document written to ``recipe.yaml``) in-process.
+
+    ``clock`` is what the checks' ``aicr_clock`` returns (``shared`` follows it in
+    :data:`shared_clock.CURRENT` for a custom ``conftest``); ``drive`` is entered around the run
+    (e.g. the fake's auto-advancing clock).
+    """
+    shared_clock.CURRENT[:] = [clock, *shared]
+    pytester.makeconftest(conftest)
+    if not isinstance(recipe, Path):
+        doc = recipe
+        recipe = pytester.path / "recipe.yaml"
+        recipe.write_text(yamlio.dump(doc))
+    out = pytester.path / "ctrf.json"
+    with drive if drive is not None else contextlib.nullcontext():
+        result = pytester.runpytest(
+            "-p",
+            "no:cacheprovider",
+            "--recipe",
+            str(recipe),
+            "--snapshot",
+            str(snapshot),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--phase",
+            phase,
+            "--ctrf-report",
+            str(out),
+            *extra,
+            no_reraise_ctrlc=True,
+        )
+    text = out.read_text() if out.exists() else ""
+    return PhaseRun(result, json.loads(text) if text else {}, text)
+
+
+def run_on_backend(
+    pytester: pytest.Pytester,
+    backend: K8sBackend,
+    *,
+    phase: str,
+    recipe: Path | dict[str, Any],
+    snapshot: Path,
+    extra: Sequence[str] = (),
+    drive: contextlib.AbstractContextManager[Any] | None = None,
+    step: float = 0.25,
+) -> PhaseRun:
+    """:func:`run_phase` as the backend's least-privilege user, on its check clock; no RBAC denials.
+
+    Time moves with ``backend.clock_running(step)`` unless ``drive`` says otherwise."""
+    run = run_phase(
+        pytester,
+        phase=phase,
+        recipe=recipe,
+        snapshot=snapshot,
+        kubeconfig=backend.restricted_kubeconfig_path,
+        clock=backend.check_clock,
+        extra=extra,
+        drive=drive if drive is not None else backend.clock_running(step=step),
+    )
+    assert run.report, f"no CTRF report:\n{run.result.stdout.str()[-3000:]}"
+    assert_no_rbac_denials(run.tests)
+    return run
