@@ -41,6 +41,13 @@ short of ready) cannot be expressed that way; those scenarios stay fake-only. Th
 the controller-manager, so its garbage collector follows owner references through custom resources
 at once (it rediscovers resources only every 30 s: a foreground delete of a TrainJob otherwise hung
 for up to 30 s).
+
+A session holds one profile at a time but may switch: :meth:`ControlPlaneSession.seed_profile` to
+another profile converges the apiserver (:func:`plan_convergence`: delete what only the old profile
+has, wait until it is gone, create what only the new one has; CRDs stay). ``h100-eks-training`` ->
+``h100-eks-inference`` takes ~0.3 s; back, ~10 s (the namespace controller removes ``dynamo-system``).
+GPU nodes map by the profile's GPU product (``nvidia.com/gpu.product``), so an H100 profile lands on
+kwok's H100 nodes only.
 """
 
 from __future__ import annotations
@@ -87,7 +94,10 @@ StrList = list[str]
 #: Profiles a control-plane session may seed: their CRDs are installed when the control plane starts
 #: (:func:`profile_crds`), before the controller-manager, so its garbage collector acts on owner
 #: references to custom resources at once (it rediscovers resources only every 30 s).
-CONTROLPLANE_PROFILES = ("h100-eks-training", "h100-eks-inference")
+CONTROLPLANE_PROFILES = ("h100-eks-training", "h100-eks-inference", "gb200-eks-training")
+
+#: The GFD label that names a node's GPU model (how a profile's GPU nodes map onto kwok's).
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 #: Backend names, in the order tests are parametrized.
 BACKENDS = ("fake", "controlplane")
@@ -408,14 +418,32 @@ class ControlPlaneSession:
     def __init__(self, cp: ControlPlane) -> None:
         self.cp = cp
         self.lock = threading.Lock()
+        #: every profile seeded so far (name -> faults); how long each seeding/switch took
+        #: (``"<profile>"`` or ``"<from> -> <to>"`` -> seconds)
         self.profiles: dict[str, tuple[str, ...]] = {}
         self.profile_seconds: dict[str, float] = {}
+        self._current: tuple[str, tuple[str, ...]] | None = None
+        self._objects: list[Obj] = []
         self.players: list[Poller] = []
 
     def ensure_players(self) -> None:
         """Start the test controllers: the nvidia-smi pod player (:mod:`.controlplane_players`), Kubeflow
-        Trainer/JobSet and the NCCL launcher (:mod:`.controlplane_trainer`)."""
-        from aicr_pytest.testing.controlplane_players import NVIDIA_SMI_SELECTOR, PodPlayer, nvidia_smi_output
+        Trainer/JobSet and the NCCL launcher (:mod:`.controlplane_trainer`), the NVreg preflight probe and the
+        DRA driver's ComputeDomains (:mod:`.controlplane_computedomain`)."""
+        from aicr_pytest.testing.controlplane_computedomain import ComputeDomainController
+        from aicr_pytest.testing.controlplane_dynamo import (
+            INFERENCE_JOBS_SELECTOR,
+            DynamoController,
+            InferenceJobs,
+            VolumeProvisioner,
+        )
+        from aicr_pytest.testing.controlplane_players import (
+            NVIDIA_SMI_SELECTOR,
+            NVREG_PROBE_SELECTOR,
+            PodPlayer,
+            nvidia_smi_output,
+            nvreg_probe_output,
+        )
         from aicr_pytest.testing.controlplane_trainer import (
             LAUNCHER_SELECTOR,
             NcclLauncher,
@@ -428,40 +456,70 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
                     TrainerController(self.cp).start(),
                     PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
+                    DynamoController(self.cp).start(),
+                    VolumeProvisioner(self.cp, interval=0.5).start(),
+                    PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, InferenceJobs(self.cp)).start(),
+                    PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
+                    ComputeDomainController(self.cp).start(),
                 ]
 
     def player_errors(self) -> list[str]:
         return [e for p in self.players for e in p.errors]
+
+    def player(self, name: str) -> Any:
+        """The running test controller called ``name`` (e.g. ``dynamo-controller``), for its records.
+
+        By name, not class: in-process pytester runs may re-import the module that defines it."""
+        found = [p for p in self.players if p.name == name]
+        if len(found) != 1:
+            raise LookupError(f"{len(found)} test controllers named {name!r}")
+        return found[0]
 
     def close(self) -> None:
         for player in self.players:
             player.stop()
         self.players.clear()
 
+    @property
+    def current(self) -> tuple[str, tuple[str, ...]] | None:
+        """The seeded profile and its faults (``None`` before the first :meth:`seed_profile`)."""
+        return self._current
+
+    def gpu_product(self) -> str | None:
+        """The GPU product (``nvidia.com/gpu.product``) of the seeded profile's GPU nodes."""
+        return profile_gpu_product(self._current[0]) if self._current else None
+
     def seed_profile(self, profile: str, faults: Sequence[str] = ()) -> None:
-        """Seed ``profile`` once per session (a profile's namespaces are fixed: one state at a time)."""
+        """Make the control plane hold ``profile``: seed it, or converge to it from the seeded one.
+
+        Converging (:func:`converge_objects`) deletes what the old profile has and the new one does not
+        (or has with other content) and creates the rest, so a worker's tests may switch between, say,
+        ``h100-eks-training`` and ``h100-eks-inference`` (which adds Dynamo and drops the GPU
+        ResourceSlices). CRDs stay: every profile's CRDs are created when the control plane starts.
+        Tests on one worker run one at a time, so nothing runs while the cluster changes.
+        """
+        key = (profile, tuple(faults))
         with self.lock:
-            key = tuple(faults)
-            if profile in self.profiles:
-                if self.profiles[profile] != key:
-                    raise RuntimeError(
-                        f"profile {profile} is already seeded with faults {list(self.profiles[profile])} "
-                        f"on this control plane; faulted variants are fake-only"
-                    )
+            if self._current == key:
                 return
-            if self.profiles:
-                raise RuntimeError(
-                    f"profile {next(iter(self.profiles))} is already seeded on this control plane; "
-                    "one profile per session"
-                )
             started = time.monotonic()
-            gpu = gpu_node_names(self.cp)
-            other = [n for n in self.cp.node_names if n not in gpu]
-            objects = profile_objects(profile, faults, gpu_nodes=gpu, other_nodes=other)
-            seed_objects(self.cp, objects)
-            wait_workloads_ready(self.cp, objects)
-            self.profiles[profile] = key
-            self.profile_seconds[profile] = time.monotonic() - started
+            product = profile_gpu_product(profile)
+            gpu = gpu_node_names(self.cp, product)
+            other = [n for n in self.cp.node_names if n not in gpu_node_names(self.cp)]
+            pool = gpu_pool_of(self.cp, gpu)
+            objects = profile_objects(profile, faults, gpu_nodes=gpu, other_nodes=other, gpu_pool=pool)
+            previous = self._current
+            if previous is None:
+                seed_objects(self.cp, objects)
+                fresh = objects
+            else:
+                fresh = converge_objects(self.cp, self._objects, objects)
+            wait_workloads_ready(self.cp, fresh)
+            self._current, self._objects = key, objects
+            self.profiles[profile] = key[1]
+            target = f"{profile}{list(faults) if faults else ''}"
+            source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
+            self.profile_seconds[source + target] = time.monotonic() - started
         self.ensure_players()
 
 
@@ -587,7 +645,7 @@ class ControlPlaneBackend(K8sBackend):
         return {RUN_FOR_ANNOTATION: "forever" if run_for is None else f"{max(run_for, 0.0):g}s"}
 
     def gpu_nodes(self, count: int = 2) -> StrList:
-        names = gpu_node_names(self.cp)
+        names = gpu_node_names(self.cp, self.session.gpu_product())
         if len(names) < count:
             raise RuntimeError(f"the control plane has {len(names)} GPU nodes, {count} wanted")
         return names
@@ -746,19 +804,106 @@ def seed_objects(cp: ControlPlane, objects: Iterable[Mapping[str, Any]], *, para
     return created
 
 
-def gpu_node_names(cp: ControlPlane) -> list[str]:
-    """kwok nodes that advertise ``nvidia.com/gpu``, in name order."""
+def gpu_node_names(cp: ControlPlane, product: str | None = None) -> list[str]:
+    """kwok nodes that advertise ``nvidia.com/gpu`` (of GPU ``product`` when given), in name order."""
     nodes = cp.get("/api/v1/nodes")["items"]
     return sorted(
         n["metadata"]["name"]
         for n in nodes
         if n["metadata"]["name"] in cp.node_names
         and int(((n.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", "0") or 0) > 0
+        and (product is None or (n["metadata"].get("labels") or {}).get(GPU_PRODUCT_LABEL) == product)
     )
 
 
+def gpu_pool_of(cp: ControlPlane, nodes: Sequence[str]) -> str:
+    """The kwok pool (``aicr.test/pool``) of ``nodes``: where a profile's GPU workloads go."""
+    pools = {
+        str((n["metadata"].get("labels") or {}).get(POOL_LABEL, ""))
+        for n in cp.get("/api/v1/nodes")["items"]
+        if n["metadata"]["name"] in nodes
+    }
+    if len(pools) != 1:
+        raise RuntimeError(f"GPU nodes {list(nodes)} are in pools {sorted(pools)}, not one")
+    return pools.pop()
+
+
+def profile_gpu_product(profile: str) -> str | None:
+    """The ``nvidia.com/gpu.product`` label of ``profile``'s GPU nodes (its first GPU pool)."""
+    from aicr_pytest.testing.profiles import resolve_profile
+
+    pools = resolve_profile(profile).gpu_pools()
+    return pools[0].gpu_product if pools else None
+
+
+def object_key(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(meta.get("namespace") or ""),
+        str(meta["name"]),
+    )
+
+
+def plan_convergence(old: Iterable[Obj], new: Iterable[Obj]) -> tuple[list[Obj], list[Obj]]:
+    """(what to delete, what to create) to turn a cluster seeded with ``old`` into one seeded with ``new``.
+
+    An object in both with different content is deleted and created again; CRDs are never deleted
+    (they are shared by every profile); a namespaced object whose namespace goes is left to the
+    namespace's deletion.
+    """
+    before = {object_key(o): clean_for_create(o) for o in old}
+    after = {object_key(o): clean_for_create(o) for o in new}
+    changed = {k for k in before.keys() & after.keys() if before[k] != after[k]}
+    gone = [
+        before[k] for k in before if (k not in after or k in changed) and k[1] != "CustomResourceDefinition"
+    ]
+    gone_ns = {o["metadata"]["name"] for o in gone if o["kind"] == "Namespace" and o["apiVersion"] == "v1"}
+    delete = [o for o in gone if (o["metadata"].get("namespace") or "") not in gone_ns]
+    create = [after[k] for k in after if k not in before or k in changed]
+    return delete, create
+
+
+def converge_objects(
+    cp: ControlPlane, old: Iterable[Obj], new: Iterable[Obj], timeout: float = 60.0
+) -> list[Obj]:
+    """Apply :func:`plan_convergence` to the apiserver; return the objects created."""
+    delete, create = plan_convergence(old, new)
+    cache: dict[str, list[Obj]] = {}
+    paths = [
+        collection_path(cp, str(o["apiVersion"]), str(o["kind"]), o["metadata"].get("namespace"), cache)
+        + "/"
+        + str(o["metadata"]["name"])
+        for o in delete
+    ]
+    for path in paths:
+        with contextlib.suppress(urllib.error.HTTPError):  # 404: already gone
+            cp.request("DELETE", path, {"propagationPolicy": "Background"})
+
+    def all_gone() -> bool:
+        for path in paths:
+            try:
+                cp.get(path)
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    continue
+                raise
+            return False
+        return True
+
+    # a namespace (or an object) of the same name cannot be created while the old one terminates
+    _wait("objects of the previous profile to be deleted", all_gone, timeout, interval=0.2)
+    return seed_objects(cp, create)
+
+
 def profile_objects(
-    profile: str, faults: Sequence[str] = (), *, gpu_nodes: Sequence[str], other_nodes: Sequence[str]
+    profile: str,
+    faults: Sequence[str] = (),
+    *,
+    gpu_nodes: Sequence[str],
+    other_nodes: Sequence[str],
+    gpu_pool: str = "gpu",
 ) -> list[Obj]:
     """The objects ``profile`` creates, adapted to a real control plane whose kwok nodes are
     ``gpu_nodes`` (advertising ``nvidia.com/gpu``) and ``other_nodes`` (module docstring)."""
@@ -794,7 +939,7 @@ def profile_objects(
     out: list[Obj] = []
     for rt, obj in stored:
         on_gpu = placement.get(str((obj.get("metadata") or {}).get("uid")), set())
-        adapted = _adapt(copy.deepcopy(obj), rt.kind, rt.api_version, mapping, on_gpu)
+        adapted = _adapt(copy.deepcopy(obj), rt.kind, rt.api_version, mapping, on_gpu, gpu_pool)
         if adapted is not None:
             out.append(adapted)
     return out
@@ -816,7 +961,12 @@ POOL_LABEL = "aicr.test/pool"
 
 
 def _adapt(
-    obj: Obj, kind: str, api_version: str, mapping: Mapping[str, str], on_gpu: Iterable[bool] = ()
+    obj: Obj,
+    kind: str,
+    api_version: str,
+    mapping: Mapping[str, str],
+    on_gpu: Iterable[bool] = (),
+    gpu_pool: str = "gpu",
 ) -> Obj | None:
     on_gpu = set(on_gpu)
     obj.setdefault("kind", kind)
@@ -834,7 +984,7 @@ def _adapt(
         pod_spec = obj.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
         pod_spec.setdefault("tolerations", [{"operator": "Exists"}])
         if len(on_gpu) == 1:  # the fake ran them on one pool only: keep them there
-            pod_spec.setdefault("nodeSelector", {})[POOL_LABEL] = "gpu" if True in on_gpu else "system"
+            pod_spec.setdefault("nodeSelector", {})[POOL_LABEL] = gpu_pool if True in on_gpu else "system"
     elif kind == "Pod":
         node = (obj.get("spec") or {}).get("nodeName")
         if node:

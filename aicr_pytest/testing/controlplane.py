@@ -17,6 +17,11 @@ The apiserver runs without its watch cache: Debian's etcd 3.4 lacks the progress
 cache needs for client-go's streaming lists, and with the cache on, kwok's informers fall back to
 periodic re-lists, so every pod phase change lags 5-10 s (a Job took ~12 s; now ~1 s).
 
+Egress: the apiserver's ``cluster`` egress selection is an HTTP CONNECT proxy in this process
+(:class:`~aicr_pytest.testing.egress.EgressProxy`, ``ControlPlane.egress``). It passes kubelet traffic
+through to kwok and routes chosen pod IPs (made up by kwok from :data:`POD_CIDR`) to local test
+servers, so the service proxy reaches a "pod" served by a test controller (the Dynamo frontend).
+
 Authentication is by static bearer tokens (``--token-auth-file``); authorization is RBAC only. Two
 kubeconfigs are written: ``admin`` (``system:masters``) and ``user``, a least-privilege user bound to every
 ClusterRole/Role in ``deploy/rbac.yaml`` when that file exists.
@@ -48,8 +53,12 @@ from typing import Any
 
 import yaml
 
+from aicr_pytest.testing.egress import EgressProxy, egress_selector_config
+
 #: Kept in step with tools/controlplane/go.mod and scripts/controlplane.sh (a unit test checks both).
 K8S_VERSION = "v1.37.2"
+#: kwok gives pods IPs from here (nothing listens on them; see :mod:`.egress`)
+POD_CIDR = "10.244.0.1/16"
 KWOK_VERSION = "v0.8.0"
 
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -153,6 +162,9 @@ class NodeProfile:
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: Sequence[Mapping[str, str]] = ()
     capacity: Mapping[str, str] = field(default_factory=dict)
+    #: ``kubernetes.io/arch`` and ``status.nodeInfo.architecture``
+    architecture: str = "amd64"
+    kernel_version: str = "6.8.0-1015-aws"
 
     def node_names(self) -> list[str]:
         return [f"{self.prefix}-{i}" for i in range(self.count)]
@@ -209,6 +221,55 @@ H100_NODES = NodeProfile(
     },
 )
 
+#: p6e-gb200.36xlarge-like (the fake's ``gb200-eks-training`` GPU pool): 4x GB200, arm64, one NVL72
+#: IMEX clique. Pool label ``gpu-gb200``, not ``gpu``: the H100 profiles' seeded GPU DaemonSets select
+#: ``aicr.test/pool=gpu`` and stay off these nodes.
+GB200_GFD_LABELS: Mapping[str, str] = {
+    "nvidia.com/gpu.present": "true",
+    "nvidia.com/gpu.product": "NVIDIA-GB200",
+    "nvidia.com/gpu.count": "4",
+    "nvidia.com/gpu.memory": "189471",
+    "nvidia.com/gpu.family": "blackwell",
+    "nvidia.com/gpu.machine": "p6e-gb200.36xlarge",
+    "nvidia.com/gpu.clique": "5f1c7a52-3c4e-4b8e-9a51-6d1f3e0b2a77.1",
+    "nvidia.com/cuda.driver.major": "570",
+    "nvidia.com/cuda.driver.minor": "133",
+    "nvidia.com/cuda.driver.rev": "20",
+    "nvidia.com/cuda.runtime.major": "12",
+    "nvidia.com/cuda.runtime.minor": "8",
+    "nvidia.com/mig.capable": "true",
+    "nvidia.com/mig.strategy": "single",
+    "nvidia.com/gpu.deploy.driver": "true",
+    "nvidia.com/gpu.deploy.device-plugin": "true",
+    "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
+    "nvidia.com/gpu.deploy.container-toolkit": "true",
+    "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+    "feature.node.kubernetes.io/pci-10de.present": "true",
+    "node.kubernetes.io/instance-type": "p6e-gb200.36xlarge",
+    "beta.kubernetes.io/arch": "arm64",
+    "aicr.test/pool": "gpu-gb200",
+}
+
+GB200_NODES = NodeProfile(
+    prefix="gpu-gb200",
+    count=2,
+    labels=GB200_GFD_LABELS,
+    taints=(GPU_TAINT,),
+    capacity={
+        "cpu": "144",
+        "memory": "983040Mi",
+        "ephemeral-storage": "30Ti",
+        "pods": "110",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "nvidia.com/gpu": "4",
+        # p6e-gb200.36xlarge: 8 EFA devices; the gb200/eks -net runtime's workers ask for all of them.
+        "vpc.amazonaws.com/efa": "8",
+    },
+    architecture="arm64",
+    kernel_version="6.8.0-1024-aws",
+)
+
 SYSTEM_NODES = NodeProfile(
     prefix="system",
     count=1,
@@ -216,7 +277,7 @@ SYSTEM_NODES = NodeProfile(
     capacity={"cpu": "16", "memory": "65536Mi", "ephemeral-storage": "500Gi", "pods": "110"},
 )
 
-DEFAULT_NODE_PROFILES: tuple[NodeProfile, ...] = (H100_NODES, SYSTEM_NODES)
+DEFAULT_NODE_PROFILES: tuple[NodeProfile, ...] = (H100_NODES, GB200_NODES, SYSTEM_NODES)
 
 
 def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
@@ -232,7 +293,7 @@ def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
             "labels": {
                 "kubernetes.io/hostname": name,
                 "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/arch": profile.architecture,
                 "type": "kwok",
                 **profile.labels,
             },
@@ -242,13 +303,13 @@ def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
             "capacity": capacity,
             "allocatable": capacity,
             "nodeInfo": {
-                "architecture": "amd64",
+                "architecture": profile.architecture,
                 "operatingSystem": "linux",
                 "kubeletVersion": f"{K8S_VERSION}-kwok",
                 "kubeProxyVersion": f"{K8S_VERSION}-kwok",
                 "containerRuntimeVersion": "containerd://2.1.0",
                 "osImage": "Ubuntu 24.04 LTS",
-                "kernelVersion": "6.8.0-1015-aws",
+                "kernelVersion": profile.kernel_version,
             },
         },
     }
@@ -293,6 +354,11 @@ def kwok_crd(kind: str) -> dict[str, Any]:
 #: kwok marks it Succeeded (a Go duration such as ``"5s"``; default 0), or ``"forever"`` (never).
 RUN_FOR_ANNOTATION = "aicr.test/run-for"
 
+#: Jobs whose pods a test controller plays (prints the log, then ends the pod): kwok must not
+#: complete them first. The inference check's model-cache download and AIPerf benchmark
+#: (:mod:`aicr_pytest.testing.controlplane_dynamo`).
+PLAYED_JOB_PREFIXES = ("aicr-aiperf-", "aicr-model-cache-populate-")
+
 
 def write_kwok_stages(source: Path, target: Path) -> Path:
     """kwok's default stages with ``pod-complete`` made controllable per pod (:data:`RUN_FOR_ANNOTATION`)."""
@@ -305,6 +371,14 @@ def write_kwok_stages(source: Path, target: Path) -> Path:
                 {"key": query, "operator": "NotIn", "values": ["forever"]}
             )
             spec["delay"] = {"durationMilliseconds": 0, "durationFrom": {"expressionFrom": query}}
+            played = "|".join(PLAYED_JOB_PREFIXES)
+            spec["selector"]["matchExpressions"].append(
+                {
+                    "key": f'.metadata.labels["batch.kubernetes.io/job-name"] // "" | test("^({played})")',
+                    "operator": "NotIn",
+                    "values": ["true"],
+                }
+            )
     target.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     return target
 
@@ -485,6 +559,8 @@ class ControlPlane:
     start_seconds: float = 0.0
     keep_workdir: bool = False
     stopped: bool = False
+    #: the apiserver's egress to the cluster (kubelets, pod/service proxies): :mod:`.egress`
+    egress: EgressProxy | None = None
 
     @property
     def pids(self) -> dict[str, int]:
@@ -612,6 +688,8 @@ class ControlPlane:
             return
         for component in reversed(list(self.components.values())):
             _terminate(component.process, timeout)
+        if self.egress is not None:
+            self.egress.stop()
         self.stopped = True
         if not self.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -784,6 +862,7 @@ def start_controlplane(
         keep_workdir=keep_workdir,
     )
     try:
+        cp.egress = EgressProxy(workdir / "egress.sock", simulated_networks=[POD_CIDR]).start()
         _launch(cp, binaries, pki, ports, kcm_token, scheduler_token, kwok_token, timeout, verbosity, crds)
         deadline = time.monotonic() + timeout
         cp.rbac_manifest = bind_least_privilege_user(cp, rbac_manifest)
@@ -836,6 +915,9 @@ def _launch(
         f'{kwok_token},aicr-kwok,uid-kwok,"system:masters"\n'
     )
     tokens.chmod(0o600)
+    assert cp.egress is not None
+    egress_config = workdir / "egress-selector.yaml"
+    egress_config.write_text(egress_selector_config(cp.egress.socket_path))
     _start("kube-apiserver", [
         binaries.kube_apiserver,
         f"--etcd-servers={etcd_url}",
@@ -855,6 +937,9 @@ def _launch(
         # kwok nodes report InternalIP 127.0.0.1 and Hostname <node name> (not resolvable): pods/log,
         # exec and port-forward go to kwok's kubelet-like server on the InternalIP.
         "--kubelet-preferred-address-types=InternalIP",
+        # everything the apiserver sends into the cluster (kubelet calls, pod/service proxies) goes
+        # through the egress proxy, which routes made-up pod IPs to the test servers playing them
+        f"--egress-selector-config-file={egress_config}",
         # Debian's etcd 3.4 lacks RequestWatchProgress, so the watch cache refuses client-go's
         # streaming lists (sendInitialEvents); kwok's informers then fail, back off and re-list, and
         # every pod phase change lags by 5-10 s. Without the cache, watches go to etcd directly and
@@ -925,7 +1010,7 @@ def _launch(
         "--node-lease-duration-seconds=40",
         f"--enable-crds={','.join(KWOK_CRD_KINDS)}",
         f"--manage-nodes-with-annotation-selector={key}={value}",
-        "--cidr=10.244.0.1/16",
+        f"--cidr={POD_CIDR}",
         "--node-ip=127.0.0.1",
         f"--node-port={ports['kwok-node']}",
         # The nodes' kubeletEndpoint port is --node-port: serve logs/exec there (as kwokctl does).

@@ -16,6 +16,10 @@ Players:
   container's ``/bin/sh -c`` script is interpreted by
   :func:`aicr_pytest.testing.players.nvidia_smi.run_verify_script` against the GPUs the pod was given
   on the real node it was bound to (its ``nvidia.com/gpu`` limit, the node's GFD labels).
+* the NCCL ``-net`` check's NVreg preflight pods (label
+  ``app.kubernetes.io/component=nccl-nvreg-probe``): :func:`nvreg_probe_output` greps the node's
+  ``/proc/driver/nvidia/params`` (:func:`nvreg_params`: ``GrdmaPciTopoCheckOverride`` is 1 unless the
+  node's :data:`NVREG_OVERRIDE_ANNOTATION` says otherwise) as the probe's script does.
 """
 
 from __future__ import annotations
@@ -34,14 +38,27 @@ from urllib.parse import quote
 if TYPE_CHECKING:
     from aicr_pytest.testing.controlplane import ControlPlane
 
-__all__ = ["NVIDIA_SMI_SELECTOR", "PodPlayer", "Poller", "nvidia_smi_output"]
+__all__ = [
+    "NVIDIA_SMI_SELECTOR",
+    "NVREG_OVERRIDE_ANNOTATION",
+    "NVREG_PROBE_SELECTOR",
+    "PodPlayer",
+    "Poller",
+    "nvidia_smi_output",
+    "nvreg_params",
+    "nvreg_probe_output",
+]
 
 log = logging.getLogger("aicr_pytest.testing.controlplane_players")
 Obj = dict[str, Any]
-#: ``(pod, node) -> {container: (log text, exit code)}``
-Play = Callable[[Obj, Obj], dict[str, tuple[str, int]]]
+#: ``(pod, node) -> {container: (log text, exit code)}``, or ``None``: not a pod this player plays
+Play = Callable[[Obj, Obj], dict[str, tuple[str, int]] | None]
 
 NVIDIA_SMI_SELECTOR = "app.kubernetes.io/name=nvidia-smi-verify"
+NVREG_PROBE_SELECTOR = "app.kubernetes.io/component=nccl-nvreg-probe"
+#: Node annotation: the node driver's ``NVreg_GrdmaPciTopoCheckOverride`` value (default ``1``, as the
+#: GPU Operator's kernelModuleConfig sets it on p6e-gb200 EKS nodes).
+NVREG_OVERRIDE_ANNOTATION = "aicr.test/nvreg-grdma-pci-topo-check-override"
 
 
 def _quantity(value: Any) -> int:
@@ -78,6 +95,27 @@ def nvidia_smi_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
         )
         out[str(container.get("name"))] = player.run_verify_script(_script(container), gpus, time.time())
     return out
+
+
+def nvreg_params(node: Obj) -> str:
+    """The NVIDIA driver's ``/proc/driver/nvidia/params`` on ``node`` (the lines around the override)."""
+    value = str(((node.get("metadata") or {}).get("annotations") or {}).get(NVREG_OVERRIDE_ANNOTATION, "1"))
+    return (
+        "ResmanDebugLevel: 4294967295\n"
+        "RmLogonRC: 1\n"
+        "EnableGpuFirmware: 18\n"
+        f"GrdmaPciTopoCheckOverride: {value}\n"
+        'RegistryDwords: ""\n'
+    )
+
+
+def nvreg_probe_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
+    """What the NVreg preflight probe prints on ``node`` (its script greps the params for the override)."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    name = str(containers[0].get("name") or "probe")
+    if re.search(r"^GrdmaPciTopoCheckOverride: 1$", nvreg_params(node), re.MULTILINE):
+        return {name: ("nvreg-override-set\n", 0)}
+    return {name: ("nvreg-override-missing\n", 1)}
 
 
 class Poller(ABC):
@@ -140,7 +178,8 @@ class PodPlayer(Poller):
                 continue
             node = self.cp.get(f"/api/v1/nodes/{node_name}")
             outputs = self.play(pod, node)
-            self._finish(pod, outputs)
+            if outputs is not None:
+                self._finish(pod, outputs)
             self.played[uid] = f"{meta['namespace']}/{meta['name']}"
 
     def _finish(self, pod: Obj, outputs: dict[str, tuple[str, int]]) -> None:

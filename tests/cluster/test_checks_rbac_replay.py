@@ -5,12 +5,14 @@ request the fake served during the run is then replayed as a ``SelfSubjectAccess
 user the control plane binds to ``deploy/rbac.yaml`` only. A denial is a red test naming the
 request: the check would get a 403 on a cluster where aicr-pytest has exactly that manifest.
 
-This covers the checks that cannot run end to end on the control plane yet (inference-perf needs a
-Dynamo controller, a PV provisioner for the model cache and a frontend the apiserver's service proxy
-can reach: it refuses loopback endpoint addresses, see tools/controlplane/MEASUREMENTS.md) and the
-GB200 NCCL variants (no GB200 kwok pool). The deployment checks and check-nvidia-smi
-(tests/cluster/test_deployment_checks.py) and ``nccl-all-reduce-bw`` on H100
-(tests/controlplane/test_checks_on_controlplane.py) also run end to end there.
+Every implemented check also runs end to end on the control plane as that user: the deployment
+checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), ``nccl-all-reduce-bw`` on H100
+(tests/controlplane/test_checks_on_controlplane.py), the GB200 NCCL variants ``-net`` and ``-nvls``
+(tests/controlplane/test_gb200_on_controlplane.py: kwok GB200 pool, ComputeDomain test controller, real
+DRA allocation of the IMEX channel claims) and ``inference-perf``
+(tests/controlplane/test_inference_on_controlplane.py: Dynamo operator, volume provisioner and AIPerf
+played by test controllers; the probe goes through the apiserver's service proxy and its egress). This
+replay still catches a denial on a path those runs do not take (faulted profiles are fake-only).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import aicr_pytest.deployment
 import aicr_pytest.plugin
 import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest import yamlio
-from aicr_pytest.testing.backends import K8sBackend
+from aicr_pytest.testing.backends import ControlPlaneBackend, K8sBackend, gpu_node_names
 from tests.cluster import shared_clock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,12 +95,14 @@ def test_healthy_profile_passes(pytester: pytest.Pytester, k8s_backend: K8sBacke
     assert "Constraint: >= v25.3.0 → true" in tests["gpu-operator-version"]["stdout"]
     assert tests["expected-resources"]["status"] == "passed", tests["expected-resources"].get("message")
     assert tests["check-nvidia-smi"]["status"] == "passed", tests["check-nvidia-smi"].get("message")
-    gpu_nodes = len(k8s_backend.gpu_nodes(1)) if k8s_backend.name == "controlplane" else 4
+    # check-nvidia-smi verifies every GPU node of the cluster: the fake profile's 4 H100 nodes; on the
+    # control plane both kwok GPU pools (the profile's H100 nodes and the GB200 pool)
+    cp = k8s_backend.cp if isinstance(k8s_backend, ControlPlaneBackend) else None
+    gpu_nodes = len(gpu_node_names(cp)) if cp is not None else 4
     assert f"nodesValidated: {gpu_nodes}/{gpu_nodes}" in tests["check-nvidia-smi"]["stdout"]
     assert k8s_backend.controller_errors() == []
 
 
-@pytest.mark.fake_only("faulted profile: the control plane holds the healthy profile in the same namespaces")
 def test_gpu_operator_missing_fails(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile(PROFILE, ["gpu-operator-missing"])
     tests = run_deployment(pytester, k8s_backend)

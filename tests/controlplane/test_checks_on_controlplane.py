@@ -15,7 +15,6 @@ real garbage collector; afterwards nothing labelled with the run id may be left.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -29,8 +28,7 @@ import aicr_pytest.plugin
 import aicr_pytest.session  # one copy of each module across in-process runs
 from aicr_pytest.kube.client import RUN_ID_LABEL
 from aicr_pytest.testing.backends import K8sBackend
-from tests.cluster import shared_clock
-from tests.cluster.test_deployment_checks import assert_no_rbac_denials
+from tests.cluster.check_runner import run_on_backend
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
@@ -48,44 +46,15 @@ RUN_KINDS = (
     ("v1", "Secret"),
 )
 
-CONFTEST = """
-import pytest
-from tests.cluster import shared_clock
-
-@pytest.fixture(scope="session")
-def aicr_clock():
-    return shared_clock.CURRENT[0]
-"""
-
 
 def run_performance(
     pytester: pytest.Pytester, backend: K8sBackend, *extra: str
 ) -> tuple[dict[str, dict[str, Any]], str]:
     """Run the performance phase with the restricted kubeconfig; (tests by name, the run id)."""
-    shared_clock.CURRENT[:] = [backend.check_clock]
-    pytester.makeconftest(CONFTEST)
-    out = pytester.path / "ctrf.json"
-    with backend.clock_running(step=0.25):
-        pytester.runpytest(
-            "-p",
-            "no:cacheprovider",
-            "--recipe",
-            str(RECIPE),
-            "--snapshot",
-            str(SNAPSHOT),
-            "--kubeconfig",
-            str(backend.restricted_kubeconfig_path),
-            "--phase",
-            "performance",
-            "--ctrf-report",
-            str(out),
-            *extra,
-            no_reraise_ctrlc=True,
-        )
-    report = json.loads(out.read_text())
-    tests = {t["name"]: t for t in report["results"]["tests"]}
-    assert_no_rbac_denials(tests)
-    return tests, str(report["extra"]["aicr.runId"])
+    run = run_on_backend(
+        pytester, backend, phase="performance", recipe=RECIPE, snapshot=SNAPSHOT, extra=extra
+    )
+    return run.tests, run.run_id
 
 
 def run_leftovers(backend: K8sBackend, run_id: str, trainjob: str) -> list[str]:

@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 
 from aicr_pytest.testing.controlplane import (
+    GB200_NODES,
     H100_NODES,
     K8S_VERSION,
     SYSTEM_NODES,
@@ -118,6 +119,22 @@ def test_kwok_gpu_nodes(api: Any) -> None:
     assert [n.metadata.name for n in system] == SYSTEM_NODES.node_names()
 
 
+def test_kwok_gb200_nodes(api: Any) -> None:
+    core: Any = client.CoreV1Api(api)
+    gpu = core.list_node(label_selector="nvidia.com/gpu.product=NVIDIA-GB200").items
+    assert sorted(n.metadata.name for n in gpu) == GB200_NODES.node_names()
+    for node in gpu:
+        assert node.status.allocatable["nvidia.com/gpu"] == "4"
+        assert node.status.allocatable["vpc.amazonaws.com/efa"] == "8"
+        assert node.metadata.labels["kubernetes.io/arch"] == "arm64"
+        assert node.status.node_info.architecture == "arm64"
+        assert node.metadata.labels["nvidia.com/gpu.clique"]
+        # not "gpu": the H100 profiles' GPU DaemonSets select aicr.test/pool=gpu
+        assert node.metadata.labels["aicr.test/pool"] == "gpu-gb200"
+        assert [t.key for t in node.spec.taints or []] == ["nvidia.com/gpu"]
+        assert any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+
+
 def test_gpu_job_is_scheduled_and_run_by_kwok(api: Any, namespace: str) -> None:
     core: Any = client.CoreV1Api(api)
     batch: Any = client.BatchV1Api(api)
@@ -172,7 +189,7 @@ def test_least_privilege_user_has_what_rbac_yaml_grants(controlplane: ControlPla
         pytest.skip("deploy/rbac.yaml not present: the least-privilege user has no bindings")
     core: Any = client.CoreV1Api(controlplane.api_client(admin=False))
     names = sorted(n.metadata.name for n in core.list_node().items)
-    assert names == sorted(H100_NODES.node_names() + SYSTEM_NODES.node_names())
+    assert names == sorted(H100_NODES.node_names() + GB200_NODES.node_names() + SYSTEM_NODES.node_names())
 
 
 def test_start_and_teardown_leave_no_processes(

@@ -69,6 +69,29 @@ def test_h100_node_profile() -> None:
     assert system["spec"]["taints"] == []
 
 
+def test_gb200_node_profile_matches_the_fake_gb200_pool() -> None:
+    from aicr_pytest.testing.profiles import gb200_eks_training
+
+    (fake,) = gb200_eks_training().gpu_pools()
+    nodes = cpmod.GB200_NODES.manifests()
+    assert [n["metadata"]["name"] for n in nodes] == ["gpu-gb200-0", "gpu-gb200-1"]
+    node = nodes[0]
+    labels = node["metadata"]["labels"]
+    assert labels["nvidia.com/gpu.product"] == fake.gpu_product == "NVIDIA-GB200"
+    assert labels["nvidia.com/gpu.clique"] == fake.labels["nvidia.com/gpu.clique"]
+    assert labels["node.kubernetes.io/instance-type"] == fake.instance_type
+    assert labels["kubernetes.io/arch"] == node["status"]["nodeInfo"]["architecture"] == "arm64"
+    assert labels["nvidia.com/gpu.count"] == node["status"]["allocatable"]["nvidia.com/gpu"] == "4"
+    assert fake.gpus_per_node == 4
+    assert (
+        node["status"]["allocatable"]["vpc.amazonaws.com/efa"]
+        == fake.extra_resources["vpc.amazonaws.com/efa"]
+    )
+    assert labels["aicr.test/pool"] == "gpu-gb200"  # not "gpu": H100 GPU DaemonSets select that
+    assert node["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    assert cpmod.H100_NODES.manifests()[0]["status"]["nodeInfo"]["architecture"] == "amd64"
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl command not installed")
 def test_generated_pki_is_valid(tmp_path: Path) -> None:
     pki = cpmod.generate_pki(tmp_path)

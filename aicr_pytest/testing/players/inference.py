@@ -93,12 +93,12 @@ def install(fc: FakeCluster, profile: ClusterProfile) -> None:
     fc.server.proxy_handlers[(GATEWAY_NAMESPACE, GATEWAY_NAME)] = player.gateway
 
 
-def _components(dgd: Obj) -> list[Obj]:
+def dgd_components(dgd: Obj) -> list[Obj]:
     comps = (dgd.get("spec") or {}).get("components")
     return [c for c in comps if isinstance(c, dict)] if isinstance(comps, list) else []
 
 
-def _replicas(comp: Obj) -> int:
+def component_replicas(comp: Obj) -> int:
     value = comp.get("replicas", 1)
     return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
@@ -108,6 +108,152 @@ def _owner(pod: Obj) -> tuple[str, str] | None:
         if ref.get("kind") == DGD_KIND:
             return str(pod["metadata"].get("namespace", "")), str(ref.get("name", ""))
     return None
+
+
+def dgd_owner(dgd: Obj) -> Obj:
+    """The controller owner reference the operator puts on what it creates for ``dgd``."""
+    return {
+        "apiVersion": f"{DGD_GROUP}/v1beta1",
+        "kind": DGD_KIND,
+        "name": str(dgd["metadata"]["name"]),
+        "uid": str(dgd["metadata"].get("uid", "")),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def component_service(
+    ns: str, name: str, labels: dict[str, str], component_type: str, port_name: str, port: int
+) -> Obj:
+    """The Service ``<dgd>-<component type>`` selecting that component's pods on ``port``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": f"{name}-{component_type}", "namespace": ns, "labels": labels},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": {LABEL_DGD: name, LABEL_COMPONENT_TYPE: component_type},
+            "ports": [{"name": port_name, "port": port, "targetPort": port, "protocol": "TCP"}],
+        },
+    }
+
+
+def frontend_service(ns: str, name: str, labels: dict[str, str]) -> Obj:
+    """The Service ``<dgd>-frontend`` the Dynamo operator creates (port 8000, named ``http``)."""
+    return component_service(ns, name, labels, "frontend", "http", FRONTEND_PORT)
+
+
+def component_labels(dgd_name: str, comp: Obj) -> dict[str, str]:
+    """A component pod's labels: its template's, plus the operator's DGD/component labels."""
+    template = comp.get("podTemplate") or {}
+    return {
+        **((template.get("metadata") or {}).get("labels") or {}),
+        LABEL_DGD: dgd_name,
+        LABEL_COMPONENT: str(comp.get("name", "component")),
+        LABEL_COMPONENT_TYPE: str(comp.get("type", "")),
+    }
+
+
+def component_log(comp: Obj) -> str:
+    """What a component's container prints once it serves."""
+    if comp.get("type") == "frontend":
+        return f"INFO dynamo.frontend: serving OpenAI API on 0.0.0.0:{FRONTEND_PORT} (SIMULATED)\n"
+    return "INFO vllm: model loaded from /model-cache, engine ready (SIMULATED)\n"
+
+
+def gpu_workers(dgd: Obj) -> int:
+    """GPU worker replicas of ``dgd`` (what AIPerf's throughput scales with)."""
+    return sum(
+        component_replicas(c)
+        for c in dgd_components(dgd)
+        if c.get("type") in GPU_COMPONENT_TYPES or c.get("name") == "VllmDecodeWorker"
+    )
+
+
+def dgd_status(comps: list[Obj], ready: dict[str, int]) -> Obj:
+    """The DGD status the operator writes: per-component counts, ``successful`` once all are ready."""
+    components = {
+        str(c.get("name")): {
+            "replicas": component_replicas(c),
+            "readyReplicas": ready.get(str(c.get("name")), 0),
+            "availableReplicas": ready.get(str(c.get("name")), 0),
+        }
+        for c in comps
+    }
+    done = all(v["readyReplicas"] >= v["replicas"] for v in components.values())
+    return {
+        "state": "successful" if done else "pending",
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True" if done else "False",
+                "reason": "AllComponentsReady" if done else "ComponentsNotReady",
+            }
+        ],
+        "components": components,
+    }
+
+
+def served_model(dgd: Obj) -> str:
+    for comp in dgd_components(dgd):
+        for c in ((comp.get("podTemplate") or {}).get("spec") or {}).get("containers") or []:
+            for env in c.get("env") or []:
+                if env.get("name") == "SERVED_MODEL_NAME" and env.get("value"):
+                    return str(env["value"])
+    return "unknown"
+
+
+def serve_openai(dgd: Obj | None, method: str, path: str, raw: bytes) -> tuple[int, str]:
+    """How a Dynamo frontend answers: 503 until the DGD is ready, then ``/v1/models`` and chat completions."""
+    if dgd is None or (dgd.get("status") or {}).get("state") != "successful":
+        return 503, json.dumps({"error": {"message": "no ready workers (SIMULATED)", "code": 503}})
+    if method == "GET" and path == "/v1/models":
+        return 200, json.dumps({"object": "list", "data": [{"id": served_model(dgd), "object": "model"}]})
+    if method == "POST" and path == "/v1/chat/completions":
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return 400, json.dumps({"error": {"message": "invalid JSON body", "code": 400}})
+        model = str(body.get("model") or served_model(dgd))
+        return 200, json.dumps(
+            {
+                "id": "chatcmpl-simulated",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Hello (SIMULATED)"},
+                        "finish_reason": "length",
+                    }
+                ],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13},
+            }
+        )
+    return 404, json.dumps({"error": {"message": f"no route {method} {path}", "code": 404}})
+
+
+def aiperf_concurrency(pod: Obj, gpus: int) -> int:
+    """The ``--concurrency`` an AIPerf pod's script passes (else AICR's 256 per GPU)."""
+    script_text = " ".join(
+        str(part) for c in (pod.get("spec") or {}).get("containers") or [] for part in c.get("command") or []
+    )
+    found = re.search(r"--concurrency (\d+)", script_text)
+    return int(found.group(1)) if found else 256 * gpus
+
+
+def aiperf_url(pod: Obj) -> str | None:
+    """The ``--url`` an AIPerf pod's script benchmarks."""
+    script_text = " ".join(
+        str(part) for c in (pod.get("spec") or {}).get("containers") or [] for part in c.get("command") or []
+    )
+    found = re.search(r"--url '?([^\s']+)", script_text)
+    return found.group(1) if found else None
+
+
+def aiperf_result(doc: Obj) -> str:
+    """The export document between the sentinels, as the pod's script prints it."""
+    return f"{SENTINEL}\n{json.dumps(doc, indent=2)}\n{SENTINEL}\n"
 
 
 class _InferencePlayer:
@@ -124,12 +270,8 @@ class _InferencePlayer:
     def dgd_created(self, sim: Simulator, dgd: Obj) -> None:
         meta = dgd["metadata"]
         ns, name = str(meta.get("namespace", "")), str(meta["name"])
-        comps = _components(dgd)
-        self.state["dgd_workers"] = sum(
-            _replicas(c)
-            for c in comps
-            if c.get("type") in GPU_COMPONENT_TYPES or c.get("name") == "VllmDecodeWorker"
-        )
+        comps = dgd_components(dgd)
+        self.state["dgd_workers"] = gpu_workers(dgd)
         self._set_status(sim, ns, name, comps, {})
         if any(c.get("type") == "frontend" for c in comps):
             self._frontend_service(sim, ns, name, dict(meta.get("labels") or {}))
@@ -139,21 +281,11 @@ class _InferencePlayer:
         for comp in comps:
             cname = str(comp.get("name", "component"))
             ctype = str(comp.get("type", ""))
-            template = comp.get("podTemplate") or {}
-            pspec = template.get("spec") or {}
-            labels = {
-                **((template.get("metadata") or {}).get("labels") or {}),
-                LABEL_DGD: name,
-                LABEL_COMPONENT: cname,
-                LABEL_COMPONENT_TYPE: ctype,
-            }
+            pspec = (comp.get("podTemplate") or {}).get("spec") or {}
+            labels = component_labels(name, comp)
             stuck = never_ready and ctype != "frontend"
-            for i in range(_replicas(comp)):
-                log = (
-                    f"INFO dynamo.frontend: serving OpenAI API on 0.0.0.0:{FRONTEND_PORT} (SIMULATED)\n"
-                    if ctype == "frontend"
-                    else "INFO vllm: model loaded from /model-cache, engine ready (SIMULATED)\n"
-                )
+            log = component_log(comp)
+            for i in range(component_replicas(comp)):
                 sim.create_pod(
                     ns,
                     f"{name}-{cname.lower()}-{i}",
@@ -177,57 +309,18 @@ class _InferencePlayer:
         self.fc.server.proxy_handlers.pop((str(meta.get("namespace", "")), f"{meta['name']}-frontend"), None)
 
     def _frontend_service(self, sim: Simulator, ns: str, name: str, labels: dict[str, str]) -> None:
-        services = sim.rt("v1", "Service")
-        sim.store.create(
-            services,
-            ns,
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": f"{name}-frontend", "namespace": ns, "labels": labels},
-                "spec": {
-                    "type": "ClusterIP",
-                    "selector": {LABEL_DGD: name, LABEL_COMPONENT_TYPE: "frontend"},
-                    "ports": [
-                        {
-                            "name": "http",
-                            "port": FRONTEND_PORT,
-                            "targetPort": FRONTEND_PORT,
-                            "protocol": "TCP",
-                        }
-                    ],
-                },
-            },
-        )
+        sim.store.create(sim.rt("v1", "Service"), ns, frontend_service(ns, name, labels))
 
     def _epp_objects(self, sim: Simulator, dgd: Obj, labels: dict[str, str]) -> None:
         """gateway-epp: the EPP Service and (Inference Extension served) ``InferencePool <dgd>-pool``."""
         ns, name = str(dgd["metadata"].get("namespace", "")), str(dgd["metadata"]["name"])
         sim.store.create(
-            sim.rt("v1", "Service"),
-            ns,
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": f"{name}-epp", "namespace": ns, "labels": labels},
-                "spec": {
-                    "type": "ClusterIP",
-                    "selector": {LABEL_DGD: name, LABEL_COMPONENT_TYPE: "epp"},
-                    "ports": [{"name": "grpc-ext-proc", "port": EPP_PORT, "protocol": "TCP"}],
-                },
-            },
+            sim.rt("v1", "Service"), ns, component_service(ns, name, labels, "epp", "grpc-ext-proc", EPP_PORT)
         )
         pools = sim.store.resource(INFERENCE_GROUP, "v1", "inferencepools")
         if pools is None:
             return
-        owner = {
-            "apiVersion": f"{DGD_GROUP}/v1beta1",
-            "kind": DGD_KIND,
-            "name": name,
-            "uid": str(dgd["metadata"].get("uid", "")),
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
+        owner = dgd_owner(dgd)
         sim.store.create(
             pools,
             ns,
@@ -347,30 +440,11 @@ class _InferencePlayer:
             if (p.get("status") or {}).get("phase") == "Running":
                 comp = str((p["metadata"].get("labels") or {}).get(LABEL_COMPONENT, ""))
                 ready[comp] = ready.get(comp, 0) + 1
-        self._set_status(sim, ns, name, _components(dgd), ready)
+        self._set_status(sim, ns, name, dgd_components(dgd), ready)
 
     @staticmethod
     def _set_status(sim: Simulator, ns: str, name: str, comps: list[Obj], ready: dict[str, int]) -> None:
-        components = {
-            str(c.get("name")): {
-                "replicas": _replicas(c),
-                "readyReplicas": ready.get(str(c.get("name")), 0),
-                "availableReplicas": ready.get(str(c.get("name")), 0),
-            }
-            for c in comps
-        }
-        done = all(v["readyReplicas"] >= v["replicas"] for v in components.values())
-        status = {
-            "state": "successful" if done else "pending",
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True" if done else "False",
-                    "reason": "AllComponentsReady" if done else "ComponentsNotReady",
-                }
-            ],
-            "components": components,
-        }
+        status = dgd_status(comps, ready)
         sim.set_status(f"{DGD_GROUP}/v1beta1", DGD_KIND, name, status, ns, merge=False)
 
     # -- the endpoint -------------------------------------------------------------------------------
@@ -386,49 +460,15 @@ class _InferencePlayer:
                 )
             rt = self.fc.sim.rt(f"{DGD_GROUP}/v1beta1", DGD_KIND)
             dgd = self.fc.store.peek(rt, ns, name)
-            if dgd is None or (dgd.get("status") or {}).get("state") != "successful":
-                return 503, json.dumps({"error": {"message": "no ready workers (SIMULATED)", "code": 503}})
-            if int(st.get("endpoint_failures", 0)) > 0:
+            ready = dgd is not None and (dgd.get("status") or {}).get("state") == "successful"
+            if ready and int(st.get("endpoint_failures", 0)) > 0:
                 st["endpoint_failures"] = int(st["endpoint_failures"]) - 1
                 return 503, json.dumps(
                     {"error": {"message": "model is still loading (SIMULATED)", "code": 503}}
                 )
-            if method == "GET" and path == "/v1/models":
-                model = self._served_model(dgd)
-                return 200, json.dumps({"object": "list", "data": [{"id": model, "object": "model"}]})
-            if method == "POST" and path == "/v1/chat/completions":
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    return 400, json.dumps({"error": {"message": "invalid JSON body", "code": 400}})
-                model = str(body.get("model") or self._served_model(dgd))
-                return 200, json.dumps(
-                    {
-                        "id": "chatcmpl-simulated",
-                        "object": "chat.completion",
-                        "model": model,
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": "Hello (SIMULATED)"},
-                                "finish_reason": "length",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13},
-                    }
-                )
-            return 404, json.dumps({"error": {"message": f"no route {method} {path}", "code": 404}})
+            return serve_openai(dgd, method, path, raw)
 
         return handle
-
-    @staticmethod
-    def _served_model(dgd: Obj) -> str:
-        for comp in _components(dgd):
-            for c in ((comp.get("podTemplate") or {}).get("spec") or {}).get("containers") or []:
-                for env in c.get("env") or []:
-                    if env.get("name") == "SERVED_MODEL_NAME" and env.get("value"):
-                        return str(env["value"])
-        return "unknown"
 
     # -- AIPerf -----------------------------------------------------------------------------------
     def pod_created(self, sim: Simulator, pod: Obj) -> None:
@@ -441,17 +481,11 @@ class _InferencePlayer:
         per_gpu = LOW_THROUGHPUT_PER_GPU if FAULT_LOW_THROUGHPUT in self.faults else THROUGHPUT_PER_GPU
         throughput = float(st.get("throughput", per_gpu * gpus))
         ttft = float(st.get("ttft_p99_ms", TTFT_P99_MS))
-        script_text = " ".join(
-            str(part)
-            for c in (pod.get("spec") or {}).get("containers") or []
-            for part in c.get("command") or []
-        )
-        found = re.search(r"--concurrency (\d+)", script_text)
-        concurrency = int(found.group(1)) if found else 256 * gpus
-        doc = st.get("aiperf_json") or _export(throughput, ttft, concurrency)
+        concurrency = aiperf_concurrency(pod, gpus)
+        doc = st.get("aiperf_json") or aiperf_export(throughput, ttft, concurrency)
         final = st.get("aiperf_log")
         if final is None:
-            final = f"{SENTINEL}\n{json.dumps(doc, indent=2)}\n{SENTINEL}\n"
+            final = aiperf_result(doc)
         ns = str(meta.get("namespace", ""))
 
         def this_pod(p: Obj) -> bool:
@@ -580,7 +614,7 @@ def install_gateway(fc: FakeCluster, profile: ClusterProfile, comp: Component) -
         )
 
 
-def _export(throughput: float, ttft_p99: float, concurrency: int) -> dict[str, Any]:
+def aiperf_export(throughput: float, ttft_p99: float, concurrency: int) -> dict[str, Any]:
     """A profile export document shaped like AIPerf's ``profile_export_aiperf.json`` (summary level)."""
     return {
         "output_token_throughput": {"unit": "tokens/sec", "avg": round(throughput, 2)},

@@ -22,7 +22,9 @@ What it plays, on the fake cluster's clock:
   ranks it runs (workers × ``numProcPerNode``) and the GPUs the workers landed on.  Bus bandwidth
   follows a latency + bandwidth model with a per-GPU/variant peak (H100 ≈ 450 GB/s at 16G).
 * **NVIDIA DRA driver (ComputeDomain)** — on ``ComputeDomain`` create: the ``ResourceClaimTemplate``
-  named in ``spec.channel.resourceClaimTemplate.name`` (owned by the ComputeDomain).
+  named in ``spec.channel.resourceClaimTemplate.name`` (owned by the ComputeDomain;
+  :func:`imex_claim_template`, shared with the control plane's
+  :mod:`~aicr_pytest.testing.controlplane_computedomain`) and ``status: Ready``.
 
 A test can script the launcher log verbatim with ``fc.state["nccl"] = {"launcher_log": text}``.
 
@@ -172,6 +174,53 @@ def replicated_job(
             "backoffLimit": 0,
             "suspend": suspend,
             "template": pod_template,
+        },
+    }
+
+
+#: The IMEX channel DeviceClass the NVIDIA DRA driver installs (what a ComputeDomain's claims ask for).
+IMEX_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+#: Label the DRA driver puts on what it makes for a ComputeDomain (value: the ComputeDomain's uid).
+COMPUTE_DOMAIN_LABEL = "resource.nvidia.com/computeDomain"
+#: The ComputeDomain ``status`` the DRA driver writes once the domain is usable.
+COMPUTE_DOMAIN_READY: Obj = {"status": "Ready"}
+
+
+def imex_claim_template(cd: Obj, owner: Obj) -> Obj | None:
+    """The IMEX channel ``ResourceClaimTemplate`` the DRA driver makes for ComputeDomain ``cd``.
+
+    Named by ``spec.channel.resourceClaimTemplate.name``, in the ComputeDomain's namespace, with its
+    labels plus :data:`COMPUTE_DOMAIN_LABEL`, owned by ``owner``; ``None`` when ``cd`` names none.
+    Shared by the fake's player and the control-plane test controller.
+    """
+    meta = cd["metadata"]
+    name = _dig(cd, "spec", "channel", "resourceClaimTemplate", "name")
+    if not name:
+        return None
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": str(name),
+            "namespace": meta.get("namespace", "default"),
+            "labels": {**(meta.get("labels") or {}), COMPUTE_DOMAIN_LABEL: str(meta["uid"])},
+            "ownerReferences": [owner],
+        },
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "channel",
+                            "exactly": {
+                                "deviceClassName": IMEX_CHANNEL_CLASS,
+                                "allocationMode": "ExactCount",
+                                "count": 1,
+                            },
+                        }
+                    ]
+                }
+            }
         },
     }
 
@@ -663,38 +712,12 @@ class NcclPlayer:
     def on_compute_domain(self, sim: Simulator, cd: Obj) -> None:
         meta = cd["metadata"]
         ns = meta.get("namespace", "default")
-        rct_name = _dig(cd, "spec", "channel", "resourceClaimTemplate", "name")
-        if not rct_name:
-            return
         current = sim.store.peek(sim.rt(str(cd["apiVersion"]), "ComputeDomain"), ns, meta["name"])
         if current is None:
             return
-        body: Obj = {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaimTemplate",
-            "metadata": {
-                "name": str(rct_name),
-                "namespace": ns,
-                "labels": {**(meta.get("labels") or {}), "resource.nvidia.com/computeDomain": meta["uid"]},
-                "ownerReferences": [_owner(current)],
-            },
-            "spec": {
-                "spec": {
-                    "devices": {
-                        "requests": [
-                            {
-                                "name": "channel",
-                                "exactly": {
-                                    "deviceClassName": "compute-domain-default-channel.nvidia.com",
-                                    "allocationMode": "ExactCount",
-                                    "count": 1,
-                                },
-                            }
-                        ]
-                    }
-                }
-            },
-        }
+        body = imex_claim_template(current, _owner(current))
+        if body is None:
+            return
         try:
             sim.store.create(sim.rt("resource.k8s.io/v1", "ResourceClaimTemplate"), ns, body)
         except ApiError as exc:
@@ -702,4 +725,4 @@ class NcclPlayer:
                 current, "FailedCreate", exc.message, type_="Warning", component="compute-domain-controller"
             )
             return
-        sim.set_status(str(cd["apiVersion"]), "ComputeDomain", meta["name"], {"status": "Ready"}, ns)
+        sim.set_status(str(cd["apiVersion"]), "ComputeDomain", meta["name"], COMPUTE_DOMAIN_READY, ns)
