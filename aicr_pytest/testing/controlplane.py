@@ -173,29 +173,40 @@ class NodeProfile:
         return [node_manifest(name, self) for name in self.node_names()]
 
 
-H100_GFD_LABELS: Mapping[str, str] = {
-    "nvidia.com/gpu.present": "true",
-    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-    "nvidia.com/gpu.count": "8",
-    "nvidia.com/gpu.memory": "81559",
-    "nvidia.com/gpu.family": "hopper",
-    "nvidia.com/gpu.machine": "p5.48xlarge",
-    "nvidia.com/cuda.driver.major": "570",
-    "nvidia.com/cuda.driver.minor": "133",
-    "nvidia.com/cuda.driver.rev": "20",
-    "nvidia.com/cuda.runtime.major": "12",
-    "nvidia.com/cuda.runtime.minor": "8",
-    "nvidia.com/mig.capable": "true",
-    "nvidia.com/mig.strategy": "single",
-    "nvidia.com/gpu.deploy.driver": "true",
-    "nvidia.com/gpu.deploy.device-plugin": "true",
-    "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
-    "nvidia.com/gpu.deploy.container-toolkit": "true",
-    "nvidia.com/gpu.deploy.dcgm-exporter": "true",
-    "feature.node.kubernetes.io/pci-10de.present": "true",
-    "node.kubernetes.io/instance-type": "p5.48xlarge",
-    "aicr.test/pool": "gpu",
-}
+def gfd_labels(
+    product: str, count: int, memory_mib: int, family: str, machine: str, pool: str, **extra: str
+) -> dict[str, str]:
+    """The labels GPU Feature Discovery / NFD put on a GPU node (driver 570.133.20, CUDA 12.8), plus
+    the node's instance type and its kwok pool (``aicr.test/pool``)."""
+    return {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": product,
+        "nvidia.com/gpu.count": str(count),
+        "nvidia.com/gpu.memory": str(memory_mib),
+        "nvidia.com/gpu.family": family,
+        "nvidia.com/gpu.machine": machine,
+        "nvidia.com/cuda.driver.major": "570",
+        "nvidia.com/cuda.driver.minor": "133",
+        "nvidia.com/cuda.driver.rev": "20",
+        "nvidia.com/cuda.runtime.major": "12",
+        "nvidia.com/cuda.runtime.minor": "8",
+        "nvidia.com/mig.capable": "true",
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.deploy.driver": "true",
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+        "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
+        "nvidia.com/gpu.deploy.container-toolkit": "true",
+        "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+        "feature.node.kubernetes.io/pci-10de.present": "true",
+        "node.kubernetes.io/instance-type": machine,
+        **extra,
+        "aicr.test/pool": pool,
+    }
+
+
+H100_GFD_LABELS: Mapping[str, str] = gfd_labels(
+    "NVIDIA-H100-80GB-HBM3", 8, 81559, "hopper", "p5.48xlarge", "gpu"
+)
 
 #: GPU nodes carry the usual ``nvidia.com/gpu:NoSchedule`` taint; the apiserver runs the
 #: ExtendedResourceToleration admission plugin, so pods requesting ``nvidia.com/gpu`` tolerate it
@@ -224,31 +235,15 @@ H100_NODES = NodeProfile(
 #: p6e-gb200.36xlarge-like (the fake's ``gb200-eks-training`` GPU pool): 4x GB200, arm64, one NVL72
 #: IMEX clique. Pool label ``gpu-gb200``, not ``gpu``: the H100 profiles' seeded GPU DaemonSets select
 #: ``aicr.test/pool=gpu`` and stay off these nodes.
-GB200_GFD_LABELS: Mapping[str, str] = {
-    "nvidia.com/gpu.present": "true",
-    "nvidia.com/gpu.product": "NVIDIA-GB200",
-    "nvidia.com/gpu.count": "4",
-    "nvidia.com/gpu.memory": "189471",
-    "nvidia.com/gpu.family": "blackwell",
-    "nvidia.com/gpu.machine": "p6e-gb200.36xlarge",
-    "nvidia.com/gpu.clique": "5f1c7a52-3c4e-4b8e-9a51-6d1f3e0b2a77.1",
-    "nvidia.com/cuda.driver.major": "570",
-    "nvidia.com/cuda.driver.minor": "133",
-    "nvidia.com/cuda.driver.rev": "20",
-    "nvidia.com/cuda.runtime.major": "12",
-    "nvidia.com/cuda.runtime.minor": "8",
-    "nvidia.com/mig.capable": "true",
-    "nvidia.com/mig.strategy": "single",
-    "nvidia.com/gpu.deploy.driver": "true",
-    "nvidia.com/gpu.deploy.device-plugin": "true",
-    "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
-    "nvidia.com/gpu.deploy.container-toolkit": "true",
-    "nvidia.com/gpu.deploy.dcgm-exporter": "true",
-    "feature.node.kubernetes.io/pci-10de.present": "true",
-    "node.kubernetes.io/instance-type": "p6e-gb200.36xlarge",
-    "beta.kubernetes.io/arch": "arm64",
-    "aicr.test/pool": "gpu-gb200",
-}
+GB200_GFD_LABELS: Mapping[str, str] = gfd_labels(
+    "NVIDIA-GB200",
+    4,
+    189471,
+    "blackwell",
+    "p6e-gb200.36xlarge",
+    "gpu-gb200",
+    **{"nvidia.com/gpu.clique": "5f1c7a52-3c4e-4b8e-9a51-6d1f3e0b2a77.1", "beta.kubernetes.io/arch": "arm64"},
+)
 
 GB200_NODES = NodeProfile(
     prefix="gpu-gb200",

@@ -32,7 +32,7 @@ import urllib.error
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from aicr_pytest.testing.controlplane_players import Poller
+from aicr_pytest.testing.controlplane_players import Poller, http_detail
 
 if TYPE_CHECKING:
     from aicr_pytest.testing.controlplane import ControlPlane
@@ -121,14 +121,6 @@ def _owner(obj: Obj) -> Obj:
     }
 
 
-def _detail(e: urllib.error.HTTPError) -> str:
-    try:
-        body = e.read().decode(errors="replace")
-    except Exception:  # pragma: no cover - the body was consumed already
-        body = ""
-    return f"{e.code} {e.reason} {body}".strip()
-
-
 class ComputeDomainController(Poller):
     """The NVIDIA DRA driver's ComputeDomain controller and kubelet plugin (module docstring)."""
 
@@ -161,7 +153,9 @@ class ComputeDomainController(Poller):
                 self.reconcile(cd)
             except urllib.error.HTTPError as e:
                 if e.code not in (404, 410):  # gone while we worked on it: no error
-                    self.errors.append(f"ComputeDomain {meta.get('namespace')}/{meta['name']}: {_detail(e)}")
+                    self.errors.append(
+                        f"ComputeDomain {meta.get('namespace')}/{meta['name']}: {http_detail(e)}"
+                    )
                 self.reconciled[uid] = (str(meta.get("namespace")), "")  # once, as for the Trainer
         for uid in [u for u in self.reconciled if u not in live]:
             ns, template = self.reconciled.pop(uid)
@@ -231,4 +225,4 @@ class ComputeDomainController(Poller):
                 self.cp.request("DELETE", path)
         except urllib.error.HTTPError as e:
             if e.code not in (404, 409, 410):
-                self.errors.append(f"ResourceClaimTemplate {ns}/{name}: {_detail(e)}")
+                self.errors.append(f"ResourceClaimTemplate {ns}/{name}: {http_detail(e)}")

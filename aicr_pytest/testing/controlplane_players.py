@@ -44,6 +44,7 @@ __all__ = [
     "NVREG_PROBE_SELECTOR",
     "PodPlayer",
     "Poller",
+    "http_detail",
     "nvidia_smi_output",
     "nvreg_params",
     "nvreg_probe_output",
@@ -116,6 +117,15 @@ def nvreg_probe_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
     if re.search(r"^GrdmaPciTopoCheckOverride: 1$", nvreg_params(node), re.MULTILINE):
         return {name: ("nvreg-override-set\n", 0)}
     return {name: ("nvreg-override-missing\n", 1)}
+
+
+def http_detail(e: urllib.error.HTTPError) -> str:
+    """``<code> <reason> <body>`` of an apiserver error, for a test controller's ``errors``."""
+    try:
+        body = e.read().decode(errors="replace")
+    except Exception:  # pragma: no cover - the body was consumed already
+        body = ""
+    return f"{e.code} {e.reason} {body}".strip()
 
 
 class Poller(ABC):

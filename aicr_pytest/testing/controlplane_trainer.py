@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from aicr_pytest.testing.controlplane_players import Poller
+from aicr_pytest.testing.controlplane_players import Poller, http_detail
 
 if TYPE_CHECKING:
     from aicr_pytest.testing.controlplane import ControlPlane
@@ -157,7 +157,7 @@ class TrainerController(Poller):
             action(obj)
         except urllib.error.HTTPError as e:
             if not _missing(e):
-                self.errors.append(f"{where}: {_detail(e)}")
+                self.errors.append(f"{where}: {http_detail(e)}")
 
     # -- Trainer: TrainJob -> Secret + JobSet ----------------------------------------------------------
     def reconcile(self, trainjob: Obj) -> None:
@@ -320,14 +320,6 @@ class TrainerController(Poller):
             {"status": status},
             content_type="application/merge-patch+json",
         )
-
-
-def _detail(e: urllib.error.HTTPError) -> str:
-    try:
-        body = e.read().decode(errors="replace")
-    except Exception:  # pragma: no cover - the body was consumed already
-        body = ""
-    return f"{e.code} {e.reason} {body}".strip()
 
 
 def _add_ssh_volume(rj: Obj, secret: str) -> None:

@@ -21,6 +21,7 @@ import pytest
 
 from aicr_pytest import yamlio
 from aicr_pytest.testing.backends import K8sBackend
+from aicr_pytest.testing.cluster import FakeCluster
 from tests.cluster import shared_clock
 
 CONFTEST = """
@@ -105,6 +106,35 @@ def run_phase(
         )
     text = out.read_text() if out.exists() else ""
     return PhaseRun(result, json.loads(text) if text else {}, text)
+
+
+def run_on_fake(
+    pytester: pytest.Pytester,
+    fc: FakeCluster,
+    *,
+    phase: str,
+    recipe: Path | dict[str, Any],
+    snapshot: Path,
+    extra: Sequence[str] = (),
+    drive: contextlib.AbstractContextManager[Any] | None = None,
+    **kw: Any,
+) -> PhaseRun:
+    """:func:`run_phase` on a FakeCluster: its kubeconfig, its clock, auto-advancing unless ``drive``
+    says otherwise; no simulator timer may have failed."""
+    run = run_phase(
+        pytester,
+        phase=phase,
+        recipe=recipe,
+        snapshot=snapshot,
+        kubeconfig=fc.kubeconfig_path,
+        clock=shared_clock.ClusterClock(fc),
+        extra=extra,
+        drive=drive if drive is not None else fc.auto_advancing(),
+        **kw,
+    )
+    if drive is None:  # auto-advancing: no simulator timer may have failed
+        assert fc.advancer is not None and fc.advancer.errors == []
+    return run
 
 
 def run_on_backend(

@@ -10,8 +10,6 @@ checks read a clock whose sleeps (dwell windows, poll intervals) cost no real ti
 
 from __future__ import annotations
 
-import contextlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,67 +21,32 @@ import aicr_pytest.plugin
 import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest import yamlio
 from aicr_pytest.testing.backends import ControlPlaneBackend, K8sBackend, gpu_node_names
-from tests.cluster import shared_clock
+from tests.cluster.check_runner import run_on_backend
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
 SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 PROFILE = "h100-eks-training"
 
-CONFTEST = """
-import pytest
-from tests.cluster import shared_clock
-
-@pytest.fixture(scope="session")
-def aicr_clock():
-    return shared_clock.CURRENT[0]
-"""
-
-
-def assert_no_rbac_denials(tests: dict[str, dict[str, Any]]) -> None:
-    """No check may end because the least-privilege user was refused something."""
-    denied = {
-        name: t.get("message", "")
-        for name, t in tests.items()
-        if "RBAC denied" in (t.get("message") or "") or "403 Forbidden" in (t.get("message") or "")
-    }
-    assert not denied, f"RBAC denials with deploy/rbac.yaml: {denied}"
-
 
 def run_deployment(
     pytester: pytest.Pytester, backend: K8sBackend, *extra: str, recipe: dict[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
-    shared_clock.CURRENT[:] = [backend.check_clock]
-    pytester.makeconftest(CONFTEST)
-    recipe_path = RECIPE
-    if recipe is not None:
-        recipe_path = pytester.path / "recipe.yaml"
-        recipe_path.write_text(yamlio.dump(recipe))
-    out = pytester.path / "ctrf.json"
-    with contextlib.ExitStack() as stack:
-        if backend.virtual_time:  # the fake: move its clock while a check blocks in a watch
-            from _facade_helpers import fake_of
+    drive = None
+    if backend.virtual_time:  # the fake: move its clock while a check blocks in a watch
+        from _facade_helpers import fake_of
 
-            stack.enter_context(fake_of(backend).auto_advancing())
-        pytester.runpytest(
-            "-p",
-            "no:cacheprovider",
-            "--recipe",
-            str(recipe_path),
-            "--snapshot",
-            str(SNAPSHOT),
-            "--kubeconfig",
-            str(backend.restricted_kubeconfig_path),
-            "--phase",
-            "deployment",
-            "--ctrf-report",
-            str(out),
-            *extra,
-        )
-    report = json.loads(out.read_text())
-    tests = {t["name"]: t for t in report["results"]["tests"]}
-    assert_no_rbac_denials(tests)
-    return tests
+        drive = fake_of(backend).auto_advancing()
+    run = run_on_backend(
+        pytester,
+        backend,
+        phase="deployment",
+        recipe=RECIPE if recipe is None else recipe,
+        snapshot=SNAPSHOT,
+        extra=extra,
+        drive=drive,
+    )
+    return run.tests
 
 
 def test_healthy_profile_passes(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:

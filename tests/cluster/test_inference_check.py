@@ -28,8 +28,7 @@ from aicr_pytest import inference as inf
 from aicr_pytest.errors import UsageError
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
-from tests.cluster import shared_clock
-from tests.cluster.check_runner import run_phase
+from tests.cluster.check_runner import run_on_fake
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-inference.yaml"
@@ -109,17 +108,14 @@ def run_perf(
     recipe: dict[str, Any] | None = None,
     data: Path | None = None,
 ) -> Outcome:
-    run = run_phase(
+    run = run_on_fake(
         pytester,
+        fc,
         phase="performance",
         recipe=RECIPE if recipe is None else recipe,
         snapshot=SNAPSHOT,
-        kubeconfig=fc.kubeconfig_path,
-        clock=shared_clock.ClusterClock(fc),
         extra=[*(["--data", str(data)] if data is not None else []), *extra],
-        drive=fc.auto_advancing(),  # the check waits with watches: let the fake move its clock meanwhile
     )
-    assert fc.advancer is not None and fc.advancer.errors == []  # no simulator timer failed
     return Outcome(run.result, run.report, run.ctrf_text)
 
 

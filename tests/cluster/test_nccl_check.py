@@ -30,9 +30,8 @@ from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.profiles import ClusterProfile, h100_eks_training
 from aicr_pytest.testing.simulator import NodeProfile, PodScript, Simulator
 from aicr_pytest.testing.store import Obj
-from tests.cluster import shared_clock
 from tests.cluster._facade_helpers import clock_driver
-from tests.cluster.check_runner import CONFTEST, run_phase
+from tests.cluster.check_runner import CONFTEST, run_on_fake
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
@@ -99,17 +98,16 @@ def run_nccl(
     conftest: str = CONFTEST,
     flag: list[bool] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], pytest.RunResult]:
-    run = run_phase(
+    run = run_on_fake(
         pytester,
+        fc,
         phase="performance",
         recipe=RECIPE if recipe is None else recipe,
         snapshot=SNAPSHOT,
-        kubeconfig=fc.kubeconfig_path,
-        clock=shared_clock.ClusterClock(fc),
-        shared=[flag],
         extra=extra,
         drive=clock_driver(fc, step=step),
         conftest=conftest,
+        shared=[flag],
     )
     return run.tests, run.result
 

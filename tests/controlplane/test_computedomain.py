@@ -7,10 +7,8 @@ kwok nodes only, and deleting the ComputeDomain removes the template.
 
 from __future__ import annotations
 
-import time
 import urllib.error
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from aicr_pytest.testing.backends import ControlPlaneSession
@@ -33,6 +31,7 @@ from aicr_pytest.testing.players.nccl import (
     IMEX_CHANNEL_CLASS,
     imex_claim_template,
 )
+from tests.controlplane.waiting import wait_for
 
 RESOURCE = "/apis/resource.k8s.io/v1"
 
@@ -114,17 +113,6 @@ def test_nvreg_probe_output_follows_the_node_driver_parameter() -> None:
 
 
 # --------------------------------------------------------------------------------- on the apiserver --
-def _eventually(what: str, probe: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
 def _get(session: ControlPlaneSession, path: str) -> Any:
     try:
         return session.cp.get(path)
@@ -146,19 +134,19 @@ def test_compute_domain_round_trip_on_the_apiserver(controlplane_session: Contro
         cd["metadata"] = {"name": "cd", "namespace": ns}
         created = cp.request("POST", f"/apis/{COMPUTE_DOMAIN_API}/namespaces/{ns}/computedomains", cd)
         rct_path = f"{RESOURCE}/namespaces/{ns}/resourceclaimtemplates/cd-imex"
-        rct = _eventually("the IMEX claim template", lambda: _get(controlplane_session, rct_path))
+        rct = wait_for("the IMEX claim template", lambda: _get(controlplane_session, rct_path), 20, 0.1)
         assert rct["metadata"]["labels"][COMPUTE_DOMAIN_LABEL] == created["metadata"]["uid"]
         assert rct["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
         cd_path = f"/apis/{COMPUTE_DOMAIN_API}/namespaces/{ns}/computedomains/cd"
-        _eventually("status Ready", lambda: (cp.get(cd_path).get("status") or {}).get("status") == "Ready")
+        wait_for("status Ready", lambda: (cp.get(cd_path).get("status") or {}).get("status") == "Ready")
         slices = cp.get(f"{RESOURCE}/resourceslices?fieldSelector=spec.driver%3D{COMPUTE_DOMAIN_DRIVER}")
         assert sorted(s["spec"]["nodeName"] for s in slices["items"]) == GB200_NODES.node_names()
         assert _get(controlplane_session, f"{RESOURCE}/deviceclasses/{IMEX_CHANNEL_CLASS}") is not None
 
         cp.request("DELETE", cd_path)
-        _eventually("the template to go", lambda: _get(controlplane_session, rct_path) is None)
+        wait_for("the template to go", lambda: _get(controlplane_session, rct_path) is None)
         # no ComputeDomain left: the channel devices are withdrawn (by whichever controller published them)
-        _eventually(
+        wait_for(
             "the channel devices to go",
             lambda: (
                 not cp.get(f"{RESOURCE}/resourceslices?fieldSelector=spec.driver%3D{COMPUTE_DOMAIN_DRIVER}")[

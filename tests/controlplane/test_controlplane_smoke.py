@@ -28,20 +28,10 @@ from aicr_pytest.testing.controlplane import (
     start_controlplane,
 )
 from aicr_pytest.testing.controlplane_fixtures import skip_or_fail
+from tests.controlplane.waiting import wait_for
 
 T = TypeVar("T")
 GPU_PRODUCT = "NVIDIA-H100-80GB-HBM3"
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, interval: float = 0.5) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 @pytest.fixture(scope="module")
