@@ -45,7 +45,7 @@ for up to 30 s).
 A session holds one profile at a time but may switch: :meth:`ControlPlaneSession.seed_profile` to
 another profile converges the apiserver (:func:`plan_convergence`: delete what only the old profile
 has, wait until it is gone, create what only the new one has; CRDs stay). ``h100-eks-training`` ->
-``h100-eks-inference`` takes ~0.3 s; back, ~10 s (the namespace controller removes ``dynamo-system``).
+``h100-eks-inference`` takes ~0.5 s; back, ~5 s (the namespace controller removes ``dynamo-system``).
 GPU nodes map by the profile's GPU product (``nvidia.com/gpu.product``), so an H100 profile lands on
 kwok's H100 nodes only.
 """
@@ -983,6 +983,9 @@ def _adapt(
         obj.pop("status", None)
         pod_spec = obj.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
         pod_spec.setdefault("tolerations", [{"operator": "Exists"}])
+        # nothing runs in kwok's pods: no grace period, so a profile switch that deletes a namespace
+        # is not held up by the namespace controller waiting out 30 s of pod termination
+        pod_spec.setdefault("terminationGracePeriodSeconds", 0)
         if len(on_gpu) == 1:  # the fake ran them on one pool only: keep them there
             pod_spec.setdefault("nodeSelector", {})[POOL_LABEL] = gpu_pool if True in on_gpu else "system"
     elif kind == "Pod":
