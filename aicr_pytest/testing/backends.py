@@ -35,8 +35,11 @@ controller are not copied: Deployments, DaemonSets and StatefulSets are created 
 templates (plus a ``tolerations: [{operator: Exists}]``, as the fake's pods carry) and the *real*
 controllers create the pods, the scheduler binds them, kwok runs them, and the controllers write the
 workloads' status. That is the most faithful option (nothing fights the controllers over status)
-and a healthy profile converges in seconds. Faulted workload states (a crash-looping pod, a DaemonSet
-short of ready) cannot be expressed that way; those scenarios stay fake-only. The CRDs of
+and a healthy profile converges in seconds. A faulted DaemonSet pod (a crash-looping container) is
+expressed by patching the profile's pod status onto the real pod on the same node
+(:func:`profile_pod_states`, :func:`apply_pod_states`: kwok leaves a Running pod's status alone, and the
+real DaemonSet controller counts it unready); any other unhealthy workload pod is refused, and such
+scenarios stay fake-only. The CRDs of
 :data:`CONTROLPLANE_PROFILES` are created when the control plane starts (:func:`profile_crds`), before
 the controller-manager, so its garbage collector follows owner references through custom resources
 at once (it rediscovers resources only every 30 s: a foreground delete of a TrainJob otherwise hung
@@ -56,6 +59,7 @@ import builtins
 import contextlib
 import copy
 import functools
+import json
 import secrets
 import threading
 import time
@@ -424,6 +428,7 @@ class ControlPlaneSession:
         self.profile_seconds: dict[str, float] = {}
         self._current: tuple[str, tuple[str, ...]] | None = None
         self._objects: list[Obj] = []
+        self._pod_states: list[Obj] = []
         self.players: list[Poller] = []
 
     def ensure_players(self) -> None:
@@ -515,7 +520,9 @@ class ControlPlaneSession:
             else:
                 fresh = converge_objects(self.cp, self._objects, objects)
             wait_workloads_ready(self.cp, fresh)
-            self._current, self._objects = key, objects
+            states = profile_pod_states(profile, faults, gpu_nodes=gpu, other_nodes=other)
+            apply_pod_states(self.cp, self._pod_states, states)
+            self._current, self._objects, self._pod_states = key, objects, states
             self.profiles[profile] = key[1]
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
@@ -907,6 +914,29 @@ def profile_objects(
 ) -> list[Obj]:
     """The objects ``profile`` creates, adapted to a real control plane whose kwok nodes are
     ``gpu_nodes`` (advertising ``nvidia.com/gpu``) and ``other_nodes`` (module docstring)."""
+    stored, mapping, gpu = _profile_store(profile, faults, gpu_nodes, other_nodes)
+    # Where the fake put each workload's pods: GPU nodes only, system nodes only, or both.
+    placement: dict[str, set[bool]] = {}
+    for rt, obj in stored:
+        if rt.kind == "Pod":
+            node = (obj.get("spec") or {}).get("nodeName")
+            for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+                if node:
+                    placement.setdefault(str(ref.get("uid")), set()).add(node in gpu)
+    out: list[Obj] = []
+    for rt, obj in stored:
+        on_gpu = placement.get(str((obj.get("metadata") or {}).get("uid")), set())
+        adapted = _adapt(copy.deepcopy(obj), rt.kind, rt.api_version, mapping, on_gpu, gpu_pool)
+        if adapted is not None:
+            out.append(adapted)
+    return out
+
+
+def _profile_store(
+    profile: str, faults: Sequence[str], gpu_nodes: Sequence[str], other_nodes: Sequence[str]
+) -> tuple[list[tuple[Any, Obj]], dict[str, str], list[str]]:
+    """Every object a never-started FakeCluster of ``profile`` holds (with its resource type), the map
+    from its node names to the control plane's, and its GPU node names."""
     from aicr_pytest.testing.cluster import FakeCluster
 
     fc = FakeCluster(profile, faults)  # never started: only its store is read
@@ -928,21 +958,129 @@ def profile_objects(
                     continue
                 seen.add(rt.storage_key)
                 stored += [(rt, obj) for obj in store.iter_objects(rt)]
-    # Where the fake put each workload's pods: GPU nodes only, system nodes only, or both.
-    placement: dict[str, set[bool]] = {}
-    for rt, obj in stored:
-        if rt.kind == "Pod":
-            node = (obj.get("spec") or {}).get("nodeName")
-            for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-                if node:
-                    placement.setdefault(str(ref.get("uid")), set()).add(node in gpu)
-    out: list[Obj] = []
-    for rt, obj in stored:
-        on_gpu = placement.get(str((obj.get("metadata") or {}).get("uid")), set())
-        adapted = _adapt(copy.deepcopy(obj), rt.kind, rt.api_version, mapping, on_gpu, gpu_pool)
-        if adapted is not None:
-            out.append(adapted)
-    return out
+    return stored, mapping, gpu
+
+
+def _pod_unhealthy(pod: Mapping[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    if status.get("phase") not in (None, "Running"):
+        return True
+    ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+    waiting = [c for c in status.get("containerStatuses") or [] if "waiting" in (c.get("state") or {})]
+    return bool(waiting) or any(c.get("status") != "True" for c in ready)
+
+
+def profile_pod_states(
+    profile: str, faults: Sequence[str] = (), *, gpu_nodes: Sequence[str], other_nodes: Sequence[str]
+) -> list[Obj]:
+    """The pods ``profile`` (with ``faults``) holds in a state real controllers and kwok would not give
+    them (a crash-looping container): ``{namespace, owner: "DaemonSet/<name>", node, status}`` each, node
+    mapped onto the control plane's. Only DaemonSet pods (one per node) can be told apart that way:
+    any other unhealthy workload pod is an error (the scenario must stay fake-only)."""
+    stored, mapping, _ = _profile_store(profile, faults, gpu_nodes, other_nodes)
+    states: list[Obj] = []
+    for rt, pod in stored:
+        if rt.kind != "Pod" or not _pod_unhealthy(pod):
+            continue
+        meta = pod.get("metadata") or {}
+        owners = [r for r in meta.get("ownerReferences") or [] if r.get("controller")]
+        node = mapping.get(str((pod.get("spec") or {}).get("nodeName") or ""))
+        if len(owners) != 1 or owners[0].get("kind") != "DaemonSet" or node is None:
+            raise ValueError(
+                f"pod {meta.get('namespace')}/{meta.get('name')} of profile {profile} {list(faults)} is "
+                "unhealthy in a way the control plane cannot express (only DaemonSet pods on a mapped node)"
+            )
+        states.append(
+            {
+                "namespace": str(meta.get("namespace")),
+                "owner": f"DaemonSet/{owners[0]['name']}",
+                "node": node,
+                "status": copy.deepcopy(pod.get("status") or {}),
+            }
+        )
+    return states
+
+
+def _state_key(state: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    return (str(state["namespace"]), str(state["owner"]), str(state["node"]), json.dumps(state["status"]))
+
+
+def _pods_of(cp: ControlPlane, state: Mapping[str, Any]) -> list[Obj]:
+    """The live pods of ``state``'s DaemonSet on its node."""
+    kind, name = str(state["owner"]).split("/", 1)
+    pods = cp.get(
+        f"/api/v1/namespaces/{state['namespace']}/pods?fieldSelector="
+        + quote(f"spec.nodeName={state['node']}")
+    )["items"]
+    return [
+        p
+        for p in pods
+        if not p["metadata"].get("deletionTimestamp")
+        and any(
+            r.get("kind") == kind and r.get("name") == name
+            for r in p["metadata"].get("ownerReferences") or []
+        )
+    ]
+
+
+def _daemonset_path(state: Mapping[str, Any]) -> str:
+    return f"/apis/apps/v1/namespaces/{state['namespace']}/daemonsets/{str(state['owner']).split('/', 1)[1]}"
+
+
+def apply_pod_states(cp: ControlPlane, old: Sequence[Obj], new: Sequence[Obj], timeout: float = 60.0) -> None:
+    """Move the control plane's DaemonSet pods from states ``old`` to ``new`` (:func:`profile_pod_states`).
+
+    A pod that should no longer be unhealthy is deleted (its DaemonSet makes a healthy one); a pod that
+    should be gets the profile's status (a crash-looping container, Ready False) patched onto it, as its
+    kubelet would report it. kwok does not touch a Running pod's status again, and the real DaemonSet
+    controller then counts it unready. Returns once every affected DaemonSet's status says so."""
+    wanted = {_state_key(s) for s in new}
+    healed = [s for s in old if _state_key(s) not in wanted]
+    for state in healed:
+        for pod in _pods_of(cp, state):
+            with contextlib.suppress(urllib.error.HTTPError):
+                cp.request(
+                    "DELETE", f"/api/v1/namespaces/{state['namespace']}/pods/{pod['metadata']['name']}"
+                )
+    for state in new:
+
+        def running(state: Mapping[str, Any] = state) -> bool:
+            return any((p.get("status") or {}).get("phase") == "Running" for p in _pods_of(cp, state))
+
+        _wait(f"a Running pod of {state['owner']} on {state['node']}", running, timeout)
+        for pod in _pods_of(cp, state):
+            containers = (pod.get("spec") or {}).get("containers") or []
+            statuses = copy.deepcopy(state["status"].get("containerStatuses") or [])
+            for status, container in zip(statuses, containers, strict=False):
+                status["name"], status["image"] = container["name"], container.get("image", "")
+            body = {
+                "status": {
+                    "phase": state["status"].get("phase", "Running"),
+                    "conditions": state["status"].get("conditions") or [],
+                    "containerStatuses": statuses,
+                }
+            }
+            meta = pod["metadata"]
+            cp.request(
+                "PATCH",
+                f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
+                body,
+                content_type="application/merge-patch+json",
+            )
+    unready: dict[str, int] = {}
+    for state in new:
+        unready[_daemonset_path(state)] = unready.get(_daemonset_path(state), 0) + 1
+    for state in healed:
+        unready.setdefault(_daemonset_path(state), 0)
+
+    def settled() -> bool:
+        for path, bad in unready.items():
+            status = cp.get(path).get("status") or {}
+            if int(status.get("desiredNumberScheduled") or 0) - int(status.get("numberReady") or 0) != bad:
+                return False
+        return True
+
+    _wait("DaemonSet status to count the pods' states", settled, timeout, interval=0.2)
 
 
 def profile_crds(profiles: Iterable[str] = CONTROLPLANE_PROFILES) -> list[Obj]:

@@ -75,7 +75,6 @@ def test_gpu_operator_missing_fails(pytester: pytest.Pytester, k8s_backend: K8sB
     assert "gpu-operator" in tests["expected-resources"]["message"]
 
 
-@pytest.mark.fake_only("crash-looping pod: real controllers and kwok keep DaemonSet pods Ready")
 def test_device_plugin_crashloop_fails_naming_daemonset(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:

@@ -136,4 +136,28 @@ def test_profile_switch_converges_both_ways(controlplane_session: ControlPlaneSe
     assert state() == (True, False)
     assert backend.find("v1", "Namespace", "dynamo-system") is None
     assert controlplane_session.current == ("h100-eks-training", ())
+
+    # a faulted profile: one device-plugin pod crash-loops (its status patched as a kubelet would
+    # report it; the real DaemonSet controller counts it unready), then heals when the fault goes
+    def device_plugin() -> tuple[int, int, list[str]]:
+        ds = backend.find("apps/v1", "DaemonSet", "nvidia-device-plugin-daemonset", "gpu-operator")
+        assert ds is not None
+        pods = backend.list("v1", "Pod", "gpu-operator")
+        waiting = [
+            str(c["state"]["waiting"]["reason"])
+            for p in pods
+            if any(
+                r["name"] == "nvidia-device-plugin-daemonset"
+                for r in p["metadata"].get("ownerReferences") or []
+            )
+            for c in p["status"].get("containerStatuses") or []
+            if "waiting" in c.get("state", {})
+        ]
+        return ds["status"]["desiredNumberScheduled"], ds["status"].get("numberReady", 0), waiting
+
+    desired = device_plugin()[0]
+    controlplane_session.seed_profile("h100-eks-training", ["device-plugin-crashloop"])
+    assert device_plugin() == (desired, desired - 1, ["CrashLoopBackOff"])
+    controlplane_session.seed_profile("h100-eks-training")
+    assert device_plugin() == (desired, desired, [])
     print(f"\nprofile seeding and switches: {controlplane_session.profile_seconds}")

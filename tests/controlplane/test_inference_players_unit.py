@@ -331,3 +331,39 @@ def test_egress_routes_pod_ips_passes_real_addresses_and_refuses_unrouted_pods(
     finally:
         proxy.stop()
     assert not proxy.socket_path.exists()
+
+
+def test_pod_states_of_a_faulted_profile_name_the_daemonset_pod_and_its_status() -> None:
+    assert backends.profile_pod_states("h100-eks-training", gpu_nodes=GPU, other_nodes=OTHER) == []
+    (state,) = backends.profile_pod_states(
+        "h100-eks-training", ["device-plugin-crashloop"], gpu_nodes=GPU, other_nodes=OTHER
+    )
+    assert (state["namespace"], state["owner"], state["node"]) == (
+        "gpu-operator",
+        "DaemonSet/nvidia-device-plugin-daemonset",
+        "gpu-h100-0",  # the fake's first H100 node, mapped onto the control plane's
+    )
+    (container,) = state["status"]["containerStatuses"]
+    assert container["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    ready = next(c for c in state["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "False"
+
+
+def test_pod_states_refuse_what_the_control_plane_cannot_express(monkeypatch: pytest.MonkeyPatch) -> None:
+    class PodType:
+        kind = "Pod"
+
+    stuck = {
+        "metadata": {
+            "name": "web-abc",
+            "namespace": "apps",
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "web-5d4f", "controller": True}],
+        },
+        "spec": {"nodeName": "system-0"},
+        "status": {"phase": "Pending"},
+    }
+    monkeypatch.setattr(
+        backends, "_profile_store", lambda *a: ([(PodType(), stuck)], {"system-0": "system-0"}, [])
+    )
+    with pytest.raises(ValueError, match="pod apps/web-abc of profile h100-eks-training"):
+        backends.profile_pod_states("h100-eks-training", gpu_nodes=GPU, other_nodes=OTHER)
