@@ -25,6 +25,7 @@ Deadlines come from the check's clock (``aicr_clock``), so tests run in virtual 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -470,15 +471,6 @@ class NcclBenchmark:
                 )
             ) from None
 
-    def _admission_race(self, exc: ApiError) -> bool:
-        """Trainer's webhook cache has not seen the runtime yet (AICR #1670)."""
-        if exc.status not in (400, 403, 422):
-            return False
-        text = f"{exc} {exc.body}"
-        if "must be created before the TrainJob is created" in text:
-            return True
-        return self.names.runtime in text and "not found" in text
-
     def _create_trainjob(self, trainjob: JSON) -> JSON:
         end = self.clock.time() + min(ADMISSION_RETRY_S, self.remaining())
         attempts = 0
@@ -487,10 +479,11 @@ class NcclBenchmark:
             try:
                 return self.run.create(trainjob)
             except ApiError as exc:
-                if not self._admission_race(exc):
+                if not admission_race(exc.status, f"{exc} {exc.body}", self.names.runtime):
                     raise
                 if self.clock.time() + ADMISSION_RETRY_INTERVAL_S > end:
-                    raise Inconclusive(MSG_ADMISSION_TIMEOUT.format(attempts=attempts, error=exc)) from exc
+                    error = denial_text(exc.status, exc.reason, exc.body) or str(exc)
+                    raise Inconclusive(MSG_ADMISSION_TIMEOUT.format(attempts=attempts, error=error)) from exc
                 log.info("%s: TrainJob not admitted yet (attempt %d): %s", self.check, attempts, exc)
                 self.clock.sleep(ADMISSION_RETRY_INTERVAL_S)
 
@@ -645,6 +638,36 @@ class NcclBenchmark:
         return text
 
 
+#: Trainer's webhook denial while its informer cache lacks the TrainJob's runtime (AICR #1670).
+ADMISSION_RACE_MARKER = "must be created before the TrainJob is created"
+_INVALID_BAD_REQUEST_FORBIDDEN = frozenset({400, 403, 422})
+
+
+def admission_race(status: int, text: str, runtime: str) -> bool:
+    """Whether a refused TrainJob create is Trainer's webhook cache race, worth retrying (spec §A.11-4).
+
+    Either the text carries Trainer's own wording (:data:`ADMISSION_RACE_MARKER`, whatever the
+    status), or an Invalid/BadRequest/Forbidden answer says the run's ``runtime`` is ``not found``.
+    """
+    if ADMISSION_RACE_MARKER in text:
+        return True
+    return status in _INVALID_BAD_REQUEST_FORBIDDEN and runtime in text and "not found" in text
+
+
+def denial_text(status: int, reason: str, body: str) -> str | None:
+    """``<status> <reason>: <message>`` of the API ``Status`` in ``body`` (what the webhook said),
+    ``None`` when the body is not a Status with a message.  The facade words a 403 as an RBAC
+    denial; an admission webhook's 403 is not one, so the check reports the Status itself."""
+    try:
+        doc = json.loads(body) if body else None
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("kind") != "Status" or not doc.get("message"):
+        return None
+    head = " ".join(str(part) for part in (status, reason or doc.get("reason")) if part)
+    return f"{head}: {doc['message']}"
+
+
 def _describe_state(cs: Mapping[str, Any]) -> str:
     state = cs.get("state") or {}
     if "terminated" in state:
@@ -670,12 +693,15 @@ def tolerations_k8s(tolerations: Iterable[Any] | None) -> list[dict[str, str]] |
 
 
 __all__ = [
+    "ADMISSION_RACE_MARKER",
     "LAUNCHER_CONTAINER",
     "LauncherFailed",
     "NcclBenchmark",
     "Outcome",
     "Plumbing",
     "add_pod_template_labels",
+    "admission_race",
+    "denial_text",
     "eviction_detail",
     "scoped_names",
     "termination_message",

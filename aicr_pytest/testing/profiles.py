@@ -22,6 +22,16 @@ Profiles:
   arm64, one ``nvidia.com/gpu.clique``, ``vpc.amazonaws.com/efa: 8``) + 1 system node; the NCCL
   player (:mod:`aicr_pytest.testing.players.nccl`) plays Kubeflow Trainer/JobSet, the launcher log
   and the DRA driver's ComputeDomain -> IMEX ResourceClaimTemplate for ``-net``/``-nvls``.
+* ``h100-gke-training`` -- the training stack on GKE: 4x a3-megagpu-8g nodes (8x H100 80GB HBM3,
+  ``cloud.google.com/gke-accelerator: nvidia-h100-mega-80gb``, ``cloud.google.com/machine-family:
+  a3``, GKE's ``nvidia.com/gpu=present:NoSchedule`` taint, COS) + 1 system node, server version
+  ``v1.33.5-gke.…``; GKE multi-NIC networking (``networks.networking.gke.io``: ``default`` +
+  ``gpu-nic0..7``), the GPUDirect-TCPXO NCCL plugin installer and NRI device injector DaemonSets.
+  The NCCL player plays TCPXO (FasTrak) and the TCPXO preflight probe.
+* ``gb300-eks-roce-training`` -- the GB200 training profile re-shaped for ConnectX RoCE: 4x
+  p6e-gb300r nodes (4x GB300, no ``vpc.amazonaws.com/efa``) and an AWS RoCE DRA driver
+  (``DeviceClass roce.networking.k8s.aws``, one ResourceSlice per node with one NIC per GPU), for
+  ``AICR_NCCL_FABRIC=roce`` ``-net``.
 * ``h100-eks-inference`` -- the same plus Dynamo (namespace ``dynamo-system``,
   ``DynamoGraphDeployment`` CRD ``nvidia.com/v1beta1`` + ``v1alpha1``, operator Deployment); the DRA
   driver runs ComputeDomains only (``resources.gpus.enabled=false``: no ``gpu.nvidia.com`` slices),
@@ -43,6 +53,13 @@ Faults:
   ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
   (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network
   Socket``, a launcher pod that stays Pending;
+* ``nccl-launcher-log-rotated``, ``trainer-webhook-cache-lag``, ``trainer-webhook-never-admits`` --
+  recorded too; the NCCL player serves a launcher log whose results table was rotated away (only a
+  termination message keeps it), denies the first 3 / every TrainJob create as Trainer's webhook
+  does before its cache has the runtime;
+* ``tcpxo-plugin-missing`` -- (GKE) the TCPXO NCCL plugin installer is not on the last GPU node;
+* ``gke-gpu-nics-incomplete`` -- (GKE) only 6 of the 8 ``gpu-nic`` Networks exist;
+* ``roce-driver-missing`` -- (RoCE) no RoCE DRA driver, DeviceClass or ResourceSlices;
 * ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);
 * ``inference-low-throughput`` -- AIPerf reports ~20,000 tokens/sec (inference-perf fails);
 * ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout).
@@ -55,6 +72,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from aicr_pytest.testing.players.nccl import (
+    GKE_GPU_NICS,
+    ROCE_DEVICE_CLASS,
+    ROCE_DRIVER,
+    TCPXO_INSTALLER,
+)
 from aicr_pytest.testing.simulator import NodeProfile
 from aicr_pytest.testing.store import Obj
 
@@ -888,6 +911,148 @@ def install_dynamo(fc: FakeCluster, profile: ClusterProfile, comp: Component) ->
     )
 
 
+# ------------------------------------------------------------------------------------ GKE --
+def install_gke_system(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    """GKE's kube-system with multi-NIC GPUDirect-TCPXO networking (a3-megagpu-8g).
+
+    * ``networks.networking.gke.io`` / ``gkenetworkparamsets.networking.gke.io`` (cluster-scoped) with
+      the ``default`` Network and ``gpu-nic0``..``gpu-nic<N-1>`` (``options["gpu_nics"]``, default 8);
+    * the TCPXO NCCL plugin installer DaemonSet (:data:`TCPXO_INSTALLER`) on every GPU node but
+      ``options["tcpxo_missing"]`` and GKE's NRI ``device-injector`` DaemonSet;
+    * ``standard-rwo`` as the default StorageClass.
+    """
+    nodes = [p.node_name(i) for p in profile.node_pools for i in range(p.count)]
+    gpu_nodes = profile.gpu_node_names()
+    sysnode = _system_node(profile)
+    deployment(
+        fc,
+        "kube-system",
+        "kube-dns",
+        "gke.gcr.io/k8s-dns-kube-dns:1.26.3-gke.1",
+        sysnode,
+        replicas=2,
+        labels={"k8s-app": "kube-dns"},
+        container="kubedns",
+    )
+    daemonset(fc, "kube-system", "kube-proxy", "gke.gcr.io/kube-proxy-amd64:v1.33.5-gke.1162000", nodes)
+    daemonset(fc, "kube-system", "anetd", "gke.gcr.io/cilium/cilium:v1.15.16-gke.9", nodes)
+    missing = set(comp.options.get("tcpxo_missing", ()))
+    daemonset(
+        fc,
+        "kube-system",
+        TCPXO_INSTALLER,
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.8-1",
+        [n for n in gpu_nodes if n not in missing],
+        labels={"k8s-app": TCPXO_INSTALLER},
+        container="nccl-tcpxo-installer",
+    )
+    daemonset(
+        fc,
+        "kube-system",
+        "device-injector",
+        "us-docker.pkg.dev/gke-release/gke-release/nri-device-injector:v1.0.0-gke.1",
+        gpu_nodes,
+        labels={"k8s-app": "device-injector"},
+    )
+    group = "networking.gke.io"
+    _crd_established(fc, crd(group, "networks", "Network", ["v1"], namespaced=False))
+    _crd_established(fc, crd(group, "gkenetworkparamsets", "GKENetworkParamSet", ["v1"], namespaced=False))
+    fc.add(
+        {
+            "apiVersion": f"{group}/v1",
+            "kind": "Network",
+            "metadata": {"name": "default"},
+            "spec": {"type": "L3"},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "GNPParamsReady"}]},
+        }
+    )
+    for i in range(int(comp.options.get("gpu_nics", GKE_GPU_NICS))):
+        name = f"gpu-nic{i}"
+        fc.add(
+            {
+                "apiVersion": f"{group}/v1",
+                "kind": "GKENetworkParamSet",
+                "metadata": {"name": name},
+                "spec": {
+                    "vpc": f"a3mega-net-{i + 1}",
+                    "vpcSubnet": f"a3mega-sub-{i + 1}",
+                    "deviceMode": "NetDevice",
+                },
+            }
+        )
+        fc.add(
+            {
+                "apiVersion": f"{group}/v1",
+                "kind": "Network",
+                "metadata": {"name": name},
+                "spec": {
+                    "type": "Device",
+                    "parametersRef": {"group": group, "kind": "GKENetworkParamSet", "name": name},
+                },
+                "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "GNPParamsReady"}]},
+            }
+        )
+    fc.add(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {
+                "name": "standard-rwo",
+                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+            },
+            "provisioner": "pd.csi.storage.gke.io",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+
+
+# ----------------------------------------------------------------------------------- RoCE --
+def install_roce_dra_driver(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+    """The AWS ConnectX RoCE DRA driver: DeviceClass :data:`ROCE_DEVICE_CLASS` and, per GPU node,
+    a ResourceSlice with one ``rocep<N>s0`` device per GPU (``options["devices_per_node"]``)."""
+    ns = "aws-roce-dra-driver"
+    _namespace(fc, ns)
+    daemonset(
+        fc,
+        ns,
+        "roce-dra-driver-kubelet-plugin",
+        "public.ecr.aws/eks/roce-dra-driver:v0.1.0",
+        profile.gpu_node_names(),
+        labels={"app.kubernetes.io/name": "roce-dra-driver"},
+    )
+    fc.add(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": ROCE_DEVICE_CLASS},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{ROCE_DRIVER}'"}}]},
+        }
+    )
+    for pool in profile.gpu_pools():
+        per_node = int(comp.options.get("devices_per_node", pool.gpus_per_node))
+        for i in range(pool.count):
+            node = pool.node_name(i)
+            fc.add(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{node}-{ROCE_DRIVER}"},
+                    "spec": {
+                        "driver": ROCE_DRIVER,
+                        "nodeName": node,
+                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [
+                            {
+                                "name": f"rocep{144 + 16 * d}s0",
+                                "attributes": {"linkLayer": {"string": "Ethernet"}, "index": {"int": d}},
+                            }
+                            for d in range(per_node)
+                        ],
+                    },
+                }
+            )
+
+
 # ------------------------------------------------------------------------------------ profiles --
 def _h100_pools() -> list[NodeProfile]:
     return [
@@ -1001,10 +1166,89 @@ def gb200_eks_training() -> ClusterProfile:
     return profile
 
 
+def h100_gke_training() -> ClusterProfile:
+    """H100 on GKE: 4x a3-megagpu-8g (8x H100 80GB HBM3, GPUDirect-TCPXO over 8 GPU NICs)."""
+    gke = {"cloud.google.com/gke-os-distribution": "cos", "cloud.google.com/machine-family": "a3"}
+    profile = h100_eks_training()
+    profile.name = "h100-gke-training"
+    profile.description = (
+        "GKE, 4x a3-megagpu-8g (8x H100 80GB HBM3, GPUDirect-TCPXO) + 1 system node, training stack "
+        "(Kubeflow Trainer)"
+    )
+    profile.node_pools = [
+        NodeProfile(
+            count=1,
+            name_prefix="system",
+            instance_type="e2-standard-16",
+            gpu_product=None,
+            gpus_per_node=0,
+            cpu="16",
+            memory="65536Mi",
+            ephemeral_storage="100Gi",
+            labels={
+                **gke,
+                "cloud.google.com/machine-family": "e2",
+                "cloud.google.com/gke-nodepool": "system",
+            },
+        ),
+        NodeProfile(
+            count=4,
+            name_prefix="a3mega",
+            instance_type="a3-megagpu-8g",
+            gpu_product="NVIDIA-H100-80GB-HBM3",
+            gpus_per_node=8,
+            cpu="208",
+            memory="1922Gi",
+            ephemeral_storage="6000Gi",
+            labels={
+                **gke,
+                "cloud.google.com/gke-nodepool": "a3mega-pool",
+                "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
+                "cloud.google.com/gke-gpu": "true",
+                "node-role.aicr.run/gpu": "true",
+            },
+            taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+        ),
+    ]
+    for pool in profile.node_pools:
+        pool.zone, pool.region = "us-central1-a", "us-central1"
+        pool.kubelet_version = "v1.33.5-gke.1162000"
+        pool.os_image, pool.kernel_version = "Container-Optimized OS from Google", "6.6.97+"
+    profile.components[0] = Component("kube-system", install_gke_system)
+    profile.version = {"major": "1", "minor": "33", "gitVersion": "v1.33.5-gke.1162000"}
+    return profile
+
+
+def gb300_eks_roce_training() -> ClusterProfile:
+    """EKS with ConnectX RoCE instead of EFA: 4x p6e-gb300r nodes (4x GB300 each, one RoCE NIC per
+    GPU as ``roce.networking.k8s.aws`` DRA devices, no ``vpc.amazonaws.com/efa``) for
+    ``AICR_NCCL_FABRIC=roce`` ``-net``."""
+    profile = gb200_eks_training()
+    profile.name = "gb300-eks-roce-training"
+    profile.description = (
+        "EKS, 4x p6e-gb300r (4x GB300, ConnectX RoCE via DRA) + 1 system node, training stack "
+        "(Kubeflow Trainer)"
+    )
+    gpu = profile.node_pools[1]
+    gpu.name_prefix = "gb300"
+    gpu.instance_type = "p6e-gb300r.36xlarge"  # the p6e-gb300r family; the size is illustrative
+    gpu.gpu_product = "NVIDIA-GB300"
+    gpu.gpu_memory_mib = 284208
+    gpu.extra_resources = {"hugepages-2Mi": "10Gi"}
+    gpu.labels = {**gpu.labels, "eks.amazonaws.com/nodegroup": "gpu-gb300"}
+    system = profile.component("kube-system")
+    if system is not None:
+        system.options["efa"] = False
+    profile.components.append(Component("roce-dra-driver", install_roce_dra_driver))
+    return profile
+
+
 PROFILES: dict[str, Callable[[], ClusterProfile]] = {
     "h100-eks-training": h100_eks_training,
     "gb200-eks-training": gb200_eks_training,
     "h100-eks-inference": h100_eks_inference,
+    "h100-gke-training": h100_gke_training,
+    "gb300-eks-roce-training": gb300_eks_roce_training,
 }
 
 
@@ -1067,6 +1311,33 @@ def fault_inference_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.inference` honours it."""
 
 
+def fault_tcpxo_plugin_missing(profile: ClusterProfile) -> None:
+    """GKE's TCPXO NCCL plugin installer has not reached the last GPU node: its
+    ``/home/kubernetes/bin/nvidia/lib64/nccl-env-profile.sh`` is missing (the TCPXO preflight
+    fails there and FasTrak cannot load)."""
+    comp = profile.component("kube-system")
+    nodes = profile.gpu_node_names()
+    if comp is not None and nodes:
+        comp.options.setdefault("tcpxo_missing", []).append(nodes[-1])
+
+
+def fault_gke_gpu_nics_incomplete(profile: ClusterProfile) -> None:
+    """Multi-NIC networking half set up: only 6 of the 8 ``gpu-nic`` GKE Networks exist."""
+    comp = profile.component("kube-system")
+    if comp is not None:
+        comp.options["gpu_nics"] = 6
+
+
+def fault_roce_driver_missing(profile: ClusterProfile) -> None:
+    """No RoCE DRA driver: no ``roce.networking.k8s.aws`` DeviceClass or ResourceSlices, so RoCE
+    workers get no NICs and NCCL falls back to ``Socket``."""
+    profile.remove("roce-dra-driver")
+
+
+def fault_nccl_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.nccl` honours it."""
+
+
 FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "dynamo-crd-missing": fault_dynamo_crd_missing,
     "inference-low-throughput": fault_inference_stub,
@@ -1079,6 +1350,12 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "nccl-launcher-never-starts": fault_nccl_launcher_never_starts,
     "gpu-node-cordoned": fault_gpu_node_cordoned,
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
+    "nccl-launcher-log-rotated": fault_nccl_stub,
+    "trainer-webhook-cache-lag": fault_nccl_stub,
+    "trainer-webhook-never-admits": fault_nccl_stub,
+    "tcpxo-plugin-missing": fault_tcpxo_plugin_missing,
+    "gke-gpu-nics-incomplete": fault_gke_gpu_nics_incomplete,
+    "roce-driver-missing": fault_roce_driver_missing,
 }
 
 

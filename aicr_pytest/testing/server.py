@@ -19,7 +19,8 @@ paths for core and named groups (namespaced, cluster-scoped, and all-namespaces 
 ``status`` subresource, ``pods/log``, ``pods/binding`` and ``pods/eviction``.
 
 Fault injection (:class:`Faults`): a test scripts "the next N requests matching (method,
-path-regex) get 429 with ``Retry-After`` / 500 / a dropped connection / an RBAC 403", and "the
+path-regex) get 429 with ``Retry-After`` / 500 / a dropped connection / an RBAC 403 / any
+``Status`` a test composes (an admission webhook's denial)", and "the
 next watch gets a 410 Gone ERROR event". Every request is counted (:meth:`FakeApiServer.request_count`).
 """
 
@@ -64,6 +65,9 @@ class Fault:
     retry_after: int | None = None
     message: str = ""
     watch: bool | None = None
+    reason: str | None = None  #: the ``Status`` reason (default: derived from ``status``)
+    #: builds the ``Status`` message from the request body (``reject`` with a callable message)
+    respond: Callable[[bytes], str] | None = None
     hits: int = 0
 
     def matches(self, method: str, path: str, is_watch: bool) -> bool:
@@ -119,6 +123,26 @@ class Faults:
         """Answer 403 Forbidden with an RBAC-style message naming the verb and resource."""
         return self._add(Fault("deny", method, re.compile(path), times, status=403))
 
+    def reject(
+        self,
+        method: str | None = None,
+        path: str = ".*",
+        *,
+        status: int = 422,
+        reason: str | None = None,
+        message: str | Callable[[bytes], str] = "",
+        times: int | None = 1,
+    ) -> Fault:
+        """Refuse the request with any failure ``Status``, as an admission webhook's denial or a
+        validation error reaches the client: ``message`` is the text, or a function of the request
+        body (e.g. naming the object the webhook judged); ``reason`` defaults from ``status``."""
+        fault = Fault("status", method, re.compile(path), times, status=status, reason=reason)
+        if callable(message):
+            fault.respond = message
+        else:
+            fault.message = message
+        return self._add(fault)
+
     def clear(self) -> None:
         with self._lock:
             self._faults.clear()
@@ -162,6 +186,9 @@ class Response:
 
 def _status_error(code: int, message: str) -> ApiError:
     reasons = {
+        400: "BadRequest",
+        403: "Forbidden",
+        422: "Invalid",
         429: "TooManyRequests",
         500: "InternalError",
         502: "InternalError",
@@ -761,7 +788,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
         if fault is not None:
-            err = _status_error(fault.status, fault.message or _fault_message(fault.status))
+            text = fault.respond(raw) if fault.respond is not None else fault.message
+            err = _status_error(fault.status, text or _fault_message(fault.status))
+            if fault.reason:
+                err.reason = fault.reason
             headers_out = {}
             if fault.retry_after is not None:
                 headers_out["Retry-After"] = str(fault.retry_after)

@@ -125,3 +125,37 @@ def test_request_counters(api: Any, fake_cluster: FakeCluster) -> None:
     assert fake_cluster.server.counts[("GET", "/api/v1/nodes")] == 5
     assert fake_cluster.request_count("GET", "nodes") == 5
     assert [r.status for r in fake_cluster.server.requests] == [200] * 5
+
+
+def test_reject_with_a_composed_status(api: Any, fake_cluster: FakeCluster) -> None:
+    """``reject``: any failure ``Status`` (an admission webhook's denial), its message fixed or built
+    from the request body; only the scripted number of matching requests are refused."""
+    fault = fake_cluster.faults.reject(
+        "POST",
+        r"/configmaps$",
+        status=403,
+        reason="Forbidden",
+        message=lambda body: f"admission webhook denied {json.loads(body)['metadata']['name']}",
+        times=1,
+    )
+    v1 = client.CoreV1Api(api)
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
+    with pytest.raises(ApiException) as ei:
+        v1.create_namespaced_config_map("default", body)
+    status = json.loads(ei.value.body)
+    assert (ei.value.status, status["reason"], status["message"]) == (
+        403,
+        "Forbidden",
+        "admission webhook denied x",
+    )
+    assert v1.create_namespaced_config_map("default", body).metadata.name == "x"
+    assert fault.hits == 1
+    fake_cluster.faults.reject("POST", r"/configmaps$", message="spec.data: Invalid value")
+    with pytest.raises(ApiException) as ei:
+        v1.create_namespaced_config_map("default", {**body, "metadata": {"name": "y"}})
+    status = json.loads(ei.value.body)
+    assert (ei.value.status, status["reason"], status["message"]) == (
+        422,
+        "Invalid",
+        "spec.data: Invalid value",
+    )

@@ -26,20 +26,44 @@ What it plays, on the fake cluster's clock:
   :func:`imex_claim_template`, shared with the control plane's
   :mod:`~aicr_pytest.testing.controlplane_computedomain`) and ``status: Ready``.
 
+* **Transports** — what NCCL would pick given the runtime's env *and* what the workers really got:
+  AWS Libfabric (EFA env), ``FasTrak`` (GKE GPUDirect-TCPXO: ``NCCL_FASTRAK_*`` env, and only when
+  every worker has the ``tcpxo-daemon`` sidecar, eth0 plus 8 GPU NICs in its
+  ``networking.gke.io/interfaces`` annotation and a node where the TCPXO NCCL plugin installer
+  runs; H100 ≈ 340 GB/s as measured on a3-megagpu-8g), ``IB`` (ConnectX RoCE: ``NCCL_IB_HCA``
+  env, and only when every worker claims a ``ResourceClaimTemplate`` asking for
+  ``roce.networking.k8s.aws`` devices its node publishes in a ``ResourceSlice``); otherwise NCCL
+  falls back to ``Socket`` (``NET/IB : No device found.`` first for RoCE).  Every launch is
+  recorded in ``FakeCluster.state["nccl_launches"]`` (jobset, network, workers, termination message).
+* **Termination message** — a launcher that copies its results to ``/dev/termination-log`` (the
+  GKE runtime's wrapper) ends with the rows and the ``# Avg bus bandwidth`` trailer there
+  (:func:`results_digest`, ≤3900 bytes), as kubelet reports it in ``state.terminated.message``.
+* **TCPXO preflight** — a probe pod that tests the host's
+  ``/home/kubernetes/bin/nvidia/lib64/nccl-env-profile.sh`` fails (``tcpxo-artifact-missing``) on a
+  node where the TCPXO NCCL plugin installer does not run.
+* **Trainer's validating webhook** — :func:`deny_trainjobs` makes it refuse TrainJob creates the
+  way its informer-cache race does (403, :func:`trainer_webhook_denial`).
+
 A test can script the launcher log verbatim with ``fc.state["nccl"] = {"launcher_log": text}``.
 
-Faults (read from ``FakeCluster.state["faults"]`` when the launcher starts):
+Faults (read from ``FakeCluster.state["faults"]`` when the launcher starts, or at install):
 
 * ``nccl-low-bandwidth`` — bus bandwidth about a quarter of healthy (H100: ~120 GB/s at 16G);
 * ``nccl-socket-fallback`` — ``NCCL INFO Using network Socket`` (the EFA plugin did not load)
   while the bandwidth stays healthy, so only transport verification catches it;
-* ``nccl-launcher-never-starts`` — the launcher pod stays Pending (``ImagePullBackOff``).
+* ``nccl-launcher-never-starts`` — the launcher pod stays Pending (``ImagePullBackOff``);
+* ``nccl-launcher-log-rotated`` — the launcher log kubelet serves holds only FasTrak teardown noise
+  (the results table was rotated out); a termination message still carries the rows;
+* ``trainer-webhook-cache-lag`` — the first 3 TrainJob creates are denied (webhook cache race);
+* ``trainer-webhook-never-admits`` — every TrainJob create is denied.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,7 +75,18 @@ if TYPE_CHECKING:
     from aicr_pytest.testing.cluster import FakeCluster
     from aicr_pytest.testing.profiles import ClusterProfile
 
-__all__ = ["FAULT_LAUNCHER_NEVER_STARTS", "FAULT_LOW_BANDWIDTH", "FAULT_SOCKET_FALLBACK", "install"]
+__all__ = [
+    "FAULT_LAUNCHER_NEVER_STARTS",
+    "FAULT_LOG_ROTATED",
+    "FAULT_LOW_BANDWIDTH",
+    "FAULT_SOCKET_FALLBACK",
+    "FAULT_WEBHOOK_CACHE_LAG",
+    "FAULT_WEBHOOK_NEVER_ADMITS",
+    "deny_trainjobs",
+    "install",
+    "results_digest",
+    "trainer_webhook_denial",
+]
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
@@ -66,18 +101,50 @@ NODE = "node"
 FAULT_LOW_BANDWIDTH = "nccl-low-bandwidth"
 FAULT_SOCKET_FALLBACK = "nccl-socket-fallback"
 FAULT_LAUNCHER_NEVER_STARTS = "nccl-launcher-never-starts"
+FAULT_LOG_ROTATED = "nccl-launcher-log-rotated"
+FAULT_WEBHOOK_CACHE_LAG = "trainer-webhook-cache-lag"
+FAULT_WEBHOOK_NEVER_ADMITS = "trainer-webhook-never-admits"
+#: TrainJob creates the ``trainer-webhook-cache-lag`` fault denies before the cache catches up.
+WEBHOOK_LAG_DENIALS = 3
+
+#: The DaemonSet (``app`` label, kube-system) of GKE's GPUDirect-TCPXO NCCL plugin installer: it
+#: puts ``nccl-env-profile.sh`` and the FasTrak plugin under ``/home/kubernetes/bin/nvidia``.
+TCPXO_INSTALLER = "nccl-tcpxo-installer"
+TCPXO_HOST_DIR = "/home/kubernetes/bin/nvidia"
+TCPXO_SIDECAR = "tcpxo-daemon"
+GKE_INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
+GKE_GPU_NICS = 8
+#: The DRA DeviceClass (and driver) of AWS ConnectX RoCE NICs.
+ROCE_DEVICE_CLASS = "roce.networking.k8s.aws"
+ROCE_DRIVER = "roce.networking.k8s.aws"
+#: ``tail -c`` of the GKE launcher wrapper: the kubelet keeps at most 4 KiB of termination message.
+TERMINATION_MESSAGE_BYTES = 3900
 
 #: Timeline (clock seconds): short, so ``validate --simulate`` finishes the benchmark in seconds.
 WORKER_START_S = 1.0
 LAUNCHER_START_S = 1.0
 LAUNCHER_RUN_S = 4.0
 LOW_BANDWIDTH_FACTOR = 0.265
+#: Bus bandwidth when the runtime's transport is missing on the workers and NCCL falls back to TCP
+#: sockets over the pod network (eth0).
+SOCKET_FALLBACK_GBPS = 11.5
 _LATENCY_US = 45.0
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def install(fc: FakeCluster, profile: ClusterProfile) -> None:
     player = NcclPlayer(fc)
+    if FAULT_WEBHOOK_NEVER_ADMITS in profile.faults:
+        deny_trainjobs(fc, times=None)
+    elif FAULT_WEBHOOK_CACHE_LAG in profile.faults:
+        deny_trainjobs(fc, times=WEBHOOK_LAG_DENIALS)
+    fc.sim.script(
+        PodScript(
+            predicate=lambda pod: _tcpxo_probe(pod) and not _tcpxo_plugin_on(fc.sim, _node_of(pod)),
+            exit_code=1,
+            logs="tcpxo-artifact-missing\n",
+        )
+    )
     fc.sim.script(
         PodScript(
             labels={REPLICATED_JOB_LABEL: NODE},
@@ -121,6 +188,109 @@ def _condition(ctype: str, reason: str, message: str, now: str) -> Obj:
         "message": message,
         "lastTransitionTime": now,
     }
+
+
+def trainer_webhook_denial(body: bytes) -> str:
+    """What Kubeflow Trainer's validating webhook answers while its informer cache has not seen the
+    TrainJob's runtime yet (AICR #1670): the runtime named in the request's ``spec.runtimeRef``."""
+    try:
+        ref = _dig(json.loads(body or b"{}"), "spec", "runtimeRef") or {}
+    except ValueError:
+        ref = {}
+    kind = str(ref.get("kind") or "ClusterTrainingRuntime")
+    plural = "trainingruntimes" if kind == "TrainingRuntime" else "clustertrainingruntimes"
+    name = str(ref.get("name") or "")
+    return (
+        'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: '
+        f"spec.runtimeRef: Invalid value: {json.dumps(ref, separators=(',', ':'))}: "
+        f'{plural}.trainer.kubeflow.org "{name}" not found: '
+        f"specified {kind[0].lower() + kind[1:]} must be created before the TrainJob is created"
+    )
+
+
+def deny_trainjobs(fc: FakeCluster, times: int | None = WEBHOOK_LAG_DENIALS) -> Any:
+    """Trainer's webhook refuses the next ``times`` TrainJob creates (``None``: all of them) with
+    403 Forbidden and :func:`trainer_webhook_denial`; returns the fault (``hits`` counts denials)."""
+    return fc.faults.reject(
+        "POST",
+        r"^/apis/trainer\.kubeflow\.org/v1alpha1/namespaces/[^/]+/trainjobs$",
+        status=403,
+        reason="Forbidden",
+        message=trainer_webhook_denial,
+        times=times,
+    )
+
+
+_RESULT_ROW = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]")
+
+
+def results_digest(log: str, limit: int = TERMINATION_MESSAGE_BYTES) -> str:
+    """What the GKE launcher wrapper writes to ``/dev/termination-log`` on success: the results rows
+    (size and count numeric, then a type word) and the ``Avg bus bandwidth`` trailer, last ``limit``
+    bytes (``awk … | tail -c 3900``)."""
+    kept = [line for line in log.splitlines() if _RESULT_ROW.match(line) or "Avg bus bandwidth" in line]
+    data = "".join(line + "\n" for line in kept).encode()
+    return data[-limit:].decode("utf-8", "replace")
+
+
+def _node_of(pod: Obj) -> str:
+    return str(_dig(pod, "spec", "nodeName") or "")
+
+
+def _tcpxo_probe(pod: Obj) -> bool:
+    """A pod that mounts the host's TCPXO directory and tests for ``nccl-env-profile.sh``."""
+    spec = pod.get("spec") or {}
+    mounts = any(
+        _dig(v, "hostPath", "path") == TCPXO_HOST_DIR
+        for v in spec.get("volumes") or []
+        if isinstance(v, dict)
+    )
+    script = " ".join(
+        str(w) for c in spec.get("containers") or [] for w in (c.get("command") or []) + (c.get("args") or [])
+    )
+    return mounts and spec.get("restartPolicy") == "Never" and "nccl-env-profile.sh" in script
+
+
+def _tcpxo_plugin_on(sim: Simulator, node: str) -> bool:
+    """The TCPXO NCCL plugin installer runs (Running pod) on ``node``."""
+    return any(
+        _dig(p, "spec", "nodeName") == node and _dig(p, "status", "phase") == "Running"
+        for p in sim.store.iter_objects(sim.rt("v1", "Pod"), "kube-system")
+        if (p["metadata"].get("labels") or {}).get("app") == TCPXO_INSTALLER
+    )
+
+
+def tcpxo_ready(sim: Simulator, pod: Obj) -> bool:
+    """A worker FasTrak can use: the ``tcpxo-daemon`` sidecar, eth0 + 8 GPU NICs, the host plugin."""
+    spec = pod.get("spec") or {}
+    sidecar = any(c.get("name") == TCPXO_SIDECAR for c in spec.get("initContainers") or [])
+    try:
+        nics = json.loads((pod["metadata"].get("annotations") or {}).get(GKE_INTERFACES_ANNOTATION) or "[]")
+    except ValueError:
+        nics = []
+    return sidecar and len(nics) >= GKE_GPU_NICS + 1 and _tcpxo_plugin_on(sim, _node_of(pod))
+
+
+def roce_devices(sim: Simulator, pod: Obj) -> int:
+    """RoCE NICs the worker gets: what its claim templates ask of :data:`ROCE_DEVICE_CLASS`, when the
+    templates exist and its node publishes that many devices (0 otherwise)."""
+    ns = pod["metadata"].get("namespace", "default")
+    wanted = 0
+    for claim in _dig(pod, "spec", "resourceClaims") or []:
+        name = claim.get("resourceClaimTemplateName")
+        if not name:
+            continue
+        rct = sim.store.peek(sim.rt("resource.k8s.io/v1", "ResourceClaimTemplate"), ns, str(name))
+        for req in _dig(rct, "spec", "spec", "devices", "requests") or []:
+            exact = req.get("exactly") or {}
+            if exact.get("deviceClassName") == ROCE_DEVICE_CLASS:
+                wanted += int(exact.get("count") or 1)
+    published = sum(
+        len(_dig(s, "spec", "devices") or [])
+        for s in sim.store.iter_objects(sim.rt("resource.k8s.io/v1", "ResourceSlice"))
+        if _dig(s, "spec", "driver") == ROCE_DRIVER and _dig(s, "spec", "nodeName") == _node_of(pod)
+    )
+    return wanted if 0 < wanted <= published else 0
 
 
 def replicated_job(
@@ -275,6 +445,7 @@ class LauncherSpec:
     debug_info: bool = False
     nvls: bool = False
     network: str = "Socket"  #: what NCCL would pick with the runtime's env (no fault)
+    termination_log: bool = False  #: the launcher copies its results to /dev/termination-log
 
     @classmethod
     def from_container(cls, container: Mapping[str, Any] | None) -> LauncherSpec:
@@ -302,6 +473,8 @@ class LauncherSpec:
             network = "AWS Libfabric"
         elif "NCCL_IB_HCA" in flags or flags.get("NCCL_IB_DISABLE") == "0":
             network = "IB"
+        elif any(k.startswith("NCCL_FASTRAK_") for k in flags):
+            network = "FasTrak"
         else:
             network = "Socket"
         return cls(
@@ -311,6 +484,7 @@ class LauncherSpec:
             debug_info=flags.get("NCCL_DEBUG", "").upper() == "INFO" or "NCCL_DEBUG=INFO" in text,
             nvls=nvls,
             network=network,
+            termination_log="/dev/termination-log" in text,
         )
 
 
@@ -325,8 +499,8 @@ def peak_busbw(product: str, spec: LauncherSpec) -> float:
         return 520.0
     if "H200" in p:
         return 468.0
-    if "H100" in p:
-        return 452.0
+    if "H100" in p:  # a3-megagpu-8g over TCPXO measured ~338-340 GB/s (AICR overlay note)
+        return 340.0 if spec.network == "FasTrak" else 452.0
     return 300.0
 
 
@@ -392,6 +566,11 @@ def render_launcher_log(
                 "falling back to internal implementation",
                 f"{pfx}NET/Socket : Using [0]eth0:10.0.1.17<0>",
             ]
+        elif network == "IB":
+            nics = " ".join(f"[{i}]rocep{144 + 16 * i}s0:1/RoCE" for i in range(max(1, procs_per_node)))
+            head.append(f"{pfx}NET/IB : Using {nics} ; OOB eth0:10.0.1.17<0>")
+        elif network == "Socket" and spec.network == "IB":
+            head += [f"{pfx}NET/IB : No device found.", f"{pfx}NET/Socket : Using [0]eth0:10.0.1.17<0>"]
         elif network == "Socket":
             head.append(f"{pfx}NET/Socket : Using [0]eth0:10.0.1.17<0>")
         head.append(f"{pfx}Using network {network}")
@@ -620,12 +799,15 @@ class NcclPlayer:
                 predicate=matches, start_after=LAUNCHER_START_S, run_for=LAUNCHER_RUN_S, logs={NODE: override}
             )
         spec = LauncherSpec.from_container(container)
-        workers, product = self._workers(sim, ns, node_job)
+        pods = self._worker_pods(sim, ns, node_job)
+        workers, product = self._workers(sim, pods)
         procs = self._procs_per_node(sim, ns, jsname, node_job)
-        peak = peak_busbw(product, spec)
+        network = self._network(sim, spec, pods)
+        peak = peak_busbw(product, spec) if network == spec.network else SOCKET_FALLBACK_GBPS
         if FAULT_LOW_BANDWIDTH in faults:
             peak *= LOW_BANDWIDTH_FACTOR
-        network = "Socket" if FAULT_SOCKET_FALLBACK in faults else spec.network
+        if FAULT_SOCKET_FALLBACK in faults:
+            network = "Socket"
         head, rows, trailer = render_launcher_log(
             jobset=jsname,
             spec=spec,
@@ -636,6 +818,31 @@ class NcclPlayer:
             network=network,
             seed=f"{ns}/{jsname}",
         )
+        message = (
+            results_digest(head + "".join(r + "\n" for r in rows) + trailer) if spec.termination_log else None
+        )
+        self.fc.state.setdefault("nccl_launches", []).append(
+            {
+                "jobset": f"{ns}/{jsname}",
+                "network": network,
+                "workers": [p["metadata"]["name"] for p in pods],
+                "roce_devices": {p["metadata"]["name"]: roce_devices(sim, p) for p in pods},
+                "termination_message": message,
+            }
+        )
+        if FAULT_LOG_ROTATED in faults:  # kubelet rotated the table out: only teardown noise is served
+            noise = "".join(
+                f"{w}:870:938 [{i % 8}] NCCL INFO NET/FasTrak: SCTP Closed, Socket closed, handler exiting.\n"
+                for i in range(200)
+                for w in workers[:1]
+            )
+            return PodScript(
+                predicate=matches,
+                start_after=LAUNCHER_START_S,
+                run_for=LAUNCHER_RUN_S,
+                logs={NODE: noise},
+                message=message,
+            )
         span = LAUNCHER_RUN_S * 0.8
         step = span / max(1, len(rows))
         lines = [(0.05 + i * step, row + "\n") for i, row in enumerate(rows)]
@@ -647,10 +854,21 @@ class NcclPlayer:
             logs={NODE: head},
             log_lines=lines,
             log_container=NODE,
+            message=message,
         )
 
-    def _workers(self, sim: Simulator, ns: str, node_job: Obj) -> tuple[list[str], str]:
-        """Worker hostnames (``<job>-<index>``, index order) and the GPU product of their nodes."""
+    @staticmethod
+    def _network(sim: Simulator, spec: LauncherSpec, pods: Sequence[Obj]) -> str:
+        """The transport NCCL ends up on: the runtime's choice when every worker has what it needs."""
+        if spec.network == "FasTrak" and not (pods and all(tcpxo_ready(sim, p) for p in pods)):
+            return "Socket"
+        if spec.network == "IB" and not (pods and all(roce_devices(sim, p) > 0 for p in pods)):
+            return "Socket"
+        return spec.network
+
+    @staticmethod
+    def _worker_pods(sim: Simulator, ns: str, node_job: Obj) -> list[Obj]:
+        """The Running worker pods of the node Job, in completion-index order."""
         uid = node_job["metadata"]["uid"]
         pods = [
             p
@@ -663,6 +881,10 @@ class NcclPlayer:
                 (p["metadata"].get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", 0)
             )
         )
+        return pods
+
+    def _workers(self, sim: Simulator, pods: Sequence[Obj]) -> tuple[list[str], str]:
+        """Worker hostnames (``<job>-<index>``, index order) and the GPU product of their nodes."""
         hosts = [str(_dig(p, "spec", "hostname") or p["metadata"]["name"]) for p in pods]
         product = ""
         for p in pods:
