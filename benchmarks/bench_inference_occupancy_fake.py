@@ -27,10 +27,13 @@ After seeding, ``gc.freeze()`` moves the fake's ~10 million objects out of the c
 generations (a separate API server's objects would not be in them either); ``--no-freeze`` keeps
 them there and shows what the full collections over them cost.
 
+``--prefetch on|off`` switches the facade's list-page prefetch (the next page is fetched on a
+background thread while the check works on the current one; default: the facade's default).
+
 Target (issue 7): under 15 s and under 600 MB peak RSS.
 
     .venv/bin/python benchmarks/bench_inference_occupancy_fake.py [--nodes 5000] [--pods 100000]
-        [--page-size 500] [--dra-every 0] [--policy POLICY] [--fake-process]
+        [--page-size 500] [--dra-every 0] [--policy POLICY] [--fake-process] [--prefetch on|off]
 """
 
 from __future__ import annotations
@@ -346,7 +349,9 @@ def _serve(args: argparse.Namespace, conn: Connection) -> None:
         conn.send((fc.request_count(), rss_mb()))
 
 
-def run_check_path(kubeconfig: str, policy: str | None, page_size: int) -> dict[str, Any]:
+def run_check_path(
+    kubeconfig: str, policy: str | None, page_size: int, prefetch: bool | None = None
+) -> dict[str, Any]:
     """``choose_node`` exactly as the check calls it, with the facade's default page size patched
     only when ``--page-size`` differs from it."""
     from aicr_pytest import inference_live as live
@@ -363,6 +368,8 @@ def run_check_path(kubeconfig: str, policy: str | None, page_size: int) -> dict[
 
     marks: list[tuple[float, str]] = []
     cluster = connect(kubeconfig)
+    if prefetch is not None:
+        cluster.prefetch_pages = prefetch
     t0 = time.perf_counter()
 
     def say(text: str) -> None:
@@ -395,12 +402,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fake-process", action="store_true", help="serve the fake from a forked child (RSS: check only)"
     )
+    parser.add_argument(
+        "--prefetch",
+        choices=("on", "off"),
+        default=None,
+        help="facade list-page prefetch (default: the facade's default)",
+    )
     args = parser.parse_args(argv)
+    from aicr_pytest.kube.client import PREFETCH_PAGES_DEFAULT
+
+    prefetch = PREFETCH_PAGES_DEFAULT if args.prefetch is None else args.prefetch == "on"
 
     print(
         f"nodes={args.nodes} pods={args.pods} namespaces={NAMESPACES} dra_every={args.dra_every} "
         f"page_size={args.page_size} policy={args.policy} "
-        f"fake={'child process' if args.fake_process else 'in-process'}"
+        f"fake={'child process' if args.fake_process else 'in-process'} "
+        f"prefetch={'on' if prefetch else 'off'}"
     )
     fake_requests: int | None = None
     child_rss = ""
@@ -415,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
             f"device-plugin GPUs in use {used}/{capacity}"
         )
         base_rss = rss_mb()
-        result = run_check_path(kubeconfig, args.policy, args.page_size)
+        result = run_check_path(kubeconfig, args.policy, args.page_size, prefetch)
         parent.send("stop")
         fake_requests, child_peak = parent.recv()
         proc.join(10)
@@ -437,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"device-plugin GPUs in use {used}/{capacity}"
             )
             base = fc.request_count()
-            result = run_check_path(str(fc.kubeconfig_path), args.policy, args.page_size)
+            result = run_check_path(str(fc.kubeconfig_path), args.policy, args.page_size, prefetch)
             fake_requests = fc.request_count() - base
             peak = rss_mb()
         check_rss = peak - seeded_rss

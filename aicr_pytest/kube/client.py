@@ -24,6 +24,8 @@ import email.utils
 import json
 import os
 import random
+import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -71,6 +73,8 @@ _PATCH_TYPES = {
 _List = list  # `Cluster.list` shadows the builtin inside the class body
 _RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 _IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+#: Whether :class:`Cluster` prefetches the next list page by default (see :meth:`Cluster.list_pages`).
+PREFETCH_PAGES_DEFAULT = True
 
 
 @dataclass(frozen=True)
@@ -292,12 +296,49 @@ class Stream:
         self.close()
 
 
+class _Prefetch:
+    """``fetch(token)`` running on its own thread; :meth:`result` hands back its response or
+    re-raises its error in the caller's thread."""
+
+    def __init__(self, fetch: Callable[[str], Response], token: str) -> None:
+        self._page: Response | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(fetch, token), name="aicr-list-prefetch", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, fetch: Callable[[str], Response], token: str) -> None:
+        try:
+            self._page = fetch(token)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> Response:
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        assert self._page is not None
+        return self._page
+
+    def discard(self) -> None:
+        """Wait for the in-flight request (bounded by its timeouts) and drop what it got.
+
+        Not while the interpreter shuts down: its daemon threads are frozen then, never to end."""
+        if not sys.is_finalizing():
+            self._thread.join()
+        self._page = self._error = None
+
+
 class Cluster:
     """A connection to one Kubernetes API server; every method returns plain dicts.
 
     ``sleep`` is what retries sleep on (inject a fake clock's ``sleep`` in tests);
     ``enforce_declared`` makes any request outside :data:`~aicr_pytest.kube.rbac.REQUIRED_PERMISSIONS`
     raise :class:`~aicr_pytest.kube.rbac.UndeclaredPermission` (the facade tests turn it on).
+    ``prefetch_pages`` makes :meth:`list_pages` fetch the next page on a background thread while
+    the caller works on the current one (same requests, same order; see :meth:`list_pages`).
     """
 
     def __init__(
@@ -311,6 +352,7 @@ class Cluster:
         request_timeout: tuple[float, float] = (10.0, 60.0),
         source: str = "",
         rng: random.Random | None = None,
+        prefetch_pages: bool = PREFETCH_PAGES_DEFAULT,
     ) -> None:
         self.api_client = api_client
         self.sleep = sleep
@@ -319,6 +361,7 @@ class Cluster:
         self.enforce_declared = enforce_declared
         self.request_timeout = request_timeout
         self.source = source
+        self.prefetch_pages = prefetch_pages
         self.stats = Stats()
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
@@ -450,7 +493,9 @@ class Cluster:
         content_type: str | None = None,
         stream: bool = False,
         timeout: float | tuple[float, float] | None = None,
+        cancel: threading.Event | None = None,
     ) -> Any:
+        """``cancel`` (a prefetch whose caller went away): once set, no further retry is tried."""
         import tenacity
 
         self._record(target)
@@ -458,7 +503,9 @@ class Cluster:
 
         def should_stop(rs: Any) -> bool:
             return bool(
-                rs.attempt_number >= policy.attempts or rs.idle_for + rs.upcoming_sleep > policy.budget
+                rs.attempt_number >= policy.attempts
+                or rs.idle_for + rs.upcoming_sleep > policy.budget
+                or (cancel is not None and cancel.is_set())
             )
 
         def count_retry(rs: Any) -> None:
@@ -603,40 +650,78 @@ class Cluster:
         field_selector: str | None = None,
         page_size: int = 500,
     ) -> Iterator[JSON]:
-        """Yield each ``XList`` page (``limit`` + ``continue``), items stamped with apiVersion/kind."""
+        """Yield each ``XList`` page (``limit`` + ``continue``), items stamped with apiVersion/kind.
+
+        With :attr:`prefetch_pages`, the request for page N+1 (only when page N carries a
+        ``continue`` token) runs on a background thread while the caller decodes and works on
+        page N: the token is read from the top-level ``metadata`` that the API server writes
+        before ``items``, so the server prepares the next page while this process parses the
+        current one (when ``items`` comes first the request starts after the parse). The
+        requests and their order are the same as without it: each one still needs the previous
+        page's token. An error fetching page N+1 is raised when the caller asks for page N+1,
+        not before. Closing the generator early (``close()``, garbage collection, an exception
+        in the caller) waits for the one in-flight request, tries no retry after it, and
+        discards its response; at most one response is held beyond the caller's page.
+        """
         if page_size <= 0:
             raise ValueError("page_size must be positive: lists are always paginated")
         rt = self.resolve(api_version, kind_or_plural)
         ns = namespace if rt.namespaced else None
         target = Target("list", rt.group, rt.plural, ns)
         path = rt.path(ns)
-        token: str | None = None
-        while True:
-            query: list[tuple[str, str | int | bool]] = [("limit", page_size)]
-            if label_selector:
-                query.append(("labelSelector", label_selector))
-            if field_selector:
-                query.append(("fieldSelector", field_selector))
-            if token:
-                query.append(("continue", token))
-            try:
-                page = self.request("GET", path, target, query=query).json() or {}
-            except Gone as exc:
-                # An expired continue token: the server may hand out an inconsistent one to go on with.
-                retry_token = _continue_from_status(exc.body)
-                if not token or not retry_token:
-                    raise
-                token = retry_token
-                continue
-            with self._lock:
-                self.stats.pages += 1
-            for item in page.get("items") or []:
-                item.setdefault("apiVersion", rt.api_version)
-                item.setdefault("kind", rt.kind)
-            yield page
-            token = (page.get("metadata") or {}).get("continue") or None
-            if not token:
-                return
+        cancel = threading.Event()
+
+        def fetch(token: str | None) -> Response:
+            while True:
+                query: list[tuple[str, str | int | bool]] = [("limit", page_size)]
+                if label_selector:
+                    query.append(("labelSelector", label_selector))
+                if field_selector:
+                    query.append(("fieldSelector", field_selector))
+                if token:
+                    query.append(("continue", token))
+                try:
+                    response: Response = self._execute("GET", path, target, query=query, cancel=cancel)
+                    return response
+                except Gone as exc:
+                    # An expired continue token: the server may hand out an inconsistent one to go on with.
+                    retry_token = _continue_from_status(exc.body)
+                    if not token or not retry_token or cancel.is_set():
+                        raise
+                    token = retry_token
+
+        pending: _Prefetch | None = None
+        try:
+            response = fetch(None)
+            while True:
+                early = _peek_continue(response.data) if self.prefetch_pages else None
+                if early:
+                    pending = _Prefetch(fetch, early)
+                page: JSON = response.json() or {}
+                del response
+                token = (page.get("metadata") or {}).get("continue") or None
+                if pending is not None and token != early:  # pragma: no cover - duplicate keys
+                    pending.discard()
+                    pending = None
+                if token and pending is None and self.prefetch_pages:
+                    pending = _Prefetch(fetch, token)
+                for item in page.get("items") or []:
+                    item.setdefault("apiVersion", rt.api_version)
+                    item.setdefault("kind", rt.kind)
+                with self._lock:
+                    self.stats.pages += 1
+                yield page
+                if not token:
+                    return
+                if pending is None:
+                    response = fetch(token)
+                else:
+                    prefetched, pending = pending, None
+                    response = prefetched.result()
+        finally:
+            cancel.set()
+            if pending is not None:
+                pending.discard()
 
     def list(
         self,
@@ -854,6 +939,45 @@ class WatchStream:
         self.close()
 
 
+_JSON_DECODER = json.JSONDecoder()
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, i: int) -> int:
+    match = _JSON_SPACE.match(text, i)
+    return match.end() if match else i
+
+
+def _peek_continue(data: bytes, head: int = 16384) -> str | None:
+    """A list body's ``metadata.continue``, read from the top-level members before ``items``
+    without decoding the items (the API server writes kind, apiVersion, metadata, items in that
+    order). ``None`` when there is no token or it cannot tell that cheaply (``items`` first, a
+    truncated head, not a JSON object): the caller then takes the token from the full parse."""
+    try:
+        text = data[:head].decode("utf-8", "ignore")
+        i = _skip_space(text, 0)
+        if text[i : i + 1] != "{":
+            return None
+        i += 1
+        while True:
+            i = _skip_space(text, i)
+            key, i = _JSON_DECODER.raw_decode(text, i)
+            i = _skip_space(text, i)
+            if not isinstance(key, str) or key == "items" or text[i : i + 1] != ":":
+                return None
+            i = _skip_space(text, i + 1)
+            value, i = _JSON_DECODER.raw_decode(text, i)
+            if key == "metadata":
+                token = value.get("continue") if isinstance(value, dict) else None
+                return token if isinstance(token, str) and token else None
+            i = _skip_space(text, i)
+            if text[i : i + 1] != ",":
+                return None
+            i += 1
+    except ValueError:
+        return None
+
+
 def _continue_from_status(body: str) -> str | None:
     try:
         status = json.loads(body)
@@ -879,6 +1003,7 @@ def connect(
     sleep: Callable[[float], None] = time.sleep,
     retry_policy: RetryPolicy | None = None,
     enforce_declared: bool = False,
+    prefetch_pages: bool = PREFETCH_PAGES_DEFAULT,
 ) -> Cluster:
     """Connect using, in order: ``kubeconfig`` (explicit path), ``$KUBECONFIG``, the in-cluster
     service account, ``~/.kube/config``. Raises :class:`UsageError` naming what was tried."""
@@ -901,6 +1026,7 @@ def connect(
             retry_policy=retry_policy,
             enforce_declared=enforce_declared,
             source=source,
+            prefetch_pages=prefetch_pages,
         )
 
     if kubeconfig:
@@ -929,6 +1055,7 @@ def connect(
                 retry_policy=retry_policy,
                 enforce_declared=enforce_declared,
                 source="in-cluster service account",
+                prefetch_pages=prefetch_pages,
             )
     else:
         tried.append("in-cluster service account (not running in a pod)")
