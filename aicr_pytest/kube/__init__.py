@@ -23,6 +23,7 @@ from aicr_pytest.kube.client import (
 )
 from aicr_pytest.kube.errors import (
     AccessDenied,
+    AdmissionDenied,
     ApiError,
     ApiUnreachable,
     Conflict,
@@ -57,6 +58,7 @@ __all__ = [
     "MANAGED_BY_VALUE",
     "RUN_ID_LABEL",
     "AccessDenied",
+    "AdmissionDenied",
     "ApiError",
     "ApiUnreachable",
     "CleanupReport",

@@ -38,8 +38,10 @@ from urllib.parse import quote, urlencode
 from aicr_pytest.errors import UsageError
 from aicr_pytest.kube.errors import (
     MSG_ACCESS_DENIED,
+    MSG_ADMISSION_DENIED,
     MSG_UNREACHABLE,
     AccessDenied,
+    AdmissionDenied,
     ApiError,
     ApiUnreachable,
     Conflict,
@@ -200,6 +202,13 @@ _REASONS = {
 }
 
 
+#: A 403 Status message that comes from admission, not from the RBAC authorizer (whose message reads
+#: ``... is forbidden: User "u" cannot <verb> resource "<r>" ...``).
+_ADMISSION_DENIAL = re.compile(
+    r"admission webhook|denied (?:the )?request|violates PodSecurity|exceeded quota|is being terminated"
+)
+
+
 def map_status_error(status: int, reason: str, data: bytes, target: Target) -> ApiError:
     """Map a non-2xx HTTP status to the facade's exception types (no retry decisions here)."""
     reason = reason or _REASONS.get(status, "")
@@ -220,6 +229,11 @@ def map_status_error(status: int, reason: str, data: bytes, target: Target) -> A
         if target.name:
             what += f' "{target.name}"'
         where = f" in namespace {target.namespace}" if target.namespace else ""
+        if status == 403 and _ADMISSION_DENIAL.search(detail):
+            message = MSG_ADMISSION_DENIED.format(
+                verb=target.verb, resource=what, where=where, detail=detail, status=status, reason=reason
+            )
+            return AdmissionDenied(message, **common)
         message = MSG_ACCESS_DENIED.format(
             verb=target.verb, resource=what, where=where, status=status, reason=reason
         )

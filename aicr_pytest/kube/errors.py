@@ -11,6 +11,8 @@ from aicr_pytest.errors import Inconclusive
 
 #: ``AccessDenied`` message; users grep for it, so keep the wording stable.
 MSG_ACCESS_DENIED = "RBAC denied: cannot {verb} {resource}{where} ({status} {reason})"
+#: a 403 an admission plugin or webhook gave (not RBAC): what it said is the useful part
+MSG_ADMISSION_DENIED = "admission denied: cannot {verb} {resource}{where}: {detail} ({status} {reason})"
 MSG_UNREACHABLE = "API unreachable: {method} {path}: {cause} (gave up after {attempts} attempts)"
 MSG_WAIT_TIMEOUT = "timed out after {timeout:g}s waiting for {what}: {state}"
 MSG_VANISHED = "{what} vanished while waiting for it"
@@ -52,6 +54,11 @@ class AccessDenied(ApiError):
     """401 Unauthorized or 403 Forbidden. Never retried; the message names the verb and resource."""
 
 
+class AdmissionDenied(AccessDenied):
+    """403 from admission (a webhook, a ValidatingAdmissionPolicy, PodSecurity, ResourceQuota, a
+    terminating namespace), not from RBAC: granting more RBAC would not help."""
+
+
 class NotFound(ApiError):
     """404 Not Found."""
 
@@ -86,10 +93,12 @@ class ObjectVanished(Inconclusive):
 
 __all__ = [
     "MSG_ACCESS_DENIED",
+    "MSG_ADMISSION_DENIED",
     "MSG_UNREACHABLE",
     "MSG_VANISHED",
     "MSG_WAIT_TIMEOUT",
     "AccessDenied",
+    "AdmissionDenied",
     "ApiError",
     "ApiUnreachable",
     "Conflict",

@@ -22,6 +22,7 @@ from _kube_stub import Call, Reply, make_cluster
 from aicr_pytest.errors import Inconclusive, UsageError
 from aicr_pytest.kube import (
     AccessDenied,
+    AdmissionDenied,
     ApiUnreachable,
     Conflict,
     Invalid,
@@ -41,6 +42,43 @@ def status_body(code: int, reason: str, message: str = "") -> dict[str, Any]:
         "reason": reason,
         "message": message,
     }
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: runtime must be '
+        "created before the TrainJob is created",
+        "ValidatingAdmissionPolicy 'no-gpu' with binding 'no-gpu' denied request: GPUs are reserved",
+        'pods "x" is forbidden: violates PodSecurity "restricted:latest": privileged',
+        'pods "x" is forbidden: exceeded quota: gpu-quota, requested: nvidia.com/gpu=8',
+        "unable to create new content in namespace aicr-x because it is being terminated",
+    ],
+)
+def test_403_from_admission_is_not_called_rbac_and_quotes_the_server(message: str) -> None:
+    cluster, api, _ = make_cluster(
+        lambda c: Reply(403, status_body(403, "Forbidden", message), reason="Forbidden")
+    )
+    with pytest.raises(AdmissionDenied) as err:
+        cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace": "ns"}})
+    expected = f'admission denied: cannot create pods "x" in namespace ns: {message} (403 Forbidden)'
+    assert str(err.value) == expected
+    assert isinstance(err.value, AccessDenied) and "RBAC" not in str(err.value)
+    assert len(api.calls) == 1  # never retried
+
+
+def test_403_from_rbac_keeps_the_rbac_message() -> None:
+    rbac = (
+        'pods is forbidden: User "validator" cannot list resource "pods" in API group "" '
+        'in the namespace "ns"'
+    )
+    cluster, _, _ = make_cluster(
+        lambda c: Reply(403, status_body(403, "Forbidden", rbac), reason="Forbidden")
+    )
+    with pytest.raises(AccessDenied) as err:
+        list(cluster.list("v1", "pods", "ns"))
+    assert not isinstance(err.value, AdmissionDenied)
+    assert str(err.value) == "RBAC denied: cannot list pods in namespace ns (403 Forbidden)"
 
 
 def test_403_maps_to_access_denied_naming_verb_and_resource_and_is_not_retried() -> None:
