@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from _facade_helpers import FAST_RETRIES, assert_rbac_covers, facade, fake_of
+from _facade_helpers import FAST_RETRIES, assert_rbac_covers, backend_facade, facade, fake_of
 
 from aicr_pytest.kube import AccessDenied, Cluster
 from aicr_pytest.kube.client import Target, _peek_continue
@@ -307,12 +307,22 @@ def test_peek_reads_the_continue_token_only_from_metadata_before_items() -> None
     assert _peek_continue(b'{"metadata":{"resourceVersion":"7"},"items":[]}') is None  # last page
 
 
-@pytest.mark.fake_only(FAKE)
-def test_the_fakes_list_bodies_put_metadata_before_items(k8s_backend: K8sBackend) -> None:
-    fc = fake_of(k8s_backend)
-    seed(fc, 30)
-    cluster, _ = facade(fc)
-    first = cluster.request("GET", PODS, Target("list", "", "pods", "bulk"), query=[("limit", 10)])
+def test_list_bodies_put_metadata_before_items_so_the_token_is_read_early(k8s_backend: K8sBackend) -> None:
+    """The fake and the real kube-apiserver both write ``metadata`` (with ``continue``) before
+    ``items``: the next page's request starts before the current page is decoded."""
+    ns = k8s_backend.namespace("bulk")
+    k8s_backend.seed(
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+            *(
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}", "namespace": ns}}
+                for i in range(30)
+            ),
+        ]
+    )
+    cluster, _ = backend_facade(k8s_backend)
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    first = cluster.request("GET", path, Target("list", "", "configmaps", ns), query=[("limit", 10)])
     token = json.loads(first.data)["metadata"]["continue"]
     assert token and _peek_continue(first.data) == token
 
