@@ -28,6 +28,7 @@ import re
 import sys
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -253,6 +254,41 @@ def map_status_error(status: int, reason: str, data: bytes, target: Target) -> A
     return ApiError(text, **common)
 
 
+class _LinesInHand:
+    """Streams of this process whose last line is still with the caller (it has not asked for the
+    next one, nor closed the stream). Thread-safe; streams are held weakly."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streams: weakref.WeakSet[Stream] = weakref.WeakSet()
+
+    def hold(self, stream: Stream) -> None:
+        with self._lock:
+            self._streams.add(stream)
+
+    def release(self, stream: Stream) -> None:
+        with self._lock:
+            self._streams.discard(stream)
+
+    def count(self) -> int:
+        with self._lock:
+            return sum(1 for s in self._streams if not s.closed)
+
+
+_LINES_IN_HAND = _LinesInHand()
+
+
+def streams_in_hand() -> int:
+    """How many open streams (watches, followed logs) of this process have handed their caller a
+    line it is still working on.
+
+    Zero means every streaming reader of this process is back waiting on the network. The fake
+    cluster's virtual time (``aicr_pytest.testing.virtualtime``) reads it so that it never moves the
+    clock while a client in the same process is still handling the last event it was sent.
+    """
+    return _LINES_IN_HAND.count()
+
+
 class Stream:
     """A streaming response (watch, followed log): iterate lines; ``shutdown()`` from any thread."""
 
@@ -271,13 +307,25 @@ class Stream:
                     if newline < 0:
                         break
                     line, buffer = buffer[:newline], buffer[newline + 1 :]
-                    yield line
+                    yield from self._hand(line)
         except _stream_end_errors():
             # Dropped connection, read timeout, or shutdown() from another thread: stream over.
             if not self._closed:
                 buffer = b""
         if buffer and not self._closed:
-            yield buffer
+            yield from self._hand(buffer)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _hand(self, line: bytes) -> Iterator[bytes]:
+        """Yield ``line``, counted in :func:`streams_in_hand` until the caller asks for more."""
+        _LINES_IN_HAND.hold(self)
+        try:
+            yield line
+        finally:
+            _LINES_IN_HAND.release(self)
 
     def _chunks(self) -> Iterator[bytes]:
         resp = self._resp
@@ -1095,4 +1143,5 @@ __all__ = [
     "connect",
     "map_status_error",
     "parse_retry_after",
+    "streams_in_hand",
 ]

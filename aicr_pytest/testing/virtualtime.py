@@ -21,7 +21,12 @@ Quiescent means all of:
 3. every blocked waiter has looked at the store's current state (its resourceVersion, log writes and
    clock time) -- so an event produced by the previous advance has been delivered first;
 4. nothing was delivered to a client, and no request ended, for ``settle`` seconds of real time (so
-   the client has processed what it received and is back in its read).
+   the client has processed what it received and is back in its read);
+5. no facade client *in this process* still holds a line it was streamed
+   (:func:`aicr_pytest.kube.client.streams_in_hand` is 0): a client that is slow to handle an event
+   (a loaded machine) is not mistaken for a blocked one, so the clock never jumps past the moment it
+   was handling. This makes in-process clients (checks run by pytester) deterministic however long
+   they take; clients in another process still rely on ``settle``.
 
 Waiters whose client hung up do not count. Advances are serialized with any other
 :meth:`FakeClock.advance` (a test or a check sleeping on the clock), and each one re-checks
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -58,6 +64,14 @@ DEFAULT_SETTLE_S = 0.01
 #: Longest real pause between two looks at the state (changes the server does not announce:
 #: a client hanging up).
 _RECHECK_S = 0.05
+
+
+def _clients_in_hand() -> int:
+    """:func:`aicr_pytest.kube.client.streams_in_hand` of the facade loaded in this process (looked up
+    each time: an in-process pytester run may load its own copy), 0 when none is loaded."""
+    client = sys.modules.get("aicr_pytest.kube.client")
+    count = getattr(client, "streams_in_hand", None)
+    return int(count()) if callable(count) else 0
 
 
 @dataclass
@@ -132,7 +146,7 @@ class Activity:
     # -- what the advancer asks ------------------------------------------------------------------
     def _quiet_deadline(self) -> tuple[bool, float | None]:
         """(quiescent apart from the settle time, the earliest live waiter deadline)."""
-        if self._busy > 0 or not self._waiters:
+        if self._busy > 0 or not self._waiters or _clients_in_hand():
             return False, None
         version, now = self._version(), self._now()
         live = 0
