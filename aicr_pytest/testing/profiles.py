@@ -238,6 +238,22 @@ def _namespace(fc: FakeCluster, name: str, labels: dict[str, str] | None = None)
     )
 
 
+def _default_storage_class(fc: FakeCluster, name: str, provisioner: str) -> None:
+    """The cluster's default StorageClass (``WaitForFirstConsumer``, as the cloud CSI drivers ship it)."""
+    fc.add(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {
+                "name": name,
+                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+            },
+            "provisioner": provisioner,
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+
+
 def _running_pod(
     fc: FakeCluster,
     namespace: str,
@@ -500,19 +516,8 @@ def install_kube_system(fc: FakeCluster, profile: ClusterProfile, comp: Componen
             profile.gpu_node_names(),
             labels={"name": "aws-efa-k8s-device-plugin"},
         )
-    fc.add(
-        {
-            "apiVersion": "storage.k8s.io/v1",
-            "kind": "StorageClass",
-            # AICR-deployed EKS clusters get gp3 as the default class (aws-ebs-csi-driver component).
-            "metadata": {
-                "name": "gp3",
-                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
-            },
-            "provisioner": "ebs.csi.aws.com",
-            "volumeBindingMode": "WaitForFirstConsumer",
-        }
-    )
+    # AICR-deployed EKS clusters get gp3 as the default class (aws-ebs-csi-driver component).
+    _default_storage_class(fc, "gp3", "ebs.csi.aws.com")
 
 
 def install_nfd(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
@@ -992,18 +997,7 @@ def install_gke_system(fc: FakeCluster, profile: ClusterProfile, comp: Component
                 "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "GNPParamsReady"}]},
             }
         )
-    fc.add(
-        {
-            "apiVersion": "storage.k8s.io/v1",
-            "kind": "StorageClass",
-            "metadata": {
-                "name": "standard-rwo",
-                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
-            },
-            "provisioner": "pd.csi.storage.gke.io",
-            "volumeBindingMode": "WaitForFirstConsumer",
-        }
-    )
+    _default_storage_class(fc, "standard-rwo", "pd.csi.storage.gke.io")
 
 
 # ----------------------------------------------------------------------------------- RoCE --
