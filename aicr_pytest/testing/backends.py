@@ -429,12 +429,17 @@ class ControlPlaneSession:
         self._current: tuple[str, tuple[str, ...]] | None = None
         self._objects: list[Obj] = []
         self._pod_states: list[Obj] = []
+        self._players_lock = threading.Lock()
+        #: plays the inference check's Job pods (:class:`~.controlplane_dynamo.InferenceJobs`)
+        self.inference_jobs: Any = None
         self.players: list[Poller] = []
 
     def ensure_players(self) -> None:
-        """Start the test controllers: the nvidia-smi pod player (:mod:`.controlplane_players`), Kubeflow
-        Trainer/JobSet and the NCCL launcher (:mod:`.controlplane_trainer`), the NVreg preflight probe and the
-        DRA driver's ComputeDomains (:mod:`.controlplane_computedomain`)."""
+        """Start the test controllers (once): the nvidia-smi and NVreg probe pod players
+        (:mod:`.controlplane_players`), Kubeflow Trainer/JobSet and the NCCL launcher
+        (:mod:`.controlplane_trainer`), the DRA driver's ComputeDomains
+        (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
+        inference Jobs' pods (:mod:`.controlplane_dynamo`)."""
         from aicr_pytest.testing.controlplane_computedomain import ComputeDomainController
         from aicr_pytest.testing.controlplane_dynamo import (
             INFERENCE_JOBS_SELECTOR,
@@ -455,15 +460,16 @@ class ControlPlaneSession:
             TrainerController,
         )
 
-        with self.lock:
+        with self._players_lock:
             if not self.players:
+                self.inference_jobs = InferenceJobs(self.cp)
                 self.players += [
                     PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
                     TrainerController(self.cp).start(),
                     PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
                     DynamoController(self.cp).start(),
                     VolumeProvisioner(self.cp, interval=0.5).start(),
-                    PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, InferenceJobs(self.cp)).start(),
+                    PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
                 ]
@@ -524,10 +530,13 @@ class ControlPlaneSession:
             apply_pod_states(self.cp, self._pod_states, states)
             self._current, self._objects, self._pod_states = key, objects, states
             self.profiles[profile] = key[1]
+            self.ensure_players()
+            from aicr_pytest.testing.controlplane_dynamo import apply_faults
+
+            apply_faults(self.player("dynamo-controller"), self.inference_jobs, faults)
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
             self.profile_seconds[source + target] = time.monotonic() - started
-        self.ensure_players()
 
 
 class ControlPlaneBackend(K8sBackend):

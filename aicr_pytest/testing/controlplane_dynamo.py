@@ -29,11 +29,12 @@ import json
 import logging
 import threading
 import urllib.error
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
-from aicr_pytest.testing.controlplane_players import Poller
+from aicr_pytest.testing.controlplane_players import Poller, http_detail
 from aicr_pytest.testing.players import inference as play
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ if TYPE_CHECKING:
 __all__ = [
     "INFERENCE_JOBS_SELECTOR",
     "DynamoController",
+    "InferenceJobs",
     "VolumeProvisioner",
+    "apply_faults",
     "inference_job_output",
 ]
 
@@ -119,7 +122,14 @@ class _Frontend:
             def _answer(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 controller.record_request(self.command, self.path)
-                code, text = play.serve_openai(controller.dgd(namespace, dgd), self.command, self.path, raw)
+                forced = controller.endpoint_status
+                if forced:  # the inference-endpoint-down fault: an upstream that never serves
+                    message = {"error": {"message": "upstream unavailable (SIMULATED)", "code": forced}}
+                    code, text = forced, json.dumps(message)
+                else:
+                    code, text = play.serve_openai(
+                        controller.dgd(namespace, dgd), self.command, self.path, raw
+                    )
                 body = text.encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
@@ -162,6 +172,9 @@ class DynamoController(Poller):
         self.requests: list[tuple[str, str]] = []
         #: "<ns>/<dgd>" -> the nodes its GPU workers were bound to (by the real scheduler)
         self.placements: dict[str, list[str]] = {}
+        #: when set, every frontend answers every request with this status (fault
+        #: ``inference-endpoint-down``; set by the session from the seeded profile's faults)
+        self.endpoint_status: int | None = None
 
     def dgd(self, namespace: str, name: str) -> Obj | None:
         with self._lock:
@@ -206,9 +219,8 @@ class DynamoController(Poller):
             self.cp.request("POST", path, body)
         except urllib.error.HTTPError as e:
             if e.code != 409:
-                detail = e.read().decode(errors="replace")[:300]
                 raise RuntimeError(
-                    f"creating {body['kind']} {body['metadata']['name']}: {e.code} {detail}"
+                    f"creating {body['kind']} {body['metadata']['name']}: {http_detail(e)}"
                 ) from e
 
     def _update_status(self, dgd: Obj) -> Obj:
@@ -363,6 +375,15 @@ def provision(pvc: Obj, classes: dict[str, Obj], default: str | None) -> Obj | N
     return volume
 
 
+def apply_faults(dynamo: DynamoController, jobs: InferenceJobs, faults: Sequence[str]) -> None:
+    """Set the inference test controllers to play the seeded profile's inference faults (and reset
+    them when the profile has none): the same fault names as on the fake."""
+    dynamo.endpoint_status = 503 if play.FAULT_ENDPOINT_DOWN in faults else None
+    jobs.throughput_per_gpu = (
+        play.LOW_THROUGHPUT_PER_GPU if play.FAULT_LOW_THROUGHPUT in faults else play.THROUGHPUT_PER_GPU
+    )
+
+
 def _job_name(pod: Obj) -> str:
     labels = pod["metadata"].get("labels") or {}
     return next((str(labels[k]) for k in JOB_NAME_LABELS if labels.get(k)), "")
@@ -377,6 +398,8 @@ class InferenceJobs:
 
     def __init__(self, cp: ControlPlane) -> None:
         self.cp = cp
+        #: output tokens/sec per benchmarked GPU (fault ``inference-low-throughput``: 2,500)
+        self.throughput_per_gpu = play.THROUGHPUT_PER_GPU
 
     def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]] | None:
         job = _job_name(pod)
@@ -384,11 +407,15 @@ class InferenceJobs:
             text = "Downloading model into /model-cache ... done (SIMULATED)\n"
             return dict.fromkeys(_containers(pod), (text, 0))
         if job.startswith(AIPERF_PREFIX):
-            return dict.fromkeys(_containers(pod), inference_job_output(self.cp, pod))
+            return dict.fromkeys(
+                _containers(pod), inference_job_output(self.cp, pod, self.throughput_per_gpu)
+            )
         return None
 
 
-def inference_job_output(cp: ControlPlane, pod: Obj) -> tuple[str, int]:
+def inference_job_output(
+    cp: ControlPlane, pod: Obj, throughput_per_gpu: float = play.THROUGHPUT_PER_GPU
+) -> tuple[str, int]:
     """What the AIPerf container prints (and its exit code), having asked the endpoint for a completion."""
     url = play.aiperf_url(pod) or ""
     host = urlsplit(url).hostname or ""
@@ -408,7 +435,7 @@ def inference_job_output(cp: ControlPlane, pod: Obj) -> tuple[str, int]:
         return f"aiperf: error: {url} answered HTTP {e.code} (SIMULATED)\n", 1
     gpus = play.gpu_workers(dgd) or 1
     concurrency = play.aiperf_concurrency(pod, gpus)
-    doc = play.aiperf_export(play.THROUGHPUT_PER_GPU * gpus, play.TTFT_P99_MS, concurrency)
+    doc = play.aiperf_export(throughput_per_gpu * gpus, play.TTFT_P99_MS, concurrency)
     head = (
         f"aiperf profile: concurrency {concurrency} (SIMULATED)\nWarmup: 100% complete\n"
         "Profiling: 50% complete\nProfiling: 100% complete\n"

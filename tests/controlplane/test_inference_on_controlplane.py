@@ -102,10 +102,56 @@ def test_inference_perf_passes_with_least_privilege(
 
     # the run's cleanup removed everything: the per-run namespace (real namespace controller on the
     # control plane, which also removes the DGD's pods) and the AIPerf Job in the check namespace
-    deadline = time.monotonic() + 60
-    while (left := leftovers(k8s_backend, run_id)) and time.monotonic() < deadline:
+    assert wait_no_leftovers(k8s_backend, run_id) == []
+    assert k8s_backend.controller_errors() == []
+
+
+def wait_no_leftovers(backend: K8sBackend, run_id: str, timeout: float = 60) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while (left := leftovers(backend, run_id)) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert left == []
+    return left
+
+
+def test_low_throughput_fails_the_constraint_and_cleans_up(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    """Fault ``inference-low-throughput`` (2,500 tokens/sec per GPU): the same fault name on both
+    backends; on the control plane the AIPerf player reports it."""
+    k8s_backend.seed_profile(PROFILE, ["inference-low-throughput"])
+    t, run_id = run_inference(pytester, k8s_backend)
+    assert t["status"] == "failed", (t.get("message"), k8s_backend.controller_errors())
+    assert t["message"] == (
+        'inference throughput 20000.00 tokens/sec does not satisfy constraint ">= 50000" (with 10% tolerance)'
+    )
+    assert t["stdout"][-4:] == [
+        "RESULT: Inference throughput: 20000.00 tokens/sec",
+        "RESULT: Inference TTFT p99: 702.40 ms",
+        "Throughput constraint: >= 50000 → FAIL",
+        "TTFT p99 constraint: <= 2000 → PASS",
+    ]
+    assert wait_no_leftovers(k8s_backend, run_id) == []
+    assert k8s_backend.controller_errors() == []
+
+
+def test_endpoint_that_never_serves_times_out_and_cleans_up(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    """Fault ``inference-endpoint-down``: every probe through the service proxy gets 503 for the
+    whole 5-minute health timeout (a probe every 10 s; the check's sleeps cost no real time)."""
+    k8s_backend.seed_profile(PROFILE, ["inference-endpoint-down"])
+    served: list[tuple[str, str]] = []
+    if isinstance(k8s_backend, ControlPlaneBackend):
+        served = k8s_backend.session.player("dynamo-controller").requests
+    before = len(served)
+    t, run_id = run_inference(pytester, k8s_backend)
+    assert t["status"] == "failed", (t.get("message"), k8s_backend.controller_errors())
+    assert t["message"] == (
+        "[TIMEOUT] timed out waiting for inference endpoint to serve requests: context deadline exceeded"
+    )
+    if isinstance(k8s_backend, ControlPlaneBackend):  # every probe reached the frontend's server
+        assert 30 <= sum(1 for r in served[before:] if r == ("POST", "/v1/chat/completions")) <= 32
+    assert wait_no_leftovers(k8s_backend, run_id) == []
     assert k8s_backend.controller_errors() == []
 
 
