@@ -12,7 +12,7 @@ checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), ``nccl-al
 DRA allocation of the IMEX channel claims) and ``inference-perf``
 (tests/controlplane/test_inference_on_controlplane.py: Dynamo operator, volume provisioner and AIPerf
 played by test controllers; the probe goes through the apiserver's service proxy and its egress). This
-replay still catches a denial on a path those runs do not take (faulted profiles are fake-only).
+replay still catches a denial on a path those runs do not take (fake-only faults, the GKE and RoCE paths).
 """
 
 from __future__ import annotations
