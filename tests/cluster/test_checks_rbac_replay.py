@@ -12,7 +12,7 @@ checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), ``nccl-al
 DRA allocation of the IMEX channel claims) and ``inference-perf``
 (tests/controlplane/test_inference_on_controlplane.py: Dynamo operator, volume provisioner and AIPerf
 played by test controllers; the probe goes through the apiserver's service proxy and its egress). This
-replay still catches a denial on a path those runs do not take (fake-only faults, the GKE and RoCE paths).
+replay also covers the NCCL paths with no kwok pool on the control plane (GKE/TCPXO, RoCE on EKS).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from aicr_pytest.testing.authz import denied, request_attributes
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.controlplane import ControlPlane
 from tests.cluster import shared_clock
+from tests.cluster.test_nccl_check import SNAPSHOT as NCCL_SNAPSHOT
+from tests.cluster.test_nccl_paths import gke_recipe, roce_recipe
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "recipes" / "examples"
@@ -87,6 +89,20 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         EXAMPLES / "h100-eks-training-snapshot.yaml",
         ("nccl-all-reduce-bw-net", "nccl-all-reduce-bw-nvls"),
     ),
+    "nccl-gke-tcpxo": (
+        "h100-gke-training",
+        "performance",
+        lambda tmp: written(tmp, "gke.yaml", gke_recipe()),
+        NCCL_SNAPSHOT,
+        ("nccl-all-reduce-bw",),
+    ),
+    "nccl-roce": (
+        "gb300-eks-roce-training",
+        "performance",
+        lambda tmp: written(tmp, "roce.yaml", roce_recipe()),
+        NCCL_SNAPSHOT,
+        ("nccl-all-reduce-bw-net",),
+    ),
     "inference": (
         "h100-eks-inference",
         "performance",
@@ -97,11 +113,27 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
 }
 
 
+#: scenario id -> the CLI environment it runs with
+SCENARIO_ENV: dict[str, dict[str, str]] = {"nccl-roce": {"AICR_NCCL_FABRIC": "roce"}}
+
+
+def written(tmp: Path, name: str, doc: dict[str, Any]) -> Path:
+    path = tmp / name
+    path.write_text(yamlio.dump(doc))
+    return path
+
+
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_check_requests_are_granted_by_deploy_rbac_yaml(
-    scenario: str, pytester: pytest.Pytester, fake_cluster_factory: Any, controlplane: ControlPlane
+    scenario: str,
+    pytester: pytest.Pytester,
+    fake_cluster_factory: Any,
+    controlplane: ControlPlane,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     profile, phase, recipe, snapshot, must_pass = SCENARIOS[scenario]
+    for key, value in SCENARIO_ENV.get(scenario, {}).items():
+        monkeypatch.setenv(key, value)
     fc: FakeCluster = fake_cluster_factory(profile)
     shared_clock.CURRENT[:] = [shared_clock.ClusterClock(fc), None]
     pytester.makeconftest(CONFTEST)
