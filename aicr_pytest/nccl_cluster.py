@@ -25,7 +25,6 @@ Deadlines come from the check's clock (``aicr_clock``), so tests run in virtual 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -482,8 +481,8 @@ class NcclBenchmark:
                 if not admission_race(exc.status, f"{exc} {exc.body}", self.names.runtime):
                     raise
                 if self.clock.time() + ADMISSION_RETRY_INTERVAL_S > end:
-                    error = denial_text(exc.status, exc.reason, exc.body) or str(exc)
-                    raise Inconclusive(MSG_ADMISSION_TIMEOUT.format(attempts=attempts, error=error)) from exc
+                    # the facade quotes an admission 403 (AdmissionDenied), never as "RBAC denied"
+                    raise Inconclusive(MSG_ADMISSION_TIMEOUT.format(attempts=attempts, error=exc)) from exc
                 log.info("%s: TrainJob not admitted yet (attempt %d): %s", self.check, attempts, exc)
                 self.clock.sleep(ADMISSION_RETRY_INTERVAL_S)
 
@@ -654,20 +653,6 @@ def admission_race(status: int, text: str, runtime: str) -> bool:
     return status in _INVALID_BAD_REQUEST_FORBIDDEN and runtime in text and "not found" in text
 
 
-def denial_text(status: int, reason: str, body: str) -> str | None:
-    """``<status> <reason>: <message>`` of the API ``Status`` in ``body`` (what the webhook said),
-    ``None`` when the body is not a Status with a message.  The facade words a 403 as an RBAC
-    denial; an admission webhook's 403 is not one, so the check reports the Status itself."""
-    try:
-        doc = json.loads(body) if body else None
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or doc.get("kind") != "Status" or not doc.get("message"):
-        return None
-    head = " ".join(str(part) for part in (status, reason or doc.get("reason")) if part)
-    return f"{head}: {doc['message']}"
-
-
 def _describe_state(cs: Mapping[str, Any]) -> str:
     state = cs.get("state") or {}
     if "terminated" in state:
@@ -701,7 +686,6 @@ __all__ = [
     "Plumbing",
     "add_pod_template_labels",
     "admission_race",
-    "denial_text",
     "eviction_detail",
     "scoped_names",
     "termination_message",

@@ -379,12 +379,18 @@ def test_webhook_that_never_admits_ends_with_the_budget_message(
     runtime = m["error"].split('trainingruntimes.trainer.kubeflow.org "')[1].split('"')[0]
     assert runtime.startswith("nccl-bw-rt-") and runtime.endswith(phase_run.run_id)  # the run's own
     ref = f'{{"apiGroup":"trainer.kubeflow.org","kind":"TrainingRuntime","name":"{runtime}"}}'
-    assert m["error"] == (
-        '403 Forbidden: admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: '
-        f"spec.runtimeRef: Invalid value: {ref}: "
-        f'trainingruntimes.trainer.kubeflow.org "{runtime}" not found: '
-        "specified trainingRuntime must be created before the TrainJob is created"
-    )
+    # the facade's AdmissionDenied: the webhook's own words, never "RBAC denied"
+    assert re.fullmatch(
+        r'admission denied: cannot create trainjobs\.trainer\.kubeflow\.org "[^"]+" in namespace [^:]+: '
+        + re.escape(
+            'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: '
+            f"spec.runtimeRef: Invalid value: {ref}: "
+            f'trainingruntimes.trainer.kubeflow.org "{runtime}" not found: '
+            "specified trainingRuntime must be created before the TrainJob is created"
+        )
+        + re.escape(" (403 Forbidden)"),
+        m["error"],
+    ), m["error"]
     assert "RBAC denied" not in t["message"]
     assert_clean(fc, phase_run)
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from aicr_pytest import nccl
-from aicr_pytest.nccl_cluster import ADMISSION_RACE_MARKER, admission_race, denial_text
+from aicr_pytest.nccl_cluster import ADMISSION_RACE_MARKER, admission_race
 from aicr_pytest.testing.players.nccl import (
     LauncherSpec,
     peak_busbw,
@@ -47,18 +47,6 @@ H100 = "NVIDIA-H100-80GB-HBM3"
 )
 def test_admission_race(status: int, text: str, expected: bool) -> None:
     assert admission_race(status, text, RUNTIME) is expected
-
-
-def test_denial_text_reports_the_status_message_not_the_rbac_wording() -> None:
-    body = json.dumps(
-        {"kind": "Status", "status": "Failure", "reason": "Forbidden", "code": 403, "message": "denied: x"}
-    )
-    assert denial_text(403, "Forbidden", body) == "403 Forbidden: denied: x"
-    assert denial_text(422, "", body) == "422 Forbidden: denied: x"  # the body's reason fills a blank one
-    assert denial_text(403, "Forbidden", "") is None
-    assert denial_text(403, "Forbidden", "<html>") is None
-    assert denial_text(403, "Forbidden", json.dumps({"kind": "Status", "message": ""})) is None
-    assert denial_text(403, "Forbidden", json.dumps({"kind": "Pod", "message": "m"})) is None
 
 
 def test_trainer_webhook_denial_names_the_requested_runtime() -> None:
