@@ -1,0 +1,105 @@
+"""Compare two sets of CTRF reports (and exit codes) written by ``tools/parity/examples.sh``.
+
+    python tools/parity/compare.py OLD_DIR NEW_DIR
+
+Run ids, durations and timestamps are ignored: the run id (``extra["aicr.runId"]``) is replaced by
+``<RUN>`` wherever it appears (object names, messages, stdout), and ``timestamp``,
+``summary.start``/``stop`` and each test's ``duration`` are dropped.  Everything else must be equal.
+Exit 0 when every case matches, 1 otherwise (the differences are printed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+_DROP_SUMMARY = ("start", "stop")
+
+
+def _replace(value: Any, run_id: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(run_id, "<RUN>") if run_id else value
+    if isinstance(value, list):
+        return [_replace(v, run_id) for v in value]
+    if isinstance(value, dict):
+        return {_replace(k, run_id): _replace(v, run_id) for k, v in value.items()}
+    return value
+
+
+def normalize(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without what legitimately differs between two runs."""
+    run_id = str((report.get("extra") or {}).get("aicr.runId", ""))
+    doc = json.loads(json.dumps(report))
+    doc.pop("timestamp", None)
+    results = doc.get("results", {})
+    for key in _DROP_SUMMARY:
+        results.get("summary", {}).pop(key, None)
+    for test in results.get("tests", []):
+        test.pop("duration", None)
+    normalized: dict[str, Any] = _replace(doc, run_id)
+    return normalized
+
+
+def _diff(a: Any, b: Any, path: str = "") -> list[str]:
+    if type(a) is not type(b):
+        return [f"{path or '/'}: {a!r} != {b!r}"]
+    if isinstance(a, dict):
+        out: list[str] = []
+        for key in sorted(set(a) | set(b)):
+            if key not in a:
+                out.append(f"{path}/{key}: only in new: {b[key]!r}")
+            elif key not in b:
+                out.append(f"{path}/{key}: only in old: {a[key]!r}")
+            else:
+                out.extend(_diff(a[key], b[key], f"{path}/{key}"))
+        return out
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return [f"{path}: {len(a)} items != {len(b)} items"] + _diff(
+                a[: min(len(a), len(b))], b[: min(len(a), len(b))], path
+            )
+        out = []
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            out.extend(_diff(x, y, f"{path}[{i}]"))
+        return out
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def compare_dirs(old: Path, new: Path) -> list[str]:
+    problems: list[str] = []
+    names = sorted({p.stem for p in old.glob("*.json")} | {p.stem for p in new.glob("*.json")})
+    if not names:
+        problems.append(f"no CTRF reports in {old} or {new}")
+    for name in names:
+        a, b = old / f"{name}.json", new / f"{name}.json"
+        if not a.is_file() or not b.is_file():
+            problems.append(f"{name}: report missing in {'old' if not a.is_file() else 'new'}")
+            continue
+        rc_a, rc_b = old / f"{name}.rc", new / f"{name}.rc"
+        if rc_a.is_file() and rc_b.is_file() and rc_a.read_text().strip() != rc_b.read_text().strip():
+            problems.append(f"{name}: exit code {rc_a.read_text().strip()} != {rc_b.read_text().strip()}")
+        diffs = _diff(normalize(json.loads(a.read_text())), normalize(json.loads(b.read_text())))
+        problems.extend(f"{name}: {d}" for d in diffs)
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: compare.py OLD_DIR NEW_DIR", file=sys.stderr)
+        return 2
+    old, new = Path(argv[0]), Path(argv[1])
+    problems = compare_dirs(old, new)
+    count = len({p.stem for p in old.glob("*.json")})
+    if problems:
+        for line in problems:
+            print(line)
+        print(f"MISMATCH: {len(problems)} difference(s) across {count} case(s)")
+        return 1
+    print(f"MATCH: {count} case(s) equal (run ids, durations and timestamps ignored)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
