@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aicr_pytest.errors import Inconclusive, UsageError
+from aicr_pytest.core.errors import Inconclusive, UsageError
 
 __version__ = "0.1.0"
 

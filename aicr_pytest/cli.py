@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from aicr_pytest import __version__
-from aicr_pytest.errors import UsageError
+from aicr_pytest.core.errors import UsageError
 
 EXIT_OK = 0
 EXIT_INVALID = 2
@@ -248,7 +248,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
 
 
 def _dumps(report: dict[str, Any]) -> str:
-    from aicr_pytest.ctrf import dumps
+    from aicr_pytest.report.ctrf import dumps
 
     return dumps(report)
 
@@ -261,10 +261,10 @@ def cmd_simulate(ns: argparse.Namespace) -> int:
 
 def cmd_parse(ns: argparse.Namespace) -> int:
     if ns.what == "nccl":
-        from aicr_pytest.parse_cmd import run_parse_nccl
+        from aicr_pytest.nccl.cli import run_parse_nccl
 
         return run_parse_nccl(ns.logfile, ns.variant, ns.format, sys.stdout)
-    from aicr_pytest.parse_aiperf_cmd import run_parse_aiperf
+    from aicr_pytest.inference.cli import run_parse_aiperf
 
     return run_parse_aiperf(ns.file, ns.format, sys.stdout)
 

@@ -25,11 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aicr_pytest import deployment, yamlio
-from aicr_pytest.datatree import DataTree
+from aicr_pytest import deployment
+from aicr_pytest.core import yamlio
+from aicr_pytest.core.datatree import DataTree
+from aicr_pytest.core.recipe import parse_recipe
+from aicr_pytest.deployment.fetch import ClusterFetch
 from aicr_pytest.kube import connect
-from aicr_pytest.kube.fetch import ClusterFetch
-from aicr_pytest.recipe import parse_recipe
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.profiles import crd

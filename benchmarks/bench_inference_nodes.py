@@ -22,7 +22,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from aicr_pytest import allocmode, inference
+from aicr_pytest import inference
+from aicr_pytest.core import allocmode
 
 PAGE = 500
 

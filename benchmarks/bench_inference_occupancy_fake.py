@@ -6,7 +6,7 @@ one in 97 NotReady, one in 250 cordoned) and 100,000 pods in 200 namespaces (abo
 requests 1/2/4/8 GPUs, some pods with a GPU one-shot init container or a GPU restartable sidecar;
 ~8 % completed or failed, ~1 % pending unbound), placed so no node is over-committed (~70 % of
 the GPUs in use), then runs what inference-perf runs before it deploys anything:
-:func:`aicr_pytest.inference_live.choose_node` through the facade
+:func:`aicr_pytest.inference.cluster.choose_node` through the facade
 (:func:`aicr_pytest.kube.client.connect`) — the allocation-mode probe (nodes, discovery of
 ``resource.k8s.io``, DeviceClasses, ResourceSlices), topology rejection, policy evidence and
 verification, candidate discovery, occupancy (every non-terminal pod, paginated, plus
@@ -354,7 +354,7 @@ def run_check_path(
 ) -> dict[str, Any]:
     """``choose_node`` exactly as the check calls it, with the facade's default page size patched
     only when ``--page-size`` differs from it."""
-    from aicr_pytest import inference_live as live
+    from aicr_pytest.inference import cluster as live
     from aicr_pytest.kube.client import Cluster, connect
 
     if page_size != 500:

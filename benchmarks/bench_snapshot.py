@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
-from aicr_pytest.snapshot import load_snapshot_text  # noqa: E402
+from aicr_pytest.core.snapshot import load_snapshot_text  # noqa: E402
 
 TARGET_SECONDS = 3.0
 TARGET_RSS_MB = 400.0

@@ -48,7 +48,7 @@ def main() -> int:
         [
             sys.executable,
             "-c",
-            "import sys, aicr_pytest.plugin, aicr_pytest.session, aicr_pytest.cli; "
+            "import sys, aicr_pytest.plugin, aicr_pytest.core.inputs, aicr_pytest.cli; "
             "print('kubernetes' in sys.modules)",
         ],
         capture_output=True,

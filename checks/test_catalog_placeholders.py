@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from aicr_pytest.checkctx import CheckContext
-from aicr_pytest.outcome import SKIP_NOT_IMPLEMENTED
+from aicr_pytest.plugin.check import CheckContext
+from aicr_pytest.report.outcome import SKIP_NOT_IMPLEMENTED
 
 
 @pytest.mark.aicr_placeholder

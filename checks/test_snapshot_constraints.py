@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from aicr_pytest.constraints import evaluate_constraint
-from aicr_pytest.snapshot import Snapshot
+from aicr_pytest.core.constraints import evaluate_constraint
+from aicr_pytest.core.snapshot import Snapshot
 
 
 def test_snapshot_constraint(snapshot_constraint: tuple[str, str, str], snapshot: Snapshot | None) -> None:

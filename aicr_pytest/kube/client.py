@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from aicr_pytest.errors import UsageError
+from aicr_pytest.core.errors import UsageError
 from aicr_pytest.kube.errors import (
     MSG_ACCESS_DENIED,
     MSG_ADMISSION_DENIED,

@@ -1,13 +1,13 @@
 """Exceptions raised by the cluster facade.
 
 Every API problem a check does not handle itself is an infrastructure problem, not a verdict on the
-cluster, so all of them derive from :class:`aicr_pytest.errors.Inconclusive` (CTRF ``other``).
+cluster, so all of them derive from :class:`aicr_pytest.core.errors.Inconclusive` (CTRF ``other``).
 Checks that expect an object to be missing catch :class:`NotFound` explicitly.
 """
 
 from __future__ import annotations
 
-from aicr_pytest.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive
 
 #: ``AccessDenied`` message; users grep for it, so keep the wording stable.
 MSG_ACCESS_DENIED = "RBAC denied: cannot {verb} {resource}{where} ({status} {reason})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from aicr_pytest.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import Cluster, Target
 
 JSON = dict[str, Any]

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_LABEL, Cluster
-from aicr_pytest.kube.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.kube.errors import Conflict, NotFound, WaitTimeout
 from aicr_pytest.kube.resources import ResourceType
 from aicr_pytest.kube.wait import wait_deleted

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
-from aicr_pytest.errors import Inconclusive
+from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
+from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import Cluster, WatchStream
-from aicr_pytest.kube.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.kube.errors import MSG_VANISHED, MSG_WAIT_TIMEOUT, Gone, ObjectVanished, WaitTimeout
 
 JSON = dict[str, Any]

@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 from urllib.parse import quote
 
-from aicr_pytest.kube.clock import SYSTEM_CLOCK, Clock
+from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 
 if TYPE_CHECKING:
     from aicr_pytest.testing.cluster import FakeCluster

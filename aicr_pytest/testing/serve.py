@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from aicr_pytest.errors import UsageError
+from aicr_pytest.core.errors import UsageError
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.profiles import FAULTS, PROFILES

@@ -1,6 +1,6 @@
 """Deployment phase: are the components the recipe asks for installed and healthy?
 
-The logic lives in :mod:`aicr_pytest.deployment` and :mod:`aicr_pytest.healthcheck`; these tests
+The logic lives in :mod:`aicr_pytest.deployment` and :mod:`aicr_pytest.deployment.healthcheck`; these tests
 only wire fixtures to it and map skips.
 """
 
@@ -10,15 +10,17 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import constraints, deployment, nvidia_smi
-from aicr_pytest.checkctx import CheckContext
-from aicr_pytest.datatree import DataTree
+from aicr_pytest import deployment
+from aicr_pytest.core import constraints
+from aicr_pytest.core.datatree import DataTree
+from aicr_pytest.core.policy import AllocationPolicy
+from aicr_pytest.core.recipe import Recipe
+from aicr_pytest.core.settings import Settings
+from aicr_pytest.deployment import nvidia_smi
+from aicr_pytest.deployment.fetch import ClusterFetch
 from aicr_pytest.kube.client import Cluster
-from aicr_pytest.kube.fetch import ClusterFetch
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.policy import AllocationPolicy
-from aicr_pytest.recipe import Recipe
-from aicr_pytest.settings import Settings
+from aicr_pytest.plugin.check import CheckContext
 
 
 @pytest.fixture

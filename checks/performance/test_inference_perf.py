@@ -1,7 +1,7 @@
 """Performance phase: inference-perf — Dynamo + vLLM serving, AIPerf benchmark, fail-closed verdict.
 
 The decisions live in :mod:`aicr_pytest.inference` (pure) and the cluster I/O in
-:mod:`aicr_pytest.inference_live`; this test only orders them:
+:mod:`aicr_pytest.inference.cluster`; this test only orders them:
 
 guards A/B (recipe only) → guard C (DynamoGraphDeployment CRD) → GPU allocation probe, policy
 verification and node choice (evidence lines) → default StorageClass → per-run namespace, HF token
@@ -22,12 +22,12 @@ from collections.abc import Callable
 import pytest
 
 from aicr_pytest import inference as inf
-from aicr_pytest import inference_live as live
-from aicr_pytest.checkctx import CheckContext
-from aicr_pytest.datatree import DataTree
+from aicr_pytest.core.datatree import DataTree
+from aicr_pytest.core.policy import AllocationPolicy
+from aicr_pytest.core.recipe import Recipe
+from aicr_pytest.inference import cluster as live
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.policy import AllocationPolicy
-from aicr_pytest.recipe import Recipe
+from aicr_pytest.plugin.check import CheckContext
 
 
 def _terminal_writer(config: pytest.Config, verbose_only: bool) -> Callable[[str], None]:

@@ -1,7 +1,7 @@
 """Performance phase: NCCL all-reduce bus bandwidth (default, ``-net`` and ``-nvls`` variants).
 
 One test function, one item per check.  Decisions live in :mod:`aicr_pytest.nccl` (pure) and the
-cluster work in :mod:`aicr_pytest.nccl_cluster`; this function only wires them together in the
+cluster work in :mod:`aicr_pytest.nccl.cluster`; this function only wires them together in the
 order of spec §A.6: variant → nodes and sizing → Trainer → plumbing and preflights → TrainJob →
 launcher log → parse → transport → threshold.  Evidence: the parsed sweep goes to CTRF ``extra``
 (``aicr.ncclSweep``) and, with ``--evidence-dir``, ``<check>-busbw.svg`` plus the launcher log.
@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from aicr_pytest import nccl
-from aicr_pytest.checkctx import CheckContext
-from aicr_pytest.datatree import DataTree
+from aicr_pytest.core.datatree import DataTree
+from aicr_pytest.core.recipe import Recipe
+from aicr_pytest.core.settings import Settings
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.nccl_cluster import LauncherFailed, NcclBenchmark, tolerations_k8s
-from aicr_pytest.recipe import Recipe
-from aicr_pytest.settings import Settings
+from aicr_pytest.nccl.cluster import LauncherFailed, NcclBenchmark, tolerations_k8s
+from aicr_pytest.plugin.check import CheckContext
 
 
 @pytest.mark.check(nccl.CHECK_DEFAULT, nccl.CHECK_NET, nccl.CHECK_NVLS)

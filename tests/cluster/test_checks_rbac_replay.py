@@ -25,11 +25,7 @@ from typing import Any
 import pytest
 from _facade_helpers import clock_driver
 
-import aicr_pytest.constraints
-import aicr_pytest.deployment
-import aicr_pytest.plugin
-import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
-from aicr_pytest import yamlio
+from aicr_pytest.core import yamlio
 from aicr_pytest.testing.authz import denied, request_attributes
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.controlplane import ControlPlane

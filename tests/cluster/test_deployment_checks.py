@@ -15,11 +15,7 @@ from typing import Any
 
 import pytest
 
-import aicr_pytest.constraints
-import aicr_pytest.deployment
-import aicr_pytest.plugin
-import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
-from aicr_pytest import yamlio
+from aicr_pytest.core import yamlio
 from aicr_pytest.testing.backends import ControlPlaneBackend, K8sBackend, gpu_node_names
 from tests.cluster.check_runner import run_on_backend
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _facade_helpers import FAST_RETRIES, assert_rbac_covers, clock_driver, facade, fake_of
 
-from aicr_pytest.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube import AccessDenied, ApiUnreachable, wait_for_pod_phase
 from aicr_pytest.testing import FakeCluster
 from aicr_pytest.testing.backends import K8sBackend

@@ -19,13 +19,10 @@ from typing import Any
 
 import pytest
 
-import aicr_pytest.inference_live
-import aicr_pytest.kube
-import aicr_pytest.plugin
-import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
-from aicr_pytest import cli, yamlio
+from aicr_pytest import cli
 from aicr_pytest import inference as inf
-from aicr_pytest.errors import UsageError
+from aicr_pytest.core import yamlio
+from aicr_pytest.core.errors import UsageError
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
 from tests.cluster.check_runner import run_on_fake
@@ -443,8 +440,8 @@ def test_knob_in_shell_env_is_ignored(
     """AICR_INFERENCE_PERF_* come from the catalog, never the shell running aicr-pytest."""
     monkeypatch.setenv(inf.ENV_MIN_REQUESTS, "not-a-number")
     settings: Any = None
-    from aicr_pytest.datatree import DataTree
-    from aicr_pytest.recipe import parse_recipe
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.recipe import parse_recipe
 
     recipe, _ = parse_recipe(_recipe(), str(RECIPE))
     inf.prevalidate(recipe, settings, DataTree.default())  # no error: the shell value is not read
@@ -454,8 +451,8 @@ def test_knob_in_shell_env_is_ignored(
 
 def test_recipe_inputs_win_over_catalog_env(tmp_path: Path) -> None:
     """The recipe's inference-model / concurrency hide a bad catalog value (recipe > catalog > default)."""
-    from aicr_pytest.datatree import DataTree
-    from aicr_pytest.recipe import parse_recipe
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.recipe import parse_recipe
 
     recipe, _ = parse_recipe(_recipe(), str(RECIPE))
     data = DataTree.default(_data_dir(tmp_path, {inf.ENV_MODEL: "bad model", inf.ENV_CONCURRENCY: " 1"}))

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
+import aicr_pytest.core.inputs
 import aicr_pytest.nccl
-import aicr_pytest.nccl_cluster
+import aicr_pytest.nccl.cluster
 import aicr_pytest.plugin
-import aicr_pytest.session
-from aicr_pytest import yamlio
+from aicr_pytest.core import yamlio
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.profiles import ClusterProfile, h100_eks_training

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import nccl, nccl_cluster
+from aicr_pytest import nccl
+from aicr_pytest.nccl import cluster as nccl_cluster
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.simulator import PodScript, Simulator
 from aicr_pytest.testing.store import Obj, clone

@@ -14,10 +14,7 @@ from typing import Any
 
 import pytest
 
-import aicr_pytest.nvidia_smi
-import aicr_pytest.plugin
-import aicr_pytest.session  # noqa: F401 - one copy of each module across in-process runs
-from aicr_pytest import yamlio
+from aicr_pytest.core import yamlio
 from aicr_pytest.deployment import DEFAULT_NVIDIA_SMI_IMAGE, VERIFY_CONTAINER, VERIFY_POD_PREFIX
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.simulator import PodScript, Simulator

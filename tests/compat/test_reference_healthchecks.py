@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import healthcheck as hc
+from aicr_pytest.deployment import healthcheck as hc
 
 pytestmark = pytest.mark.compat
 
@@ -63,7 +63,7 @@ class Clock:
 
 
 class Cluster:
-    """Objects as dicts; ``fetch`` with the signature :mod:`aicr_pytest.healthcheck` expects."""
+    """Objects as dicts; ``fetch`` with the signature :mod:`aicr_pytest.deployment.healthcheck` expects."""
 
     def __init__(self, *objects: dict[str, Any]) -> None:
         self.objects = list(objects)
@@ -321,7 +321,7 @@ def test_dra_driver_check(reference_dir: Path) -> None:
 
 # ---- resolution through a real data root -------------------------------------------------------------
 def test_registry_assert_files_resolve_through_the_reference_data_root(reference_dir: Path) -> None:
-    from aicr_pytest import yamlio
+    from aicr_pytest.core import yamlio
 
     root = reference_dir / "aicr" / "recipes"
 

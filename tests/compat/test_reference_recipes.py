@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from aicr_pytest import yamlio
-from aicr_pytest.datatree import DataTree
-from aicr_pytest.errors import UsageError
-from aicr_pytest.policy import E4_NO_ADVERTISER, INVALID_REQUEST_PREFIX, resolve_allocation_policy
-from aicr_pytest.recipe import parse_recipe
-from aicr_pytest.sources import load_yaml_document
+from aicr_pytest.core import yamlio
+from aicr_pytest.core.datatree import DataTree
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.policy import E4_NO_ADVERTISER, INVALID_REQUEST_PREFIX, resolve_allocation_policy
+from aicr_pytest.core.recipe import parse_recipe
+from aicr_pytest.core.sources import load_yaml_document
 
 pytestmark = pytest.mark.compat
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_pytest import blockyaml, yamlio
-from aicr_pytest.constraints import evaluate_constraint, is_snapshot_path
-from aicr_pytest.snapshot import Snapshot, ValueNotFound, load_snapshot_text
+from aicr_pytest.core import blockyaml, yamlio
+from aicr_pytest.core.constraints import evaluate_constraint, is_snapshot_path
+from aicr_pytest.core.snapshot import Snapshot, ValueNotFound, load_snapshot_text
 
 pytestmark = pytest.mark.compat
 

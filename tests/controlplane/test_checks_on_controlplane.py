@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
+import aicr_pytest.core.inputs  # one copy of each module across in-process runs
 import aicr_pytest.nccl
-import aicr_pytest.nccl_cluster
+import aicr_pytest.nccl.cluster
 import aicr_pytest.plugin
-import aicr_pytest.session  # one copy of each module across in-process runs
 from aicr_pytest.kube.client import RUN_ID_LABEL
 from aicr_pytest.testing.backends import K8sBackend
 from tests.cluster.check_runner import run_on_backend

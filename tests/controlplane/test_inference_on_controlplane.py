@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+import aicr_pytest.core.inputs  # one copy of each module across in-process runs
 import aicr_pytest.inference
 import aicr_pytest.plugin
-import aicr_pytest.session  # one copy of each module across in-process runs
 from aicr_pytest.kube.client import RUN_ID_LABEL
 from aicr_pytest.testing import backends
 from aicr_pytest.testing.backends import ControlPlaneBackend, ControlPlaneSession, K8sBackend

@@ -11,11 +11,7 @@ import pytest
 # In-process pytester runs restore sys.modules afterwards; modules first imported inside one run
 # would be imported again by the next, leaving two copies of each exception class.  Import the
 # whole package up front so every run shares one copy.
-import aicr_pytest.constraints
-import aicr_pytest.plugin
-import aicr_pytest.session
-import aicr_pytest.snapshot  # noqa: F401
-from aicr_pytest import yamlio
+from aicr_pytest.core import yamlio
 from tests.plugin.helpers import SNAPSHOT, make_recipe
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import yamlio
+from aicr_pytest.core import yamlio
 from tests.plugin.helpers import SNAPSHOT, make_recipe
 
 REPO = Path(__file__).resolve().parents[2]

@@ -479,7 +479,9 @@ def test_yaml_12_scalars_in_recipe(pytester: pytest.Pytester, write_inputs: Inpu
         constraints=[{"name": "OS.release.ID", "value": "on"}], deployment=["operator-health"]
     )
     text = (
-        __import__("aicr_pytest.yamlio", fromlist=["dump"]).dump(recipe).replace("value: 'on'", "value: on")
+        __import__("aicr_pytest.core.yamlio", fromlist=["dump"])
+        .dump(recipe)
+        .replace("value: 'on'", "value: on")
     )
     assert "value: on" in text
     rp, sp = write_inputs(text)

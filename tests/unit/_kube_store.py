@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from aicr_pytest.healthcheck import NotRegistered
+from aicr_pytest.deployment.healthcheck import NotRegistered
 
 
 class FakeTime:

@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from _gpu_objects import gpu_class, gpu_slice, node
 
-from aicr_pytest import allocmode as am
-from aicr_pytest.errors import UsageError
+from aicr_pytest.core import allocmode as am
+from aicr_pytest.core.errors import UsageError
 
 
 @pytest.mark.parametrize(

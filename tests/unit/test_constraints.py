@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aicr_pytest.constraints import (
+from aicr_pytest.core.constraints import (
     CANNOT_PARSE_ACTUAL,
     CANNOT_PARSE_EXPECTED,
     EXPR_EMPTY,
@@ -28,8 +28,8 @@ from aicr_pytest.constraints import (
     threshold_passes,
     validate_expression,
 )
-from aicr_pytest.errors import UsageError
-from aicr_pytest.snapshot import Snapshot, parse_snapshot
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.snapshot import Snapshot, parse_snapshot
 
 # --- parse_expression ------------------------------------------------------------------------------------
 

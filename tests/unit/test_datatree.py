@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aicr_pytest.datatree import DataTree, embedded_data_root, merge_by_name
-from aicr_pytest.errors import UsageError
+from aicr_pytest.core.datatree import DataTree, embedded_data_root, merge_by_name
+from aicr_pytest.core.errors import UsageError
 
 REGISTRY_EMBEDDED = """\
 apiVersion: aicr.run/v1alpha2
@@ -50,9 +50,9 @@ def layers(tmp_path: Path) -> tuple[Path, Path]:
     return emb, ext
 
 
-def test_embedded_root_is_the_recipes_package() -> None:
+def test_embedded_root_is_the_bundled_recipes_dir() -> None:
     root = embedded_data_root()
-    assert (root / "__init__.py").is_file()
+    assert root.name == "recipes" and (root / "registry.yaml").is_file()
     tree = DataTree.default()
     assert tree.external_root is None
     assert tree.resolve("components/gpu-operator/values.yaml").is_file()

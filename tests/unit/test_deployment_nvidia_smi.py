@@ -9,9 +9,8 @@ import pytest
 from _gpu_objects import gpu_slice, node
 
 from aicr_pytest import deployment as d
+from aicr_pytest.core.errors import CheckSkip, Inconclusive
 from aicr_pytest.deployment import CheckFailed, GpuNode, GpuNodeInventory, NodeResult
-from aicr_pytest.errors import Inconclusive
-from aicr_pytest.skips import CheckSkip
 
 QUERY_OK = """\
 AICR_GPU_QUERY_BEGIN
@@ -219,7 +218,7 @@ def test_device_plugin_pod() -> None:
 
 
 def test_pod_image_selector_and_tolerations_applied() -> None:
-    from aicr_pytest.settings import Toleration
+    from aicr_pytest.core.settings import Toleration
 
     manifest = d.build_verify_pod(
         GpuNode("gpu-1", 1),

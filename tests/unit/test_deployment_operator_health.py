@@ -8,7 +8,7 @@ import pytest
 from _kube_store import Store, pod
 
 from aicr_pytest import deployment as d
-from aicr_pytest.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive
 
 
 def operator_pod(name: str, phase: str = "Running", ns: str = "gpu-operator") -> dict[str, Any]:
@@ -121,7 +121,7 @@ def test_enabled_refs(overrides: dict[str, Any] | None, enabled: bool) -> None:
 
 
 def test_enabled_refs_accepts_models() -> None:
-    from aicr_pytest.recipe import ComponentRef
+    from aicr_pytest.core.recipe import ComponentRef
 
     on = ComponentRef.model_validate({"name": "a", "namespace": "n"})
     off = ComponentRef.model_validate({"name": "b", "overrides": {"enabled": False}})

@@ -9,11 +9,10 @@ import pytest
 from _kube_store import Store, deployment
 
 from aicr_pytest import deployment as d
-from aicr_pytest.errors import Inconclusive
-from aicr_pytest.skips import CheckSkip
+from aicr_pytest.core.errors import CheckSkip, Inconclusive
 
 
-# A stand-in for the constraint language (aicr_pytest.constraints): ">= vX.Y.Z" only.
+# A stand-in for the constraint language (aicr_pytest.core.constraints): ">= vX.Y.Z" only.
 class ConstraintError(ValueError):
     pass
 
@@ -132,7 +131,7 @@ def test_missing_constraint_skips_never_passes() -> None:
 
 
 def test_constraint_objects_accepted() -> None:
-    from aicr_pytest.recipe import Constraint
+    from aicr_pytest.core.recipe import Constraint
 
     msg, _ = run(
         Store([operator_deployment()]), [Constraint(name="Deployment.gpu-operator.version", value=">= 24.6")]

@@ -8,12 +8,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from aicr_pytest import catalog, ctrf, outcome
-from aicr_pytest.constraints import ConstraintResult
-from aicr_pytest.errors import UsageError
-from aicr_pytest.ledger import PhaseLedger
-from aicr_pytest.report import ResultAccumulator, build_ctrf, phase_table
-from aicr_pytest.settings import parse_node_selector, parse_toleration
+from aicr_pytest.core import catalog
+from aicr_pytest.core.constraints import ConstraintResult
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.settings import parse_node_selector, parse_toleration
+from aicr_pytest.plugin.ledger import PhaseLedger
+from aicr_pytest.report import ctrf, outcome
+from aicr_pytest.report.results import ResultAccumulator, build_ctrf, phase_table
 
 
 def test_catalog_has_every_check_of_the_guide_and_spec() -> None:

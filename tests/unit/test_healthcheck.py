@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import pytest
 from _kube_store import FakeTime, Store, daemonset, deployment, obj, pod
 
-from aicr_pytest import healthcheck as hc
-from aicr_pytest.healthcheck import (
+from aicr_pytest.deployment import healthcheck as hc
+from aicr_pytest.deployment.healthcheck import (
     AssertionEngineError,
     HealthCheckRejected,
     HealthCheckResult,
@@ -715,7 +715,7 @@ class TestResolution:
         assert got == ("C", "custom.yaml")
 
     def test_model_refs_accepted(self) -> None:
-        from aicr_pytest.recipe import ComponentRef
+        from aicr_pytest.core.recipe import ComponentRef
 
         ref = ComponentRef.model_validate({"name": "gpu-operator", "healthCheckAsserts": "INLINE"})
         assert hc.resolve_health_check_source(ref, reader({})) == ("INLINE", "inline")

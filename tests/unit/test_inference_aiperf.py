@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from aicr_pytest import inference as inf
-from aicr_pytest import yamlio
-from aicr_pytest.errors import UsageError
-from aicr_pytest.parse_aiperf_cmd import run_parse_aiperf
-from aicr_pytest.recipe import Constraint
+from aicr_pytest.core import yamlio
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.recipe import Constraint
+from aicr_pytest.inference.cli import run_parse_aiperf
 
 # INDEX.md expectations for the aiperf-* samples under reference/samples.
 SAMPLES: dict[str, tuple[float | None, float | None, str | None]] = {

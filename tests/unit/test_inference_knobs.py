@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from aicr_pytest import inference as inf
-from aicr_pytest.errors import Inconclusive, UsageError
-from aicr_pytest.recipe import Constraint
-from aicr_pytest.skips import CheckSkip
+from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.recipe import Constraint
 
 
 def cs(**pairs: str) -> list[Constraint]:

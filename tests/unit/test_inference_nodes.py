@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from _gpu_objects import claim, gpu_class, gpu_slice, node, pod
 
-from aicr_pytest import allocmode as am
 from aicr_pytest import inference as inf
-from aicr_pytest.recipe import Constraint
+from aicr_pytest.core import allocmode as am
+from aicr_pytest.core.recipe import Constraint
 
 
 def choose(

@@ -8,7 +8,7 @@ import pytest
 from _gpu_objects import node
 
 from aicr_pytest import inference as inf
-from aicr_pytest.recipe import Constraint
+from aicr_pytest.core.recipe import Constraint
 
 RUN = "abcd1234"
 NS = "aicr-inference-perf-abcd1234"

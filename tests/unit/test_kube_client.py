@@ -19,7 +19,7 @@ import pytest
 import urllib3.exceptions
 from _kube_stub import Call, Reply, make_cluster
 
-from aicr_pytest.errors import Inconclusive, UsageError
+from aicr_pytest.core.errors import Inconclusive, UsageError
 from aicr_pytest.kube import (
     AccessDenied,
     AdmissionDenied,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from _kube_stub import Call, Reply, make_cluster
 
-from aicr_pytest.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube import follow_log, job_newest_pod_log, read_log
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from _kube_stub import Call, Reply, StepClock, event, make_cluster, obj_meta
 
-from aicr_pytest.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube import ObjectVanished, WaitTimeout, wait_for, wait_for_job_complete, wait_for_pod_phase
 from aicr_pytest.kube.wait import job_outcome, summarize, wait_for_pods
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from aicr_pytest import nccl
-from aicr_pytest.nccl_cluster import ADMISSION_RACE_MARKER, admission_race
+from aicr_pytest.nccl.cluster import ADMISSION_RACE_MARKER, admission_race
 from aicr_pytest.testing.players.nccl import (
     LauncherSpec,
     peak_busbw,

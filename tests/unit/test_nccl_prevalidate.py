@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from aicr_pytest import nccl
-from aicr_pytest.datatree import DataTree, embedded_data_root
-from aicr_pytest.errors import UsageError
-from aicr_pytest.recipe import Recipe
+from aicr_pytest.core.datatree import DataTree, embedded_data_root
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.recipe import Recipe
 
 BW, NET = nccl.CHECK_DEFAULT, nccl.CHECK_NET
 

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from aicr_pytest import nccl
-from aicr_pytest.datatree import DataTree, embedded_data_root
-from aicr_pytest.errors import UsageError
-from aicr_pytest.skips import CheckSkip
+from aicr_pytest.core.datatree import DataTree, embedded_data_root
+from aicr_pytest.core.errors import CheckSkip, UsageError
 
 BW, NET, NVLS = nccl.CHECK_DEFAULT, nccl.CHECK_NET, nccl.CHECK_NVLS
 PROFILES = "b200/any, gb200/any, gb200/eks, gb200/oke, h100/aks, h100/eks, h100/gke, h200/eks"
@@ -105,7 +104,7 @@ def test_first_duplicate_constraint_wins() -> None:
 
 
 def test_recipe_constraint_objects_are_accepted() -> None:
-    from aicr_pytest.recipe import Constraint
+    from aicr_pytest.core.recipe import Constraint
 
     plan = nccl.resolve_variant(BW, crit("eks", "h100"), [Constraint(name=BW, value=">= 300")], {})
     assert plan.threshold.raw == ">= 300"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from aicr_pytest import nccl
-from aicr_pytest.errors import UsageError
-from aicr_pytest.parse_cmd import run_parse_nccl
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.nccl.cli import run_parse_nccl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nccl"
 

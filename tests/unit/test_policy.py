@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import yamlio
-from aicr_pytest.datatree import DataTree
-from aicr_pytest.errors import UsageError
-from aicr_pytest.policy import (
+from aicr_pytest.core import yamlio
+from aicr_pytest.core.datatree import DataTree
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.policy import (
     E1_GPUS_ENABLED_UNSET,
     E2_WAIVER_MISSING,
     E3_DUAL_ADVERTISEMENT,
@@ -21,7 +21,7 @@ from aicr_pytest.policy import (
     merge_values,
     resolve_allocation_policy,
 )
-from aicr_pytest.recipe import Recipe, parse_recipe
+from aicr_pytest.core.recipe import Recipe, parse_recipe
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "recipes" / "examples"
 DRA_VF = "components/nvidia-dra-driver-gpu/values.yaml"

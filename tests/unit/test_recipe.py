@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import yamlio
-from aicr_pytest.errors import UsageError
-from aicr_pytest.recipe import PHASES, Recipe, parse_recipe
+from aicr_pytest.core import yamlio
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.recipe import PHASES, Recipe, parse_recipe
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "recipes" / "examples"
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_pytest import blockyaml, yamlio
-from aicr_pytest.errors import UsageError
-from aicr_pytest.snapshot import (
+from aicr_pytest.core import blockyaml, yamlio
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.snapshot import (
     MEASUREMENT_TYPES,
     MSG_UNSUPPORTED_API_VERSION,
     PATH_BAD_INDEX,

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 import pytest
 
-from aicr_pytest import sources
-from aicr_pytest.errors import UsageError
-from aicr_pytest.sources import (
+from aicr_pytest.core import sources
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.sources import (
     configmap_data_key,
     load_source,
     load_yaml_document,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from aicr_pytest.svgplot import busbw_svg, format_size
+from aicr_pytest.nccl.plot import busbw_svg, format_size
 
 NS = "{http://www.w3.org/2000/svg}"
 

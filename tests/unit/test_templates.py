@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest import nccl, templates, yamlio
+from aicr_pytest import nccl
+from aicr_pytest.core import templates, yamlio
 
 ROOT = templates.runtimes_root()
 NCCL_DIR = ROOT / "nccl"

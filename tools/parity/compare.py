@@ -57,9 +57,8 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
         return out
     if isinstance(a, list):
         if len(a) != len(b):
-            return [f"{path}: {len(a)} items != {len(b)} items"] + _diff(
-                a[: min(len(a), len(b))], b[: min(len(a), len(b))], path
-            )
+            shared = min(len(a), len(b))
+            return [f"{path}: {len(a)} items != {len(b)} items", *_diff(a[:shared], b[:shared], path)]
         out = []
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             out.extend(_diff(x, y, f"{path}[{i}]"))

@@ -1,0 +1,27 @@
+"""Exception types shared by every layer.
+
+* :class:`UsageError` — the user gave us something we cannot work with (bad flag, malformed
+  recipe, unknown check name, bad path).  Entry points print ``str(err)`` as one line and exit 2,
+  never a traceback.
+* :class:`Inconclusive` — a check could not reach a verdict (API unreachable, pod vanished,
+  timeout waiting for a workload).  It maps to CTRF status ``other``, which is failing.
+"""
+
+from __future__ import annotations
+
+
+class UsageError(Exception):
+    """Invalid input or request (AICR ``ErrCodeInvalidRequest``): exit code 2."""
+
+    exit_code = 2
+
+
+class Inconclusive(Exception):
+    """The check could not decide: reported as CTRF ``other`` (failing)."""
+
+class CheckSkip(Exception):
+    """The check does not apply here; ``reason`` is the user-facing skip message."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

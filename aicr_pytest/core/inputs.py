@@ -1,0 +1,164 @@
+"""Everything a run loads before the first check: recipe, snapshot, data tree, policy, readiness.
+
+Pure orchestration over the domain modules; no pytest here.  The plugin builds one
+:class:`RunState` per process in ``pytest_configure`` (xdist workers build their own from the same
+inputs, so collection stays a pure function of the inputs).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aicr_pytest.core import catalog, constraints
+from aicr_pytest.core.datatree import DataTree, embedded_data_root
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.policy import AllocationPolicy, resolve_allocation_policy
+from aicr_pytest.core.recipe import Constraint, Recipe, parse_recipe
+from aicr_pytest.core.settings import Settings
+from aicr_pytest.core.snapshot import Snapshot, load_snapshot_text
+from aicr_pytest.core.sources import load_source, load_yaml_document
+
+log = logging.getLogger("aicr_pytest")
+
+EMBEDDED_DATA_ROOT = embedded_data_root()
+
+ConfigMapReader = Callable[[str, str], dict[str, str]]
+Prevalidate = Callable[[list[str], Recipe, DataTree], None]
+
+
+@dataclass
+class ReadinessOutcome:
+    """Results of the readiness pre-flight (top-level recipe constraints)."""
+
+    results: list[constraints.ConstraintResult] = field(default_factory=list)
+
+    @property
+    def blocking_failures(self) -> list[constraints.ConstraintResult]:
+        return [r for r in self.results if not r.passed and r.severity != "warning"]
+
+    @property
+    def warnings(self) -> list[constraints.ConstraintResult]:
+        return [r for r in self.results if not r.passed and r.severity == "warning"]
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.blocking_failures)
+
+
+@dataclass
+class SnapshotConstraint:
+    """A phase constraint whose name addresses the snapshot (evaluated declaratively)."""
+
+    phase: str
+    constraint: Constraint
+
+
+@dataclass
+class RunState:
+    settings: Settings
+    recipe: Recipe
+    recipe_source: str
+    snapshot: Snapshot | None
+    data: DataTree
+    policy: AllocationPolicy
+    readiness: ReadinessOutcome
+    selected: list[catalog.SelectedCheck]
+    snapshot_constraints: list[SnapshotConstraint]
+    warnings: list[str] = field(default_factory=list)
+
+    def phase_of(self, check_name: str) -> str:
+        return catalog.BY_NAME[check_name].phase
+
+
+def evaluate_readiness(recipe: Recipe, snapshot: Snapshot | None) -> ReadinessOutcome:
+    """Evaluate ALL top-level constraints (not only up to the first failure)."""
+    outcome = ReadinessOutcome()
+    if not recipe.constraints:
+        return outcome
+    for c in recipe.constraints:
+        severity = c.severity or "error"
+        if snapshot is None:
+            outcome.results.append(
+                constraints.ConstraintResult(
+                    name=c.name,
+                    expected=c.value,
+                    actual="",
+                    passed=False,
+                    error="no snapshot given (--snapshot); readiness constraints need one",
+                    severity=severity,
+                )
+            )
+            continue
+        outcome.results.append(constraints.evaluate_constraint(c.name, c.value, snapshot, severity=severity))
+    return outcome
+
+
+def load_run_state(
+    settings: Settings,
+    configmap_reader: ConfigMapReader | None = None,
+    prevalidate: Prevalidate | None = None,
+) -> RunState:
+    """Load and validate every input.  Raises :class:`UsageError` (exit 2) on bad input.
+
+    ``prevalidate(check_names, recipe, data)`` validates what only the selected checks understand
+    (the plugin passes its ``pytest_aicr_prevalidate`` hook); it runs after selection and before
+    the allocation policy is resolved.
+    """
+    if settings.recipe is None:
+        raise UsageError("--recipe is required")
+    if settings.no_cluster:
+        configmap_reader = None
+    data = DataTree(EMBEDDED_DATA_ROOT, settings.data)
+
+    raw_recipe = load_yaml_document(settings.recipe, "recipe", configmap_reader)
+    recipe, warnings = parse_recipe(raw_recipe, settings.recipe)
+
+    snapshot: Snapshot | None = None
+    if settings.snapshot is not None:
+        body, label = load_source(settings.snapshot, kind="snapshot", configmap_reader=configmap_reader)
+        fmt = "json" if label.lower().endswith(".json") else None
+        snapshot = load_snapshot_text(body, label, format=fmt)
+
+    # Constraint expressions are validated up front, so a malformed one is a usage error (exit 2)
+    # rather than a surprise in the middle of a run.
+    for c in recipe.constraints:
+        constraints.validate_expression(c.value)
+    declared = {p: recipe.phase_checks(p) for p in recipe.declared_phases()}
+    selected = catalog.select_checks(declared, settings.phases)
+
+    snapshot_constraints: list[SnapshotConstraint] = []
+    for phase in settings.phases:
+        for c in recipe.phase_constraints(phase):
+            if constraints.is_snapshot_path(c.name):
+                constraints.validate_expression(c.value)
+                snapshot_constraints.append(SnapshotConstraint(phase, c))
+
+    if prevalidate is not None:
+        prevalidate([s.spec.name for s in selected], recipe, data)
+
+    policy = resolve_allocation_policy(recipe, data)
+    warnings.extend(policy.warnings)
+    readiness = evaluate_readiness(recipe, snapshot)
+
+    if settings.phases_explicit and not recipe.declared_phases():
+        warnings.append("recipe has no validation section; requested phases will have no checks")
+    for phase in settings.phases if settings.phases_explicit else ():
+        if not recipe.phase_checks(phase):
+            warnings.append(
+                f"phase requested but no checks defined in recipe; phase will be empty phase={phase}"
+            )
+
+    return RunState(
+        settings=settings,
+        recipe=recipe,
+        recipe_source=settings.recipe,
+        snapshot=snapshot,
+        data=data,
+        policy=policy,
+        readiness=readiness,
+        selected=selected,
+        snapshot_constraints=snapshot_constraints,
+        warnings=warnings,
+    )

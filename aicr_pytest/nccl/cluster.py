@@ -1,0 +1,693 @@
+"""NCCL all-reduce on a live cluster: the I/O half of the three ``nccl-all-reduce-bw*`` checks.
+
+:mod:`aicr_pytest.nccl` decides (variant, sizing, rendering, parsing, verdict) without touching
+the cluster; this module does the cluster work in the order the check needs it (spec §A.9–§A.11):
+
+1. :meth:`NcclBenchmark.require_trainer` — Kubeflow Trainer's ``TrainJob``/``TrainingRuntime``
+   APIs must be served (discovery).  Absent: the check fails naming the ``kubeflow-trainer``
+   component; nothing is installed from the internet (AICR downloads Trainer from GitHub).
+2. :meth:`NcclBenchmark.gpu_nodes` — every node, read page by page.
+3. :meth:`NcclBenchmark.plumbing` — EFA/RDMA uniformity, GKE NIC networks, worker scheduling.
+4. :meth:`NcclBenchmark.preflight` — NVreg ``GrdmaPciTopoCheckOverride`` (gb200/eks ``-net`` over
+   EFA) or GKE TCPXO (h100/gke): one pinned probe pod per target node, all watched together.
+5. :meth:`NcclBenchmark.apply` — [RoCE claim template] → TrainingRuntime → [NVLS ComputeDomain and
+   the IMEX claim template the DRA driver makes from it] → TrainJob (retrying only Trainer's
+   webhook cache race), all through :class:`~aicr_pytest.kube.run.RunScope` (run-scoped names and
+   labels, cleanup always).
+6. :meth:`NcclBenchmark.wait` — one watch on the TrainJob's pods until the launcher finishes
+   (workers Running is logged when seen); an evicted pod is Inconclusive, a failed launcher fails
+   with diagnostics (launcher log tail, per-worker state).
+7. :meth:`NcclBenchmark.launcher_log` — re-read (bounded) until ``# Avg bus bandwidth`` appears,
+   plus the launcher's termination message.
+
+Deadlines come from the check's clock (``aicr_clock``), so tests run in virtual time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from aicr_pytest import nccl
+from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
+from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
+from aicr_pytest.kube.logs import read_log
+from aicr_pytest.kube.run import RunScope
+from aicr_pytest.kube.wait import observe, summarize, wait_for
+
+log = logging.getLogger("aicr_pytest.nccl")
+
+JSON = dict[str, Any]
+
+TRAINER_GROUP = "trainer.kubeflow.org"
+TRAINER_VERSION = "v1alpha1"
+TRAINER_COMPONENT = "kubeflow-trainer"
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+TRAINJOB_NAME_LABEL = "trainer.kubeflow.org/trainjob-name"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+LAUNCHER_CONTAINER = "node"  #: Kubeflow MPI plugin contract: the container is named ``node``
+PROBE_IMAGE = "busybox:1.37"
+PROBE_TIMEOUT_S = 120.0
+APPLY_WAIT_S = 120.0
+ADMISSION_RETRY_S = 60.0
+ADMISSION_RETRY_INTERVAL_S = 0.5
+LOG_REREADS = 5
+LOG_REREAD_INTERVAL_S = 2.0
+#: Seconds of the check's budget kept back from the benchmark wait for reading the log.
+LOG_BUDGET_S = LOG_REREADS * LOG_REREAD_INTERVAL_S + 5.0
+AVG_MARKER = "Avg bus bandwidth"
+KUBELET_LOG_PLACEHOLDER = "unable to retrieve container logs"
+DIAG_TAIL_LINES = nccl.DIAGNOSTIC_TAIL_LINES
+_EVICTION_REASONS = frozenset({"Evicted", "Preempting", "NodeLost", "Shutdown", "Terminated"})
+_DISRUPTION_CONDITION = "DisruptionTarget"
+
+MSG_TRAINER_MISSING = (
+    "Kubeflow Trainer is not installed: the cluster does not serve {missing} in "
+    "trainer.kubeflow.org/v1alpha1. Deploy the recipe's kubeflow-trainer component (Kubeflow Trainer "
+    "v2 with its JobSet controller) and re-run; aicr-pytest does not install it for you"
+)
+MSG_NVREG_MISSING = (
+    "NVreg_GrdmaPciTopoCheckOverride=1 missing on GPU nodes: {nodes}. NVreg_GrdmaPciTopoCheckOverride=1 "
+    "is required on p6e-gb200 EKS nodes for GPUDirect RDMA over EFA (without it NCCL falls back to "
+    "Socket); set it in the GPU Operator driver's kernelModuleConfig (NVreg parameters) and reload the "
+    "driver on those nodes"
+)
+MSG_TCPXO_NOT_READY = (
+    "GPUDirect-TCPXO not ready on GPU nodes: {nodes}. The GKE GPUDirect-TCPXO NCCL plugin "
+    "(/home/kubernetes/bin/nvidia/lib64/nccl-env-profile.sh) is not installed there; deploy GKE's "
+    "TCPXO NCCL plugin installer DaemonSet and re-run"
+)
+MSG_PROBE_UNEXPECTED = (
+    '{what} preflight pod on node "{node}" Failed for an unexpected reason (output: "{output}")'
+)
+MSG_DRA_TIMEOUT = (
+    "timed out waiting for DRA driver to reconcile ComputeDomain {cd} into a ResourceClaimTemplate "
+    "({rct}) within {timeout:g}s — is the NVIDIA DRA driver (ComputeDomain controller) running?"
+)
+MSG_ADMISSION_TIMEOUT = (
+    "timed out applying NCCL TrainJob: Trainer webhook did not admit it within the retry budget "
+    "({attempts} attempts): {error}"
+)
+MSG_POD_EVICTED = "NCCL {role} pod {ns}/{pod} was evicted{where}: {detail}"
+MSG_LAUNCHER_FAILED = "NCCL launcher pod {ns}/{pod} failed to complete successfully: {state}"
+MSG_NO_WORKER_PODS = "--- no NCCL worker pods found (workers may never have been scheduled) ---"
+DIAG_LAUNCHER = "launcher log (benchmark failed)"
+DIAG_WORKERS = "NCCL worker pods"
+
+
+class Clock(Protocol):
+    def time(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class LauncherFailed(nccl.NcclCheckFailure):
+    """The launcher pod ended Failed: the benchmark itself failed (CTRF ``failed``)."""
+
+    def __init__(self, message: str, diagnostics: Mapping[str, Sequence[str]]) -> None:
+        super().__init__(message)
+        self.diagnostics = {k: list(v) for k, v in diagnostics.items()}
+
+
+@dataclass(frozen=True)
+class Plumbing:
+    """Service-specific inputs of the render, decided from the target nodes."""
+
+    scheduling: nccl.WorkerScheduling
+    max_message_size: str = nccl.MAX_MESSAGE_SIZE
+    efa_count: int = 0
+    rdma_count: int = 0
+    gke_network_interfaces: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What the wait saw: the finished launcher pod and how many workers reached Running."""
+
+    launcher: JSON
+    workers_running: int
+    workers_expected: int
+
+
+@dataclass
+class _WaitState:
+    expected: int
+    running_seen: set[str] = field(default_factory=set)
+    announced: bool = False
+
+
+def scoped_names(run: RunScope, check: str) -> nccl.BenchmarkNames:
+    """:func:`nccl.benchmark_names` made run-scoped, so :meth:`RunScope.create` keeps them as-is."""
+    base = nccl.benchmark_names(run.run_id, check, run.worker_id)
+    return replace(
+        base,
+        trainjob=run.name(base.trainjob),
+        runtime=run.name(base.runtime),
+        compute_domain=run.name(base.compute_domain),
+        imex_claim_template=run.name(base.imex_claim_template),
+        roce_claim_template=run.name(base.roce_claim_template),
+    )
+
+
+def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    meta = obj.get("metadata") or {}
+    return dict(meta.get("labels") or {})
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def _container_status(pod: Mapping[str, Any], container: str) -> JSON:
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        if cs.get("name") == container:
+            return dict(cs)
+    return {}
+
+
+def termination_message(pod: Mapping[str, Any], container: str = LAUNCHER_CONTAINER) -> str:
+    state = _container_status(pod, container).get("state") or {}
+    return str((state.get("terminated") or {}).get("message") or "")
+
+
+def eviction_detail(pod: Mapping[str, Any]) -> str | None:
+    """Why the pod was evicted/disrupted (status reason or ``DisruptionTarget``), else ``None``."""
+    status = pod.get("status") or {}
+    reason = str(status.get("reason") or "")
+    if reason in _EVICTION_REASONS:
+        return f"{reason}: {status.get('message') or 'no message'}"
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == _DISRUPTION_CONDITION and cond.get("status") == "True":
+            return f"{cond.get('reason') or _DISRUPTION_CONDITION}: {cond.get('message') or 'no message'}"
+    return None
+
+
+def add_pod_template_labels(runtime: JSON, labels: Mapping[str, str]) -> None:
+    """Put ``labels`` on every replicatedJob's pod template, so the pods carry the run's labels."""
+    jobs = ((runtime.get("spec") or {}).get("template") or {}).get("spec", {}).get("replicatedJobs")
+    for job in jobs or []:
+        if not isinstance(job, dict):
+            continue
+        pod_template = (((job.get("template") or {}).get("spec") or {}).get("template")) or None
+        if not isinstance(pod_template, dict):
+            continue
+        meta = pod_template.setdefault("metadata", {})
+        meta["labels"] = {**(meta.get("labels") or {}), **labels}
+
+
+def _tail(text: str, lines: int = DIAG_TAIL_LINES) -> list[str]:
+    body = text.splitlines()
+    return body[-lines:]
+
+
+class NcclBenchmark:
+    """One NCCL benchmark run of one check (see the module docstring for the order of calls)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        run: RunScope,
+        *,
+        check: str,
+        clock: Clock,
+        deadline: float,
+    ) -> None:
+        self.cluster = cluster
+        self.run = run
+        self.check = check
+        self.clock = clock
+        self.deadline = deadline
+        self.namespace = run.namespace
+        self.names = scoped_names(run, check)
+
+    # -- budget ------------------------------------------------------------------------------------
+    def remaining(self, reserve: float = 0.0) -> float:
+        return max(1.0, self.deadline - self.clock.time() - reserve)
+
+    # -- 1. Trainer ----------------------------------------------------------------------------------
+    def require_trainer(self) -> None:
+        missing = [
+            plural
+            for plural in ("trainjobs", "trainingruntimes")
+            if not self.cluster.has_resource(TRAINER_GROUP, TRAINER_VERSION, plural)
+        ]
+        if missing:
+            raise nccl.NcclCheckFailure(MSG_TRAINER_MISSING.format(missing=" and ".join(missing)))
+
+    # -- 2. nodes ------------------------------------------------------------------------------------
+    def gpu_nodes(self) -> list[JSON]:
+        """Every node (paginated list); :func:`nccl.select_target_nodes` filters them."""
+        return list(self.cluster.list("v1", "nodes"))
+
+    # -- 3. plumbing ---------------------------------------------------------------------------------
+    def plumbing(
+        self,
+        plan: nccl.VariantPlan,
+        targets: Sequence[Mapping[str, Any]],
+        *,
+        node_selector: Mapping[str, str] | None,
+        tolerations: Sequence[Mapping[str, str]] | None,
+    ) -> Plumbing:
+        scheduling = nccl.worker_scheduling(
+            plan, targets, node_selector=node_selector, tolerations=tolerations
+        )
+        if not plan.service_steps:
+            return Plumbing(scheduling=scheduling)
+        efa = rdma = 0
+        fabric_count: int | None = None
+        nics: str | None = None
+        if plan.target_service == "eks" and plan.fabric == "efa":
+            efa = fabric_count = nccl.uniform_fabric_count(targets, nccl.EFA_RESOURCE)
+            if efa == 0:
+                log.warning("%s: no %s on the target nodes: TCP fallback", self.check, nccl.EFA_RESOURCE)
+        elif plan.target_service == "aks":
+            rdma = fabric_count = nccl.uniform_fabric_count(targets, nccl.RDMA_RESOURCE)
+        elif plan.target_service == "gke":
+            nics = nccl.gke_network_interfaces(self._gke_networks())
+        return Plumbing(
+            scheduling=scheduling,
+            max_message_size=nccl.max_message_size(plan, fabric_count),
+            efa_count=efa,
+            rdma_count=rdma,
+            gke_network_interfaces=nics,
+        )
+
+    def _gke_networks(self) -> list[str]:
+        try:
+            return [_name(n) for n in self.cluster.list("networking.gke.io/v1", "networks")]
+        except NotFound:
+            return []
+
+    # -- 4. preflights -------------------------------------------------------------------------------
+    def preflight(self, plan: nccl.VariantPlan, targets: Sequence[Mapping[str, Any]]) -> None:
+        """Run the plan's preflight (if any) on every target node; fails naming the nodes not ready."""
+        kind = plan.preflight
+        if kind is None:
+            return
+        nodes = [nccl.node_name(n) for n in targets]
+        if kind == "nvreg":
+            self._probe(
+                "nvreg",
+                nodes,
+                host_path="/proc/driver/nvidia",
+                mount="/host-proc-nvidia",
+                path_type="Directory",
+                script=(
+                    "if grep -q '^GrdmaPciTopoCheckOverride: 1$' /host-proc-nvidia/params; "
+                    "then echo nvreg-override-set; else echo nvreg-override-missing; exit 1; fi"
+                ),
+                marker="nvreg-override-missing",
+                what="NVreg",
+                message=MSG_NVREG_MISSING,
+            )
+        else:
+            self._probe(
+                "tcpxo",
+                nodes,
+                host_path="/home/kubernetes/bin/nvidia",
+                mount="/host-nvidia",
+                path_type="DirectoryOrCreate",
+                script=(
+                    "test -f /host-nvidia/lib64/nccl-env-profile.sh || "
+                    "{ echo tcpxo-artifact-missing; exit 1; }"
+                ),
+                marker="tcpxo-artifact-missing",
+                what="TCPXO",
+                message=MSG_TCPXO_NOT_READY,
+            )
+
+    def _probe(
+        self,
+        kind: Literal["nvreg", "tcpxo"],
+        nodes: Sequence[str],
+        *,
+        host_path: str,
+        mount: str,
+        path_type: str,
+        script: str,
+        marker: str,
+        what: str,
+        message: str,
+    ) -> None:
+        component = f"nccl-{kind}-probe"
+        self.run.ensure_namespace()
+        created: dict[str, str] = {}  # pod name -> node
+        for i, node in enumerate(nodes):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": self.run.name(f"{component}-{i}"),
+                    "namespace": self.namespace,
+                    "labels": {COMPONENT_LABEL: component},
+                },
+                "spec": {
+                    "nodeName": node,
+                    "restartPolicy": "Never",
+                    "automountServiceAccountToken": False,
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [
+                        {
+                            "name": "probe",
+                            "image": PROBE_IMAGE,
+                            "command": ["/bin/sh", "-c", script],
+                            "resources": {
+                                "requests": {"cpu": "10m", "memory": "16Mi"},
+                                "limits": {"cpu": "100m", "memory": "32Mi"},
+                            },
+                            "volumeMounts": [{"name": "host", "mountPath": mount, "readOnly": True}],
+                        }
+                    ],
+                    "volumes": [{"name": "host", "hostPath": {"path": host_path, "type": path_type}}],
+                },
+            }
+            out = self.run.create(pod)
+            created[_name(out)] = node
+
+        def done(view: dict[str, JSON]) -> list[JSON] | None:
+            pods = [p for p in view.values() if _name(p) in created]
+            finished = [p for p in pods if _phase(p) in ("Succeeded", "Failed")]
+            return finished if len(finished) == len(created) else None
+
+        def describe(view: dict[str, JSON]) -> str:
+            pods = [p for p in view.values() if _name(p) in created]
+            return "; ".join(f"{created[_name(p)]}: {summarize(p)}" for p in pods) or "no probe pods seen"
+
+        try:
+            finished = observe(
+                self.cluster,
+                "v1",
+                "pods",
+                self.namespace,
+                done,
+                timeout=min(PROBE_TIMEOUT_S, self.remaining()),
+                clock=self.clock,
+                what=f"{what} preflight pods on {len(created)} node(s)",
+                describe=describe,
+                label_selector=f"{RUN_ID_LABEL}={self.run.run_id},{COMPONENT_LABEL}={component}",
+            )
+            not_ready: list[str] = []
+            for pod in finished:
+                if _phase(pod) == "Succeeded":
+                    continue
+                node = created[_name(pod)]
+                output = self._log_or_message(pod, "probe")
+                if marker in output:
+                    not_ready.append(node)
+                else:
+                    raise nccl.NcclCheckFailure(
+                        MSG_PROBE_UNEXPECTED.format(what=what, node=node, output=output.strip()[-300:])
+                    )
+            if not_ready:
+                raise nccl.NcclCheckFailure(message.format(nodes=", ".join(sorted(not_ready))))
+        finally:
+            for name in created:  # done with them; the run's cleanup tolerates NotFound
+                try:
+                    self.cluster.delete("v1", "Pod", name, self.namespace, missing_ok=True)
+                except ApiError as exc:
+                    log.warning("%s: could not delete preflight pod %s: %s", self.check, name, exc)
+
+    def _log_or_message(self, pod: Mapping[str, Any], container: str) -> str:
+        try:
+            text = read_log(self.cluster, self.namespace, _name(pod), container)
+        except ApiError as exc:
+            text = ""
+            log.warning("%s: could not read log of %s: %s", self.check, _name(pod), exc)
+        return text if text.strip() else termination_message(pod, container)
+
+    # -- 5. apply ------------------------------------------------------------------------------------
+    def render_inputs(self, sizing: nccl.WorkerSizing, plumbing: Plumbing) -> nccl.RenderInputs:
+        return nccl.RenderInputs(
+            namespace=self.namespace,
+            names=self.names,
+            sizing=sizing,
+            labels=self.run.labels(),
+            max_message_size=plumbing.max_message_size,
+            efa_count=plumbing.efa_count,
+            rdma_count=plumbing.rdma_count,
+            gke_network_interfaces=plumbing.gke_network_interfaces,
+        )
+
+    def apply(self, plan: nccl.VariantPlan, objects: nccl.BenchmarkObjects) -> str:
+        """Create the benchmark's objects in order; returns the TrainJob name."""
+        self.run.ensure_namespace()
+        add_pod_template_labels(objects.runtime, self.run.labels())
+        if objects.claim_template is not None:
+            self.run.create(objects.claim_template)
+        self.run.create(objects.runtime)
+        if plan.provisions_compute_domain:
+            self._compute_domain()
+        created = self._create_trainjob(objects.trainjob)
+        return _name(created)
+
+    def _compute_domain(self) -> None:
+        cd = nccl.build_compute_domain(self.names, self.namespace, {})
+        self.run.create(cd)
+        timeout = min(APPLY_WAIT_S, self.remaining())
+        try:
+            wait_for(
+                self.cluster,
+                "resource.k8s.io/v1",
+                "resourceclaimtemplates",
+                self.names.imex_claim_template,
+                self.namespace,
+                lambda _obj: True,
+                timeout,
+                self.clock,
+            )
+        except WaitTimeout:
+            raise Inconclusive(
+                MSG_DRA_TIMEOUT.format(
+                    cd=self.names.compute_domain, rct=self.names.imex_claim_template, timeout=timeout
+                )
+            ) from None
+
+    def _create_trainjob(self, trainjob: JSON) -> JSON:
+        end = self.clock.time() + min(ADMISSION_RETRY_S, self.remaining())
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                return self.run.create(trainjob)
+            except ApiError as exc:
+                if not admission_race(exc.status, f"{exc} {exc.body}", self.names.runtime):
+                    raise
+                if self.clock.time() + ADMISSION_RETRY_INTERVAL_S > end:
+                    # the facade quotes an admission 403 (AdmissionDenied), never as "RBAC denied"
+                    raise Inconclusive(MSG_ADMISSION_TIMEOUT.format(attempts=attempts, error=exc)) from exc
+                log.info("%s: TrainJob not admitted yet (attempt %d): %s", self.check, attempts, exc)
+                self.clock.sleep(ADMISSION_RETRY_INTERVAL_S)
+
+    # -- 6. wait -------------------------------------------------------------------------------------
+    def wait(self, trainjob: str, workers: int) -> Outcome:
+        """Watch the TrainJob's pods until the launcher pod is Succeeded or Failed.
+
+        Raises :class:`Inconclusive` for an evicted pod or the deadline (``WaitTimeout``) and
+        :class:`LauncherFailed` when the launcher fails.
+        """
+        state = _WaitState(expected=workers)
+        selector = f"{JOBSET_NAME_LABEL}={trainjob}"
+
+        def role_pods(view: dict[str, JSON], role: str) -> list[JSON]:
+            pods = [p for p in view.values() if _labels(p).get(REPLICATED_JOB_LABEL) == role]
+            return sorted(
+                pods,
+                key=lambda p: (str((p.get("metadata") or {}).get("creationTimestamp") or ""), _name(p)),
+            )
+
+        def check(view: dict[str, JSON]) -> JSON | None:
+            for pod in view.values():
+                detail = eviction_detail(pod)
+                if detail is not None:
+                    rjob = _labels(pod).get(REPLICATED_JOB_LABEL)
+                    role = "launcher" if rjob == nccl.LAUNCHER_JOB else "worker"
+                    node = (pod.get("spec") or {}).get("nodeName")
+                    raise Inconclusive(
+                        MSG_POD_EVICTED.format(
+                            role=role,
+                            ns=self.namespace,
+                            pod=_name(pod),
+                            where=f" from node {node}" if node else "",
+                            detail=detail,
+                        )
+                    )
+            for worker in role_pods(view, nccl.NODE_JOB):
+                if _phase(worker) == "Running":
+                    state.running_seen.add(_name(worker))
+            if not state.announced and len(state.running_seen) >= state.expected:
+                state.announced = True
+                log.info("%s: %d/%d NCCL workers Running", self.check, len(state.running_seen), workers)
+            launchers = role_pods(view, nccl.LAUNCHER_JOB)
+            done = [p for p in launchers if _phase(p) == "Succeeded"]
+            if done:
+                return done[-1]
+            if launchers and _phase(launchers[-1]) == "Failed":
+                return launchers[-1]
+            return None
+
+        def describe(view: dict[str, JSON]) -> str:
+            launchers = role_pods(view, nccl.LAUNCHER_JOB)
+            workers_now = role_pods(view, nccl.NODE_JOB)
+            running = sum(1 for w in workers_now if _phase(w) == "Running")
+            text = (
+                f"launcher {_name(launchers[-1])}: {summarize(launchers[-1])}"
+                if launchers
+                else "no launcher pod yet"
+            )
+            text += f"; workers Running {running}/{workers}"
+            pending = [w for w in workers_now if _phase(w) == "Pending"]
+            if pending:
+                text += f" (first pending {_name(pending[0])}: {summarize(pending[0])})"
+            return text
+
+        launcher = observe(
+            self.cluster,
+            "v1",
+            "pods",
+            self.namespace,
+            check,
+            timeout=self.remaining(reserve=LOG_BUDGET_S),
+            clock=self.clock,
+            what=f"NCCL TrainJob {self.namespace}/{trainjob} to finish",
+            describe=describe,
+            label_selector=selector,
+        )
+        outcome = Outcome(launcher, len(state.running_seen), workers)
+        if _phase(launcher) == "Failed":
+            raise LauncherFailed(
+                MSG_LAUNCHER_FAILED.format(ns=self.namespace, pod=_name(launcher), state=summarize(launcher)),
+                {
+                    DIAG_LAUNCHER: self._launcher_tail(launcher),
+                    DIAG_WORKERS: self._worker_diagnostics(trainjob),
+                },
+            )
+        return outcome
+
+    def _launcher_tail(self, launcher: Mapping[str, Any]) -> list[str]:
+        try:
+            text = read_log(self.cluster, self.namespace, _name(launcher), LAUNCHER_CONTAINER)
+        except ApiError as exc:
+            text = ""
+            note = f"<direct log fetch failed: {exc}"
+        else:
+            note = "<direct log fetch returned no log"
+        if text.strip() and KUBELET_LOG_PLACEHOLDER not in text:
+            return _tail(text)
+        message = termination_message(launcher)
+        if message.strip():
+            return [f"{note}; container termination-message tail follows>", *_tail(message)]
+        return [f"{note}; no termination message captured>"]
+
+    def _worker_diagnostics(self, trainjob: str) -> list[str]:
+        selector = f"{JOBSET_NAME_LABEL}={trainjob},{REPLICATED_JOB_LABEL}={nccl.NODE_JOB}"
+        try:
+            pods = list(self.cluster.list("v1", "pods", self.namespace, label_selector=selector))
+        except ApiError as exc:
+            return [f"--- could not list NCCL worker pods: {exc} ---"]
+        if not pods:
+            return [MSG_NO_WORKER_PODS]
+        lines: list[str] = []
+        for pod in sorted(pods, key=_name):
+            lines.append(f"worker {_name(pod)}: phase={_phase(pod)}")
+            status = pod.get("status") or {}
+            statuses = list(status.get("initContainerStatuses") or []) + list(
+                status.get("containerStatuses") or []
+            )
+            for cs in statuses:
+                lines.append(f"container {cs.get('name')}: {_describe_state(cs)}")
+            for c in (pod.get("spec") or {}).get("containers") or []:
+                try:
+                    text = read_log(
+                        self.cluster,
+                        self.namespace,
+                        _name(pod),
+                        str(c.get("name")),
+                        tail_lines=DIAG_TAIL_LINES,
+                    )
+                except ApiError as exc:
+                    lines.append(f"container {c.get('name')}: log unavailable: {exc}")
+                    continue
+                lines.extend(_tail(text))
+        return lines
+
+    # -- 7. log ----------------------------------------------------------------------------------------
+    def launcher_log(self, launcher: Mapping[str, Any]) -> str:
+        """The launcher log, re-read until ``# Avg bus bandwidth`` appears (bounded), plus its
+        termination message (the GKE runtime writes the result rows there)."""
+        text = ""
+        for attempt in range(LOG_REREADS):
+            text = read_log(self.cluster, self.namespace, _name(launcher), LAUNCHER_CONTAINER)
+            if KUBELET_LOG_PLACEHOLDER in text and len(text) < 512:
+                text = ""
+            if AVG_MARKER in text:
+                break
+            if attempt < LOG_REREADS - 1:
+                self.clock.sleep(LOG_REREAD_INTERVAL_S)
+        message = termination_message(launcher)
+        if message.strip():
+            text = f"{text}\n{message}"
+        return text
+
+
+#: Trainer's webhook denial while its informer cache lacks the TrainJob's runtime (AICR #1670).
+ADMISSION_RACE_MARKER = "must be created before the TrainJob is created"
+_INVALID_BAD_REQUEST_FORBIDDEN = frozenset({400, 403, 422})
+
+
+def admission_race(status: int, text: str, runtime: str) -> bool:
+    """Whether a refused TrainJob create is Trainer's webhook cache race, worth retrying (spec §A.11-4).
+
+    Either the text carries Trainer's own wording (:data:`ADMISSION_RACE_MARKER`, whatever the
+    status), or an Invalid/BadRequest/Forbidden answer says the run's ``runtime`` is ``not found``.
+    """
+    if ADMISSION_RACE_MARKER in text:
+        return True
+    return status in _INVALID_BAD_REQUEST_FORBIDDEN and runtime in text and "not found" in text
+
+
+def _describe_state(cs: Mapping[str, Any]) -> str:
+    state = cs.get("state") or {}
+    if "terminated" in state:
+        t = state["terminated"] or {}
+        msg = f" {t['message']}" if t.get("message") else ""
+        return f"terminated reason={t.get('reason', '')} exitCode={t.get('exitCode', '')}{msg}"
+    if "waiting" in state:
+        w = state["waiting"] or {}
+        msg = f" {w['message']}" if w.get("message") else ""
+        return f"waiting reason={w.get('reason', '')}{msg}"
+    return f"running (ready={str(bool(cs.get('ready'))).lower()})"
+
+
+def tolerations_k8s(tolerations: Iterable[Any] | None) -> list[dict[str, str]] | None:
+    """``--toleration`` values as Kubernetes dicts; ``None`` (no flag) stays ``None``."""
+    if tolerations is None:
+        return None
+    out: list[dict[str, str]] = []
+    for t in tolerations:
+        to_k8s: Callable[[], dict[str, str]] | None = getattr(t, "to_k8s", None)
+        out.append(to_k8s() if to_k8s is not None else dict(t))
+    return out
+
+
+__all__ = [
+    "ADMISSION_RACE_MARKER",
+    "LAUNCHER_CONTAINER",
+    "LauncherFailed",
+    "NcclBenchmark",
+    "Outcome",
+    "Plumbing",
+    "add_pod_template_labels",
+    "admission_race",
+    "eviction_detail",
+    "scoped_names",
+    "termination_message",
+    "tolerations_k8s",
+]

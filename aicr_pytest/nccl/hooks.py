@@ -1,0 +1,22 @@
+"""The NCCL family's aicr-pytest hooks (light: the family is imported only when it is selected)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.core.settings import Settings
+
+CHECKS = ("nccl-all-reduce-bw", "nccl-all-reduce-bw-net", "nccl-all-reduce-bw-nvls")
+
+
+def pytest_aicr_prevalidate(
+    checks: Sequence[str], recipe: Recipe, settings: Settings, data: DataTree
+) -> None:
+    if any(name in CHECKS for name in checks):
+        from aicr_pytest.nccl import prevalidate
+
+        prevalidate(recipe, settings, data)

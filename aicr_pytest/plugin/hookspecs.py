@@ -1,0 +1,31 @@
+"""aicr-pytest's own hooks (pytest-xdist ``newhooks.py`` style).
+
+Registered in ``pytest_addhooks``.  Check families implement them in a light ``hooks`` module of
+their package (its imports are deferred until the family is selected); a user's ``conftest.py``
+or plugin can implement them for their own checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.core.settings import Settings
+
+
+@pytest.hookspec
+def pytest_aicr_prevalidate(
+    checks: Sequence[str], recipe: Recipe, settings: Settings, data: DataTree
+) -> None:
+    """Validate what only a check understands, before anything touches the cluster.
+
+    Called once per process when the run's inputs are loaded, with the names of the selected
+    checks.  Raise :class:`aicr_pytest.UsageError` with one line for a value the user got wrong
+    (exit 2; nothing is created).  Outcomes that are the check's own business (a skip, a failure
+    it reports itself) are left to the check.
+    """
