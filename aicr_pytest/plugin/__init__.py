@@ -244,8 +244,8 @@ def _register_markers(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _register_markers(config)
-    # fake_cluster / fake_cluster_factory for anyone testing checks (no kubernetes import here)
-    config.pluginmanager.import_plugin("aicr_pytest.testing.fixtures")
+    # fake_cluster / fake_cluster_factory for anyone testing checks (imports nothing of testing/ yet)
+    config.pluginmanager.import_plugin("aicr_pytest.plugin.testkit")
     try:
         settings = _settings_from(config)
     except UsageError as err:

@@ -10,10 +10,13 @@ Public API (see each module's docstring for semantics and known gaps):
 * :data:`PROFILES`, :data:`FAULTS`, :class:`ClusterProfile` -- named cluster shapes and faults;
 * :class:`Store`, :class:`ApiError`, :class:`FakeApiServer`, :class:`Faults` -- lower layers.
 
-Fixtures (``fake_cluster``, ``fake_cluster_factory``) live in :mod:`aicr_pytest.testing.fixtures`.
+Fixtures (``fake_cluster``, ``fake_cluster_factory``) come with the aicr plugin
+(:mod:`aicr_pytest.plugin.testkit`); :data:`FakeClusterFactory` types the factory.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from aicr_pytest.testing.clock import Clock, FakeClock, RealClock
 from aicr_pytest.testing.cluster import FakeCluster
@@ -21,6 +24,9 @@ from aicr_pytest.testing.profiles import FAULTS, PROFILES, ClusterProfile, Compo
 from aicr_pytest.testing.server import FakeApiServer, Faults
 from aicr_pytest.testing.simulator import NodeProfile, PodScript, Simulator
 from aicr_pytest.testing.store import ApiError, Store
+
+FakeClusterFactory = Callable[..., FakeCluster]
+"""The type of the ``fake_cluster_factory`` fixture: ``factory(profile=None, faults=(), **kwargs)``."""
 
 __all__ = [
     "FAULTS",
@@ -32,6 +38,7 @@ __all__ = [
     "FakeApiServer",
     "FakeClock",
     "FakeCluster",
+    "FakeClusterFactory",
     "Faults",
     "NodeProfile",
     "PodScript",

@@ -14,8 +14,7 @@ import pytest
 from kubernetes import client, dynamic
 from kubernetes.client.exceptions import ApiException
 
-from aicr_pytest.testing import FakeCluster
-from aicr_pytest.testing.fixtures import FakeClusterFactory
+from aicr_pytest.testing import FakeCluster, FakeClusterFactory
 from aicr_pytest.testing.profiles import crd
 
 

@@ -9,8 +9,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from aicr_pytest.testing import FAULTS, PROFILES, FakeCluster
-from aicr_pytest.testing.fixtures import FakeClusterFactory
+from aicr_pytest.testing import FAULTS, PROFILES, FakeCluster, FakeClusterFactory
 
 
 @pytest.fixture

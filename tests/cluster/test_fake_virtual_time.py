@@ -16,9 +16,8 @@ from _facade_helpers import facade, gpu_nodes
 
 from aicr_pytest.kube import WaitTimeout, wait_for_job_complete, wait_for_pod_phase
 from aicr_pytest.kube.wait import wait_for_pods
-from aicr_pytest.testing import FakeCluster
+from aicr_pytest.testing import FakeCluster, FakeClusterFactory
 from aicr_pytest.testing.clock import FakeClock, RealClock
-from aicr_pytest.testing.fixtures import FakeClusterFactory
 
 
 class FcClock:

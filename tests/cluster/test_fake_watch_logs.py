@@ -15,8 +15,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
-from aicr_pytest.testing import FakeCluster
-from aicr_pytest.testing.fixtures import FakeClusterFactory
+from aicr_pytest.testing import FakeCluster, FakeClusterFactory
 
 
 def _cm(name: str, **labels: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import sys
 def test_plugin_import_does_not_load_kubernetes() -> None:
     code = (
         "import sys, aicr_pytest.plugin, aicr_pytest.core.inputs, aicr_pytest.cli, "
-        "aicr_pytest.testing.fixtures; "
+        "aicr_pytest.plugin.testkit; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,7 +6,8 @@ stopped at teardown. Profile/fault names: :data:`aicr_pytest.testing.profiles.PR
 :data:`aicr_pytest.testing.profiles.FAULTS`. A test can also pick the profile of ``fake_cluster``
 with ``@pytest.mark.parametrize("fake_cluster", ["h100-eks-training"], indirect=True)``.
 
-Register with ``pytest_plugins = ["aicr_pytest.testing.fixtures"]`` (the aicr plugin exposes them).
+The aicr plugin registers this module on every run, so it imports nothing of
+:mod:`aicr_pytest.testing` until a test asks for a fake cluster.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # the aicr plugin registers this module; keep its import chea
     from aicr_pytest.testing.cluster import FakeCluster
     from aicr_pytest.testing.profiles import ClusterProfile
 
-__all__ = ["FakeClusterFactory", "fake_cluster", "fake_cluster_factory"]
+__all__ = ["fake_cluster", "fake_cluster_factory"]
 
 FakeClusterFactory = Callable[..., "FakeCluster"]
 
