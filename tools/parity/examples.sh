@@ -27,7 +27,7 @@ run training-performance    -r $T -s $TS --simulate h100-eks-training --phase pe
 run training-no-cluster     -r $T -s $TS --no-cluster
 run training-fault-crashloop -r $T -s $TS --simulate h100-eks-training --phase deployment --fault device-plugin-crashloop
 run training-fault-lowbw    -r $T -s $TS --simulate h100-eks-training --phase performance --fault nccl-low-bandwidth
-run training-fail-fast      -r $T -s $TS --simulate h100-eks-training --fail-fast --fault gpu-operator-missing
+run training-fail-fast      -r $T -s $TS --simulate h100-eks-training --fail-fast --fault device-plugin-crashloop
 run inference-all           -r $I -s $IS --simulate h100-eks-inference
 run inference-performance   -r $I -s $IS --simulate h100-eks-inference --phase performance
 run inference-no-cluster    -r $I -s $IS --no-cluster
