@@ -4,23 +4,38 @@
 
 Run ids, durations and timestamps are ignored: the run id (``extra["aicr.runId"]``) is replaced by
 ``<RUN>`` wherever it appears (object names, messages, stdout), and ``timestamp``,
-``summary.start``/``stop`` and each test's ``duration`` are dropped.  Everything else must be equal.
+``summary.start``/``stop`` and each test's ``duration`` are dropped.  Two things derive from the
+run id without containing it, so they are masked too: the 10-hex digests in object names
+(``nccl-bw-<digest>-<run>``) and fractional numbers, because the simulator seeds its bandwidth
+noise with the run-scoped TrainJob name (``456.05 GB/s`` in one run is ``457.47 GB/s`` in the
+next).  Integers, statuses, messages and the structure must be equal.
 Exit 0 when every case matches, 1 otherwise (the differences are printed).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 _DROP_SUMMARY = ("start", "stop")
+_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{10}(?![0-9a-f])")
+_FRACTION = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+def _mask(text: str, run_id: str) -> str:
+    if run_id:
+        text = text.replace(run_id, "<RUN>")
+    return _FRACTION.sub("<NUM>", _DIGEST.sub("<DIGEST>", text))
 
 
 def _replace(value: Any, run_id: str) -> Any:
     if isinstance(value, str):
-        return value.replace(run_id, "<RUN>") if run_id else value
+        return _mask(value, run_id)
+    if isinstance(value, float):
+        return "<NUM>"
     if isinstance(value, list):
         return [_replace(v, run_id) for v in value]
     if isinstance(value, dict):
