@@ -24,7 +24,7 @@ What it plays, on the fake cluster's clock:
 * **NVIDIA DRA driver (ComputeDomain)** — on ``ComputeDomain`` create: the ``ResourceClaimTemplate``
   named in ``spec.channel.resourceClaimTemplate.name`` (owned by the ComputeDomain;
   :func:`imex_claim_template`, shared with the control plane's
-  :mod:`~aicr_pytest.testing.controlplane_computedomain`) and ``status: Ready``.
+  :mod:`~tests.harness.controlplane_computedomain`) and ``status: Ready``.
 
 * **Transports** — what NCCL would pick given the runtime's env *and* what the workers really got:
   AWS Libfabric (EFA env), ``FasTrak`` (GKE GPUDirect-TCPXO: ``NCCL_FASTRAK_*`` env, and only when
