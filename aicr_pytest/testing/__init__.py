@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from aicr_pytest.testing.clock import Clock, FakeClock, RealClock
+from aicr_pytest.testing.clock import FakeClock, RealClock, TimerClock
 from aicr_pytest.testing.cluster import FakeCluster
 from aicr_pytest.testing.profiles import FAULTS, PROFILES, ClusterProfile, Component, resolve_profile
 from aicr_pytest.testing.server import FakeApiServer, Faults
@@ -32,7 +32,6 @@ __all__ = [
     "FAULTS",
     "PROFILES",
     "ApiError",
-    "Clock",
     "ClusterProfile",
     "Component",
     "FakeApiServer",
@@ -45,5 +44,6 @@ __all__ = [
     "RealClock",
     "Simulator",
     "Store",
+    "TimerClock",
     "resolve_profile",
 ]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from aicr_pytest.testing.clock import Clock, FakeClock
+from aicr_pytest.testing.clock import FakeClock, TimerClock
 from aicr_pytest.testing.server import FakeApiServer, Faults
 from aicr_pytest.testing.simulator import Simulator
 from aicr_pytest.testing.store import ApiError, Obj, Store, clone
@@ -65,7 +65,7 @@ class FakeCluster:
         profile: str | ClusterProfile | None = None,
         faults: Iterable[str] = (),
         *,
-        clock: Clock | None = None,
+        clock: TimerClock | None = None,
         token: str = "aicr-fake-token",
         version: Mapping[str, str] | None = None,
         kubeconfig_path: str | Path | None = None,
@@ -75,7 +75,7 @@ class FakeCluster:
         auto_advance: bool = False,
         settle: float = DEFAULT_SETTLE_S,
     ) -> None:
-        self.clock: Clock = clock or FakeClock()
+        self.clock: TimerClock = clock or FakeClock()
         self.store = Store(self.clock, history_size=history_size, seed=seed, version=version)
         self.sim = Simulator(self.store, enabled=simulate)
         self.server = FakeApiServer(self.store, token=token)

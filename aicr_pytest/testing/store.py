@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from aicr_pytest.testing.clock import Clock, FakeClock
+from aicr_pytest.testing.clock import FakeClock, TimerClock
 from aicr_pytest.testing.patch import PatchError, json_merge_patch, json_patch, strategic_merge_patch
 from aicr_pytest.testing.resources import ResourceType, builtin_types, types_from_crd
 from aicr_pytest.testing.selectors import (
@@ -297,13 +297,13 @@ class Store:
 
     def __init__(
         self,
-        clock: Clock | None = None,
+        clock: TimerClock | None = None,
         *,
         history_size: int = 10_000,
         seed: int = 0,
         version: Mapping[str, str] | None = None,
     ) -> None:
-        self.clock: Clock = clock or FakeClock()
+        self.clock: TimerClock = clock or FakeClock()
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
         self._rng = random.Random(seed)

@@ -68,7 +68,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
@@ -316,7 +316,7 @@ class FakeBackend(K8sBackend):
 
     @property
     def clock(self) -> Clock:
-        return cast("Clock", self.fake.clock)  # a FakeClock: time() and sleep()
+        return self.fake.clock  # a TimerClock is a core Clock
 
     @property
     def check_clock(self) -> Clock:
