@@ -24,18 +24,17 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from aicr_pytest.testing.clock import FakeClock, TimerClock
+from aicr_pytest.testing.model import ClusterProfile
+from aicr_pytest.testing.profiles import resolve_profile
 from aicr_pytest.testing.server import FakeApiServer, Faults
 from aicr_pytest.testing.simulator import Simulator
 from aicr_pytest.testing.store import ApiError, Obj, Store, clone
 from aicr_pytest.testing.virtualtime import DEFAULT_SETTLE_S, AutoAdvancer
-
-if TYPE_CHECKING:
-    from aicr_pytest.testing.profiles import ClusterProfile
 
 __all__ = ["FakeCluster"]
 
@@ -93,8 +92,6 @@ class FakeCluster:
         self.profile: ClusterProfile | None = None
         self.fault_names: list[str] = list(faults)
         if profile is not None or self.fault_names:
-            from aicr_pytest.testing.profiles import resolve_profile
-
             self.profile = resolve_profile(profile, self.fault_names)
             self.profile.apply(self)
 
