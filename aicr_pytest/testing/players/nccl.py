@@ -263,14 +263,10 @@ class NcclPlayer:
             )
             return
         rjobs = [
-            j
-            for j in dig(runtime, "spec", "template", "spec", "replicatedJobs") or []
-            if isinstance(j, dict)
+            j for j in dig(runtime, "spec", "template", "spec", "replicatedJobs") or [] if isinstance(j, dict)
         ]
         num_nodes = int(
-            dig(trainjob, "spec", "trainer", "numNodes")
-            or dig(runtime, "spec", "mlPolicy", "numNodes")
-            or 1
+            dig(trainjob, "spec", "trainer", "numNodes") or dig(runtime, "spec", "mlPolicy", "numNodes") or 1
         )
         labels = dict(meta.get("labels") or {})
         jobset_body: Obj = {

@@ -86,9 +86,7 @@ def is_tcpxo_probe(pod: Obj) -> bool:
     """A pod that mounts the host's TCPXO directory and tests for ``nccl-env-profile.sh``."""
     spec = pod.get("spec") or {}
     mounts = any(
-        dig(v, "hostPath", "path") == TCPXO_HOST_DIR
-        for v in spec.get("volumes") or []
-        if isinstance(v, dict)
+        dig(v, "hostPath", "path") == TCPXO_HOST_DIR for v in spec.get("volumes") or [] if isinstance(v, dict)
     )
     script = " ".join(
         str(w) for c in spec.get("containers") or [] for w in (c.get("command") or []) + (c.get("args") or [])
