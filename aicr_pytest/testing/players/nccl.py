@@ -23,8 +23,8 @@ What it plays, on the fake cluster's clock:
   follows a latency + bandwidth model with a per-GPU/variant peak (H100 ≈ 450 GB/s at 16G).
 * **NVIDIA DRA driver (ComputeDomain)** — on ``ComputeDomain`` create: the ``ResourceClaimTemplate``
   named in ``spec.channel.resourceClaimTemplate.name`` (owned by the ComputeDomain;
-  :func:`imex_claim_template`, shared with the control plane's
-  :mod:`~tests.harness.controlplane_computedomain`) and ``status: Ready``.
+  :func:`imex_claim_template`, shared with the repository's control-plane test controller in
+  ``tests/harness``) and ``status: Ready``.
 
 * **Transports** — what NCCL would pick given the runtime's env *and* what the workers really got:
   AWS Libfabric (EFA env), ``FasTrak`` (GKE GPUDirect-TCPXO: ``NCCL_FASTRAK_*`` env, and only when
@@ -43,6 +43,9 @@ What it plays, on the fake cluster's clock:
   node where the TCPXO NCCL plugin installer does not run.
 * **Trainer's validating webhook** — :func:`deny_trainjobs` makes it refuse TrainJob creates the
   way its informer-cache race does (403, :func:`trainer_webhook_denial`).
+
+The shapes (Trainer, JobSet, ComputeDomain objects, transport probes) live in
+:mod:`.nccl_workloads`, the launcher log in :mod:`.nccl_launcher`; both are re-exported here.
 
 A test can script the launcher log verbatim with ``fc.state["nccl"] = {"launcher_log": text}``.
 

@@ -9,9 +9,9 @@ Why our own server (stdlib ``http.server.ThreadingHTTPServer``) rather than kmoc
   no event loop in a side thread and cannot deadlock against a blocking client call;
 * kmock's emulator lacked most semantics we need (selectors, uid/resourceVersion, generateName,
   namespaces, 201 on custom-object create, status subresource, logs); subclassing it would have
-  meant overriding nearly all of it. The semantics here live in :mod:`.store`, the HTTP layer is
-  routing, serialization, streaming (chunked transfer encoding for watch and ``follow``) and
-  fault injection.
+  meant overriding nearly all of it. The semantics here live in :mod:`aicr_pytest.testing.store`,
+  the HTTP layer is routing, serialization, streaming (chunked transfer encoding for watch and
+  ``follow``, :mod:`.http`) and fault injection (:mod:`.faults`).
 
 It serves the REST paths the official python client uses: discovery (``/api``, ``/api/v1``,
 ``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``), ``/version``, collection and item
