@@ -743,7 +743,13 @@ def _https_request(
         request.add_header("Authorization", f"Bearer {token}")
     if data is not None:
         request.add_header("Content-Type", content_type)
-    with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+    # No proxies from the environment: the control plane is on loopback, and looking them up iterates
+    # os.environ, which races pytest setting PYTEST_CURRENT_TEST when a test controller's thread
+    # calls this (a KeyError in that thread).
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context)
+    )
+    with opener.open(request, timeout=timeout) as response:
         body: bytes = response.read()
         return body
 
