@@ -1,8 +1,10 @@
 """Injectable clocks for the fake cluster.
 
 The fake API server stamps ``creationTimestamp``/``deletionTimestamp``/condition times from a
-:class:`Clock`, and the simulator drives its timeline (pod start, pod completion, Job deadlines)
-from timers registered on it.
+:class:`TimerClock`, and the simulator drives its timeline (pod start, pod completion, Job deadlines)
+from timers registered on it. A :class:`TimerClock` is a :class:`aicr_pytest.core.clock.Clock` (the
+one clock protocol: ``time()`` and ``sleep()``) with timers and listeners, so the fake cluster's clock
+can be handed to any check or facade call that takes a clock.
 
 * :class:`FakeClock` never reads the wall clock: time only moves when a test calls
   :meth:`FakeClock.advance` or :meth:`FakeClock.sleep`, and timers due in that interval fire
@@ -25,8 +27,12 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-__all__ = ["Clock", "FakeClock", "RealClock", "format_time"]
+if TYPE_CHECKING:
+    from aicr_pytest.core.clock import Clock
+
+__all__ = ["FakeClock", "RealClock", "TimerClock", "format_time"]
 
 # 2026-01-01T00:00:00Z: a fixed, recognisable epoch for fake timestamps.
 DEFAULT_EPOCH = 1767225600.0
@@ -37,8 +43,9 @@ def format_time(seconds: float) -> str:
     return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class Clock(ABC):
-    """Base clock: ``time()`` in epoch seconds, timers, and listeners notified when time moves."""
+class TimerClock(ABC):
+    """A :class:`~aicr_pytest.core.clock.Clock` (``time()`` in epoch seconds, ``sleep()``) with timers,
+    and listeners notified when time moves."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -49,6 +56,10 @@ class Clock(ABC):
     # -- reading -------------------------------------------------------------------------------
     @abstractmethod
     def time(self) -> float:
+        """Implemented by each concrete subclass."""
+
+    @abstractmethod
+    def sleep(self, seconds: float) -> None:
         """Implemented by each concrete subclass."""
 
     def now(self) -> datetime:
@@ -101,7 +112,7 @@ class Clock(ABC):
             listener()
 
 
-class FakeClock(Clock):
+class FakeClock(TimerClock):
     """A manual clock: time moves only through :meth:`advance` / :meth:`sleep`.
 
     ``advance(seconds)`` fires every timer due up to the new time, in time order, setting the
@@ -155,7 +166,7 @@ class FakeClock(Clock):
             self.advance(step)
 
 
-class RealClock(Clock):
+class RealClock(TimerClock):
     """Wall-clock time; timers run on a daemon thread (used by ``aicr-pytest simulate``)."""
 
     def __init__(self) -> None:
@@ -192,3 +203,9 @@ class RealClock(Clock):
     def stop(self) -> None:
         self._stopped = True
         self._wake.set()
+
+
+if TYPE_CHECKING:  # statically: every TimerClock is a core Clock
+
+    def _is_core_clock(clock: TimerClock) -> Clock:
+        return clock

@@ -24,18 +24,17 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-from aicr_pytest.testing.clock import Clock, FakeClock
+from aicr_pytest.testing.clock import FakeClock, TimerClock
+from aicr_pytest.testing.model import ClusterProfile
+from aicr_pytest.testing.profiles import resolve_profile
 from aicr_pytest.testing.server import FakeApiServer, Faults
 from aicr_pytest.testing.simulator import Simulator
 from aicr_pytest.testing.store import ApiError, Obj, Store, clone
 from aicr_pytest.testing.virtualtime import DEFAULT_SETTLE_S, AutoAdvancer
-
-if TYPE_CHECKING:
-    from aicr_pytest.testing.profiles import ClusterProfile
 
 __all__ = ["FakeCluster"]
 
@@ -65,7 +64,7 @@ class FakeCluster:
         profile: str | ClusterProfile | None = None,
         faults: Iterable[str] = (),
         *,
-        clock: Clock | None = None,
+        clock: TimerClock | None = None,
         token: str = "aicr-fake-token",
         version: Mapping[str, str] | None = None,
         kubeconfig_path: str | Path | None = None,
@@ -75,7 +74,7 @@ class FakeCluster:
         auto_advance: bool = False,
         settle: float = DEFAULT_SETTLE_S,
     ) -> None:
-        self.clock: Clock = clock or FakeClock()
+        self.clock: TimerClock = clock or FakeClock()
         self.store = Store(self.clock, history_size=history_size, seed=seed, version=version)
         self.sim = Simulator(self.store, enabled=simulate)
         self.server = FakeApiServer(self.store, token=token)
@@ -93,8 +92,6 @@ class FakeCluster:
         self.profile: ClusterProfile | None = None
         self.fault_names: list[str] = list(faults)
         if profile is not None or self.fault_names:
-            from aicr_pytest.testing.profiles import resolve_profile
-
             self.profile = resolve_profile(profile, self.fault_names)
             self.profile.apply(self)
 

@@ -14,7 +14,7 @@ import yaml
 from aicr_pytest.kube import Cluster, RetryPolicy, connect
 from aicr_pytest.kube.rbac import granted_permissions, is_granted
 from aicr_pytest.testing import FakeCluster
-from aicr_pytest.testing.backends import K8sBackend
+from tests.harness.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -64,7 +64,7 @@ def backend_facade(backend: K8sBackend, *, admin: bool = False, **kw: Any) -> tu
 
 def fake_of(backend: K8sBackend) -> FakeCluster:
     """The FakeCluster behind a fake-only scenario's backend."""
-    from aicr_pytest.testing.backends import FakeBackend
+    from tests.harness.backends import FakeBackend
 
     assert isinstance(backend, FakeBackend), "a fake-only scenario ran on another backend"
     return backend.fake

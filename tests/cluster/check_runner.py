@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core import yamlio
-from aicr_pytest.testing.backends import K8sBackend
 from aicr_pytest.testing.cluster import FakeCluster
 from tests.cluster import shared_clock
+from tests.harness.backends import K8sBackend
 
 CONFTEST = """
 import pytest

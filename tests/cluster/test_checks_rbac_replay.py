@@ -26,12 +26,12 @@ import pytest
 from _facade_helpers import clock_driver
 
 from aicr_pytest.core import yamlio
-from aicr_pytest.testing.authz import denied, request_attributes
 from aicr_pytest.testing.cluster import FakeCluster
-from aicr_pytest.testing.controlplane import ControlPlane
 from tests.cluster import shared_clock
 from tests.cluster.test_nccl_check import SNAPSHOT as NCCL_SNAPSHOT
 from tests.cluster.test_nccl_paths import gke_recipe, roce_recipe
+from tests.harness.authz import denied, request_attributes
+from tests.harness.controlplane import ControlPlane
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "recipes" / "examples"

@@ -4,7 +4,7 @@ Each scenario runs the bundled checks through pytester with ``--kubeconfig`` set
 *least-privilege* kubeconfig (on the control plane: the user bound to ``deploy/rbac.yaml`` only), so
 an RBAC denial anywhere in a check is a red test. The fake is seeded with a profile and checks read
 its virtual clock (auto-advanced while a check blocks in a watch); the control plane is seeded with
-the same profile (real controllers run the workloads, see :mod:`aicr_pytest.testing.backends`) and
+the same profile (real controllers run the workloads, see :mod:`tests.harness.backends`) and
 checks read a clock whose sleeps (dwell windows, poll intervals) cost no real time.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core import yamlio
-from aicr_pytest.testing.backends import ControlPlaneBackend, K8sBackend, gpu_node_names
 from tests.cluster.check_runner import run_on_backend
+from tests.harness.backends import ControlPlaneBackend, K8sBackend, gpu_node_names
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"

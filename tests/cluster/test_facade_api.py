@@ -12,7 +12,7 @@ from _facade_helpers import assert_rbac_covers, backend_facade
 
 from aicr_pytest.kube import AccessDenied, Conflict, NotFound
 from aicr_pytest.kube.wait import wait_deleted
-from aicr_pytest.testing.backends import K8sBackend
+from tests.harness.backends import K8sBackend
 
 
 def pods(n: int, ns: str) -> list[dict[str, Any]]:
@@ -155,7 +155,7 @@ def test_unlisted_permission_is_access_denied_by_the_least_privilege_user(k8s_ba
     scripts the 403; the control plane's RBAC refuses Secrets to the user bound to deploy/rbac.yaml."""
     ns = k8s_backend.namespace("bulk")
     if k8s_backend.can_inject_faults:
-        from aicr_pytest.testing.backends import FakeBackend
+        from tests.harness.backends import FakeBackend
 
         assert isinstance(k8s_backend, FakeBackend)
         k8s_backend.fake.faults.deny("GET", f"/api/v1/namespaces/{ns}/secrets")

@@ -14,7 +14,7 @@ from _facade_helpers import FAST_RETRIES, assert_rbac_covers, clock_driver, faca
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube import AccessDenied, ApiUnreachable, wait_for_pod_phase
 from aicr_pytest.testing import FakeCluster
-from aicr_pytest.testing.backends import K8sBackend
+from tests.harness.backends import K8sBackend
 
 PODS = "/api/v1/namespaces/bulk/pods"
 

@@ -25,8 +25,8 @@ from _facade_helpers import FAST_RETRIES, assert_rbac_covers, backend_facade, fa
 from aicr_pytest.kube import AccessDenied, Cluster
 from aicr_pytest.kube.client import Target, _peek_continue
 from aicr_pytest.testing import FakeCluster
-from aicr_pytest.testing.backends import K8sBackend
 from aicr_pytest.testing.store import decode_continue, encode_continue
+from tests.harness.backends import K8sBackend
 
 PODS = "/api/v1/namespaces/bulk/pods"
 THREAD = "aicr-list-prefetch"

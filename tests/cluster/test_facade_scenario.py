@@ -26,7 +26,7 @@ from aicr_pytest.kube import (
     wait_for_job_complete,
 )
 from aicr_pytest.kube.run import DEFAULT_NAMESPACE
-from aicr_pytest.testing.backends import K8sBackend
+from tests.harness.backends import K8sBackend
 
 
 def job(name: str = "hello", annotations: dict[str, str] | None = None) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aicr_pytest.testing import backends
-from aicr_pytest.testing import controlplane as cpmod
+from tests.harness import backends
+from tests.harness import controlplane as cpmod
 
 GPU = ["gpu-h100-0", "gpu-h100-1"]
 OTHER = ["system-0"]
@@ -125,7 +125,7 @@ def test_backends_are_parametrized_counted_and_skipped_with_a_reason(
     monkeypatch.delenv("AICR_REQUIRE_CONTROLPLANE", raising=False)
     pytester.makeconftest(
         """
-        from aicr_pytest.testing.backend_fixtures import (
+        from tests.harness.backend_fixtures import (
             controlplane, controlplane_session, k8s_backend, pytest_configure, pytest_generate_tests,
         )
         """
@@ -189,6 +189,6 @@ def test_backends_are_parametrized_counted_and_skipped_with_a_reason(
 def test_request_attributes_follow_the_apiservers_request_info(
     method: str, path: str, query: str, expected: str
 ) -> None:
-    from aicr_pytest.testing.authz import request_attributes
+    from tests.harness.authz import request_attributes
 
     assert str(request_attributes(method, path, query)) == expected

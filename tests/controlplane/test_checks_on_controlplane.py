@@ -5,7 +5,7 @@ Like tests/cluster/test_deployment_checks.py: the bundled check runs through pyt
 ``deploy/rbac.yaml`` only, so any RBAC denial is a red test), against the ``h100-eks-training`` profile.
 
 ``nccl-all-reduce-bw`` on the control plane: the check creates its TrainingRuntime and TrainJob on the
-real apiserver; the test controllers of :mod:`aicr_pytest.testing.controlplane_trainer` play Kubeflow
+real apiserver; the test controllers of :mod:`tests.harness.controlplane_trainer` play Kubeflow
 Trainer and JobSet (Secret, JobSet, Indexed Jobs, status), the real Job controller creates the worker
 and launcher pods, the real scheduler binds the workers to kwok H100 nodes by ``nvidia.com/gpu`` and
 ``vpc.amazonaws.com/efa``, and the launcher's ``all_reduce_perf`` log is served by the apiserver's
@@ -27,8 +27,8 @@ import aicr_pytest.nccl
 import aicr_pytest.nccl.cluster
 import aicr_pytest.plugin
 from aicr_pytest.kube.client import RUN_ID_LABEL
-from aicr_pytest.testing.backends import K8sBackend
 from tests.cluster.check_runner import run_on_backend
+from tests.harness.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"

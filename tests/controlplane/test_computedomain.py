@@ -1,4 +1,4 @@
-"""The ComputeDomain test controller (:mod:`aicr_pytest.testing.controlplane_computedomain`); the NVreg probe.
+"""The ComputeDomain test controller (:mod:`tests.harness.controlplane_computedomain`); the NVreg probe.
 
 Pure helpers first (no control plane), then one round trip on the real apiserver: a ComputeDomain
 becomes its IMEX claim template and ``status: Ready``, the channel devices are published for the GB200
@@ -11,9 +11,15 @@ import urllib.error
 import uuid
 from typing import Any
 
-from aicr_pytest.testing.backends import ControlPlaneSession
-from aicr_pytest.testing.controlplane import GB200_NODES
-from aicr_pytest.testing.controlplane_computedomain import (
+from aicr_pytest.testing.players.nccl import (
+    COMPUTE_DOMAIN_LABEL,
+    IMEX_CHANNEL_CLASS,
+    imex_claim_template,
+)
+from tests.controlplane.waiting import wait_for
+from tests.harness.backends import ControlPlaneSession
+from tests.harness.controlplane import GB200_NODES
+from tests.harness.controlplane_computedomain import (
     COMPUTE_DOMAIN_API,
     COMPUTE_DOMAIN_DRIVER,
     ComputeDomainController,
@@ -21,17 +27,11 @@ from aicr_pytest.testing.controlplane_computedomain import (
     channel_resource_slice,
     clique_nodes,
 )
-from aicr_pytest.testing.controlplane_players import (
+from tests.harness.controlplane_players import (
     NVREG_OVERRIDE_ANNOTATION,
     nvreg_params,
     nvreg_probe_output,
 )
-from aicr_pytest.testing.players.nccl import (
-    COMPUTE_DOMAIN_LABEL,
-    IMEX_CHANNEL_CLASS,
-    imex_claim_template,
-)
-from tests.controlplane.waiting import wait_for
 
 RESOURCE = "/apis/resource.k8s.io/v1"
 

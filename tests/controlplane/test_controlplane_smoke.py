@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 import pytest
 from kubernetes import client
 
-from aicr_pytest.testing.controlplane import (
+from tests.controlplane.waiting import wait_for
+from tests.harness.controlplane import (
     GB200_NODES,
     H100_NODES,
     K8S_VERSION,
@@ -27,8 +28,7 @@ from aicr_pytest.testing.controlplane import (
     pid_exists,
     start_controlplane,
 )
-from aicr_pytest.testing.controlplane_fixtures import skip_or_fail
-from tests.controlplane.waiting import wait_for
+from tests.harness.controlplane_fixtures import skip_or_fail
 
 T = TypeVar("T")
 GPU_PRODUCT = "NVIDIA-H100-80GB-HBM3"

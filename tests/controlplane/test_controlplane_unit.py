@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aicr_pytest.testing import controlplane as cpmod
-from aicr_pytest.testing.controlplane_fixtures import REQUIRE_ENV, skip_or_fail
+from tests.harness import controlplane as cpmod
+from tests.harness.controlplane_fixtures import REQUIRE_ENV, skip_or_fail
 
 REPO = Path(__file__).resolve().parents[2]
 

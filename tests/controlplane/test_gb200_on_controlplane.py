@@ -8,7 +8,7 @@ arm64, one ``nvidia.com/gpu.clique``) by the real scheduler:
   player: the override is set), the workers ask for ``vpc.amazonaws.com/efa``, and the launcher log
   says ``Using network AWS Libfabric``;
 * ``-nvls``: the check's ComputeDomain is reconciled by the test controller of
-  :mod:`aicr_pytest.testing.controlplane_computedomain` into the IMEX channel ResourceClaimTemplate;
+  :mod:`tests.harness.controlplane_computedomain` into the IMEX channel ResourceClaimTemplate;
   the real resource-claim controller makes each worker's claim from it and the real scheduler's DRA
   plugin allocates an IMEX channel device from the clique nodes' ResourceSlices before it binds the
   pod (an unallocated claim keeps a pod Pending, so a pass proves the allocation); the launcher log
@@ -32,9 +32,9 @@ import aicr_pytest.nccl.cluster
 import aicr_pytest.plugin
 from aicr_pytest.core import yamlio
 from aicr_pytest.kube.client import RUN_ID_LABEL
-from aicr_pytest.testing.backends import K8sBackend
 from tests.cluster.check_runner import run_on_backend
 from tests.controlplane.test_checks_on_controlplane import RUN_KINDS
+from tests.harness.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINING_RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"

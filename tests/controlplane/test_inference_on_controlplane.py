@@ -3,7 +3,7 @@
 On the control plane every step is real except what a container would do: the check creates the
 per-run namespace, the model-cache PVC and download Job, the KAI Queue and the DynamoGraphDeployment
 on a real apiserver as the user bound to ``deploy/rbac.yaml`` only (an RBAC denial is a red test).
-The test controllers of :mod:`aicr_pytest.testing.controlplane_dynamo` play the Dynamo operator
+The test controllers of :mod:`tests.harness.controlplane_dynamo` play the Dynamo operator
 (frontend Service, pods pinned to the chosen node, DGD status), the StorageClass's provisioner and
 the Job pods' output. The real scheduler binds the workers by ``nvidia.com/gpu`` and waits for the
 volume, the real EndpointSlice controller publishes the frontend pod, and the check's chat-completion
@@ -22,9 +22,9 @@ import aicr_pytest.core.inputs  # one copy of each module across in-process runs
 import aicr_pytest.inference
 import aicr_pytest.plugin
 from aicr_pytest.kube.client import RUN_ID_LABEL
-from aicr_pytest.testing import backends
-from aicr_pytest.testing.backends import ControlPlaneBackend, ControlPlaneSession, K8sBackend
 from tests.cluster.check_runner import run_on_backend
+from tests.harness import backends
+from tests.harness.backends import ControlPlaneBackend, ControlPlaneSession, K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-inference.yaml"

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest.testing import backends
-from aicr_pytest.testing import controlplane_dynamo as dyn
-from aicr_pytest.testing.egress import EgressProxy, egress_selector_config, parse_connect
 from aicr_pytest.testing.players import inference as play
+from tests.harness import backends
+from tests.harness import controlplane_dynamo as dyn
+from tests.harness.egress import EgressProxy, egress_selector_config, parse_connect
 
 GPU = ["gpu-h100-0", "gpu-h100-1"]
 OTHER = ["system-0"]

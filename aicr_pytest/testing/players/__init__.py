@@ -1,33 +1,29 @@
 """Workload players: simulator extensions that play the controllers and tools checks depend on.
 
-Each module here exposes ``install(fc, profile)`` and is called by ``ClusterProfile.apply`` after
-the profile's components are installed.  A player typically registers ``fc.sim.on_create``
-hooks (e.g. "when a TrainJob appears, create launcher and worker pods with this log") and
-``PodScript`` entries for pods a check creates, reading ``profile.faults`` to misbehave on cue.
+A player is ``install(fc, profile)`` (:class:`~aicr_pytest.testing.model.Player`), run by
+``ClusterProfile.apply`` after the profile's components are installed. It typically registers
+``fc.sim.on_create`` hooks (e.g. "when a TrainJob appears, create launcher and worker pods with this
+log") and ``PodScript`` entries for pods a check creates, reading ``profile.faults`` to misbehave on
+cue.
+
+Importing this package registers the built-in players, in this order: ``nvidia-smi``
+(:mod:`.nvidia_smi`), ``nccl`` (:mod:`.nccl`) and ``inference`` (:mod:`.inference`). A user's own
+check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+from aicr_pytest.testing.model import Player, register_player
+from aicr_pytest.testing.players import inference, nccl, nvidia_smi
 
-if TYPE_CHECKING:
-    from aicr_pytest.testing.cluster import FakeCluster
-    from aicr_pytest.testing.profiles import ClusterProfile
+__all__ = ["BUILTIN_PLAYERS"]
 
-PLAYERS: tuple[str, ...] = (
-    "aicr_pytest.testing.players.nvidia_smi",
-    "aicr_pytest.testing.players.nccl",
-    "aicr_pytest.testing.players.inference",
+#: The players AICR's checks need, by registry name, in the order they run.
+BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
+    ("nvidia-smi", nvidia_smi.install),
+    ("nccl", nccl.install),
+    ("inference", inference.install),
 )
 
-
-def install_players(fc: FakeCluster, profile: ClusterProfile) -> None:
-    for name in PLAYERS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name == name:  # a player that has not been written yet
-                continue
-            raise
-        module.install(fc, profile)
+for _name, _install in BUILTIN_PLAYERS:
+    register_player(_name, _install)

@@ -41,12 +41,12 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from aicr_pytest.testing.builders import add_namespace, crd, crd_established, deployment, system_node
 from aicr_pytest.testing.simulator import PodScript, Simulator
 from aicr_pytest.testing.store import Obj
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.cluster import FakeCluster
-    from aicr_pytest.testing.profiles import ClusterProfile, Component
+    from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
 
 __all__ = ["STATE_KEY", "install", "install_gateway", "install_gateway_api"]
 
@@ -80,7 +80,7 @@ GATEWAY_IMAGE: Final = "cr.agentgateway.dev/agentgateway:v0.7.5"
 EPP_PORT: Final = 9002
 
 
-def install(fc: FakeCluster, profile: ClusterProfile) -> None:
+def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
     """Register the operator, endpoint and AIPerf hooks (harmless on profiles without Dynamo)."""
     player = _InferencePlayer(fc, list(profile.faults))
     fc.sim.on_create(DGD_GROUP, "v1beta1", DGD_PLURAL, player.dgd_created)
@@ -257,7 +257,7 @@ def aiperf_result(doc: Obj) -> str:
 
 
 class _InferencePlayer:
-    def __init__(self, fc: FakeCluster, faults: list[str]) -> None:
+    def __init__(self, fc: SimulatedCluster, faults: list[str]) -> None:
         self.fc = fc
         self.faults = faults
 
@@ -525,33 +525,29 @@ def _condition(kind: str, ok: bool, reason: str, sim: Simulator) -> Obj:
 # --- cluster components for gateway-epp (profiles opt in) -------------------------------------------
 
 
-def install_gateway_api(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+def install_gateway_api(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
     """``agentgateway-crds``: Gateway API (GatewayClass, Gateway, HTTPRoute) + InferencePool CRDs."""
-    from aicr_pytest.testing.profiles import _crd_established, crd
-
     for obj in (
         crd(GATEWAY_GROUP, "gatewayclasses", "GatewayClass", ["v1"], namespaced=False),
         crd(GATEWAY_GROUP, "gateways", "Gateway", ["v1"]),
         crd(GATEWAY_GROUP, "httproutes", "HTTPRoute", ["v1"]),
         crd(INFERENCE_GROUP, "inferencepools", "InferencePool", ["v1"]),
     ):
-        _crd_established(fc, obj)
+        crd_established(fc, obj)
 
 
-def install_gateway(fc: FakeCluster, profile: ClusterProfile, comp: Component) -> None:
+def install_gateway(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
     """``agentgateway``: the controller, GatewayClass ``agentgateway``, Gateway
     ``agentgateway-system/inference-gateway`` (Accepted, Programmed), its proxy Deployment and the
     Service ``inference-gateway`` (port 80, ``http``) the check probes through.  Needs
     :func:`install_gateway_api` first."""
-    from aicr_pytest.testing.profiles import _namespace, _system_node, deployment
-
-    node = _system_node(profile)
+    node = system_node(profile)
     now = fc.clock.timestamp()
 
     def cond(kind: str) -> Obj:
         return {"type": kind, "status": "True", "reason": kind, "lastTransitionTime": now}
 
-    _namespace(fc, GATEWAY_NAMESPACE)
+    add_namespace(fc, GATEWAY_NAMESPACE)
     deployment(fc, GATEWAY_NAMESPACE, "agentgateway", GATEWAY_IMAGE, node, container="controller")
     fc.add(
         {

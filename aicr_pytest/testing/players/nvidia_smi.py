@@ -37,8 +37,7 @@ from aicr_pytest.testing.simulator import PodScript, Simulator, parse_quantity
 from aicr_pytest.testing.store import Obj
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.cluster import FakeCluster
-    from aicr_pytest.testing.profiles import ClusterProfile
+    from aicr_pytest.testing.model import ClusterProfile, SimulatedCluster
 
 __all__ = ["FAULT_MISSING_GPU", "VERIFY_LABEL", "install", "nvidia_smi_table", "run_verify_script"]
 
@@ -355,7 +354,7 @@ class _VerifyLogs(Mapping[str, str]):
     __hash__ = object.__hash__
 
 
-def install(fc: FakeCluster, profile: ClusterProfile) -> None:
+def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
     """Register the verify-pod behaviour (and the ``nvidia-smi-missing-gpu`` fault)."""
     missing: dict[str, int] = {}
     if FAULT_MISSING_GPU in profile.faults:

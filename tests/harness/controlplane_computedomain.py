@@ -6,7 +6,7 @@ named in ``spec.channel.resourceClaimTemplate.name``, whose claims ask for one I
 the ``compute-domain-default-channel.nvidia.com`` DeviceClass, and its kubelet plugin publishes those
 channel devices in a ``ResourceSlice`` per node of an NVLink clique. :class:`ComputeDomainController`
 plays both on the real apiserver, as the admin, polling like every
-:class:`~aicr_pytest.testing.controlplane_players.Poller`:
+:class:`~tests.harness.controlplane_players.Poller`:
 
 * for each new ComputeDomain, first: the DeviceClass (:func:`channel_device_class`) and, for every
   kwok node carrying ``nvidia.com/gpu.clique`` (the GB200 pool), a ResourceSlice of driver
@@ -32,10 +32,10 @@ import urllib.error
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from aicr_pytest.testing.controlplane_players import Poller, http_detail
+from tests.harness.controlplane_players import Poller, http_detail
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.controlplane import ControlPlane
+    from tests.harness.controlplane import ControlPlane
 
 __all__ = [
     "CLIQUE_LABEL",

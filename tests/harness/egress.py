@@ -30,7 +30,7 @@ from typing import Final
 
 __all__ = ["EgressProxy", "egress_selector_config"]
 
-log = logging.getLogger("aicr_pytest.testing.egress")
+log = logging.getLogger("tests.harness.egress")
 
 Address = tuple[str, int]
 MAX_HEADER_BYTES: Final = 16 * 1024

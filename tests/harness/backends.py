@@ -2,7 +2,7 @@
 
 ``FakeBackend`` wraps a :class:`~aicr_pytest.testing.cluster.FakeCluster` (virtual time, scripted pods,
 HTTP faults). ``ControlPlaneBackend`` wraps the session's real kube-apiserver + controller-manager +
-scheduler + kwok (:mod:`aicr_pytest.testing.controlplane`): real admission, validation, RBAC, selectors,
+scheduler + kwok (:mod:`tests.harness.controlplane`): real admission, validation, RBAC, selectors,
 watches, Job controller and scheduler; real time.
 
 Both expose (see :class:`K8sBackend`):
@@ -18,7 +18,7 @@ Both expose (see :class:`K8sBackend`):
 * ``script_pods(...)`` -- how matching pods behave (logs, how long they run): on the fake a
   :class:`~aicr_pytest.testing.simulator.PodScript`; on the control plane a kwok ``ClusterLogs`` for
   the namespace plus pod-template annotations the caller puts on its Job (kwok's ``pod-complete``
-  stage reads :data:`~aicr_pytest.testing.controlplane.RUN_FOR_ANNOTATION`);
+  stage reads :data:`~tests.harness.controlplane.RUN_FOR_ANNOTATION`);
 * ``clock`` (what waits and run scopes read), ``check_clock`` (what checks run by pytester read:
   the fake's clock, or a :class:`SkippingClock` whose sleeps cost no real time), ``advance(seconds)``
   and ``clock_running()`` (drive virtual time from a thread while a test blocks on a watch);
@@ -68,15 +68,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 
 if TYPE_CHECKING:
     from aicr_pytest.testing.cluster import FakeCluster
-    from aicr_pytest.testing.controlplane import ControlPlane
-    from aicr_pytest.testing.controlplane_players import Poller
+    from tests.harness.controlplane import ControlPlane
+    from tests.harness.controlplane_players import Poller
 
 __all__ = [
     "BACKENDS",
@@ -316,7 +316,7 @@ class FakeBackend(K8sBackend):
 
     @property
     def clock(self) -> Clock:
-        return cast("Clock", self.fake.clock)  # a FakeClock: time() and sleep()
+        return self.fake.clock  # a TimerClock is a core Clock
 
     @property
     def check_clock(self) -> Clock:
@@ -440,21 +440,21 @@ class ControlPlaneSession:
         (:mod:`.controlplane_trainer`), the DRA driver's ComputeDomains
         (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
         inference Jobs' pods (:mod:`.controlplane_dynamo`)."""
-        from aicr_pytest.testing.controlplane_computedomain import ComputeDomainController
-        from aicr_pytest.testing.controlplane_dynamo import (
+        from tests.harness.controlplane_computedomain import ComputeDomainController
+        from tests.harness.controlplane_dynamo import (
             INFERENCE_JOBS_SELECTOR,
             DynamoController,
             InferenceJobs,
             VolumeProvisioner,
         )
-        from aicr_pytest.testing.controlplane_players import (
+        from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
             NVREG_PROBE_SELECTOR,
             PodPlayer,
             nvidia_smi_output,
             nvreg_probe_output,
         )
-        from aicr_pytest.testing.controlplane_trainer import (
+        from tests.harness.controlplane_trainer import (
             LAUNCHER_SELECTOR,
             NcclLauncher,
             TrainerController,
@@ -531,7 +531,7 @@ class ControlPlaneSession:
             self._current, self._objects, self._pod_states = key, objects, states
             self.profiles[profile] = key[1]
             self.ensure_players()
-            from aicr_pytest.testing.controlplane_dynamo import apply_faults
+            from tests.harness.controlplane_dynamo import apply_faults
 
             apply_faults(self.player("dynamo-controller"), self.inference_jobs, faults)
             target = f"{profile}{list(faults) if faults else ''}"
@@ -651,7 +651,7 @@ class ControlPlaneBackend(K8sBackend):
         run_for: float | None = 1.0,
         start_after: float = 1.0,
     ) -> dict[str, str]:
-        from aicr_pytest.testing.controlplane import RUN_FOR_ANNOTATION
+        from tests.harness.controlplane import RUN_FOR_ANNOTATION
 
         if logs:
             by_container = {"": logs} if isinstance(logs, str) else dict(logs)
@@ -792,7 +792,7 @@ def seed_objects(cp: ControlPlane, objects: Iterable[Mapping[str, Any]], *, para
     Objects that already exist are left as they are (409 is not an error). Pods wait for their
     namespace's ``default`` ServiceAccount (the admission plugin refuses them before it exists).
     """
-    from aicr_pytest.testing.controlplane import crd_established
+    from tests.harness.controlplane import crd_established
 
     cleaned = [clean_for_create(o) for o in objects]
     crds = [o for o in cleaned if o.get("kind") == "CustomResourceDefinition"]
@@ -1102,7 +1102,7 @@ def profile_crds(profiles: Iterable[str] = CONTROLPLANE_PROFILES) -> list[Obj]:
     return list(crds.values())
 
 
-#: Node labels of the kwok pools (:mod:`aicr_pytest.testing.controlplane`) used to place workloads
+#: Node labels of the kwok pools (:mod:`tests.harness.controlplane`) used to place workloads
 #: where the fake placed their pods.
 POOL_LABEL = "aicr.test/pool"
 

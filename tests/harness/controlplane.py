@@ -18,7 +18,7 @@ cache needs for client-go's streaming lists, and with the cache on, kwok's infor
 periodic re-lists, so every pod phase change lags 5-10 s (a Job took ~12 s; now ~1 s).
 
 Egress: the apiserver's ``cluster`` egress selection is an HTTP CONNECT proxy in this process
-(:class:`~aicr_pytest.testing.egress.EgressProxy`, ``ControlPlane.egress``). It passes kubelet traffic
+(:class:`~tests.harness.egress.EgressProxy`, ``ControlPlane.egress``). It passes kubelet traffic
 through to kwok and routes chosen pod IPs (made up by kwok from :data:`POD_CIDR`) to local test
 servers, so the service proxy reaches a "pod" served by a test controller (the Dynamo frontend).
 
@@ -26,7 +26,7 @@ Authentication is by static bearer tokens (``--token-auth-file``); authorization
 kubeconfigs are written: ``admin`` (``system:masters``) and ``user``, a least-privilege user bound to every
 ClusterRole/Role in ``deploy/rbac.yaml`` when that file exists.
 
-Plain functions; the pytest fixture lives in :mod:`aicr_pytest.testing.controlplane_fixtures`.
+Plain functions; the pytest fixture lives in :mod:`tests.harness.controlplane_fixtures`.
 Binaries are looked up in ``$AICR_CONTROLPLANE_BIN``, else ``$AICR_CONTROLPLANE_CACHE/bin``, else
 ``~/.cache/aicr-pytest/controlplane/<K8S_VERSION>/bin`` (the directory ``scripts/controlplane.sh`` fills).
 """
@@ -53,7 +53,7 @@ from typing import Any
 
 import yaml
 
-from aicr_pytest.testing.egress import EgressProxy, egress_selector_config
+from tests.harness.egress import EgressProxy, egress_selector_config
 
 #: Kept in step with tools/controlplane/go.mod and scripts/controlplane.sh (a unit test checks both).
 K8S_VERSION = "v1.37.2"
@@ -351,7 +351,7 @@ RUN_FOR_ANNOTATION = "aicr.test/run-for"
 
 #: Jobs whose pods a test controller plays (prints the log, then ends the pod): kwok must not
 #: complete them first. The inference check's model-cache download and AIPerf benchmark
-#: (:mod:`aicr_pytest.testing.controlplane_dynamo`).
+#: (:mod:`tests.harness.controlplane_dynamo`).
 PLAYED_JOB_PREFIXES = ("aicr-aiperf-", "aicr-model-cache-populate-")
 
 
@@ -743,7 +743,13 @@ def _https_request(
         request.add_header("Authorization", f"Bearer {token}")
     if data is not None:
         request.add_header("Content-Type", content_type)
-    with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+    # No proxies from the environment: the control plane is on loopback, and looking them up iterates
+    # os.environ, which races pytest setting PYTEST_CURRENT_TEST when a test controller's thread
+    # calls this (a KeyError in that thread).
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context)
+    )
+    with opener.open(request, timeout=timeout) as response:
         body: bytes = response.read()
         return body
 

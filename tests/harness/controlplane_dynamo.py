@@ -17,7 +17,7 @@ frontend Service, OpenAI answers, AIPerf export):
   ``volume.kubernetes.io/selected-node``) it creates a PV pre-bound to the claim, and the real PV
   controller binds them. It deletes its PVs once Released (reclaim policy ``Delete``).
 * :func:`inference_job_output` plays the pods of the check's two Jobs (kwok leaves them Running, see
-  :data:`~aicr_pytest.testing.controlplane.PLAYED_JOB_PREFIXES`): the model-cache download, and
+  :data:`~tests.harness.controlplane.PLAYED_JOB_PREFIXES`): the model-cache download, and
   AIPerf, which first asks the endpoint it benchmarks for a chat completion through the service proxy
   (a dead endpoint makes AIPerf fail, as it would), then prints the export document.
 """
@@ -34,11 +34,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
-from aicr_pytest.testing.controlplane_players import Poller, http_detail
 from aicr_pytest.testing.players import inference as play
+from tests.harness.controlplane_players import Poller, http_detail
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.controlplane import ControlPlane
+    from tests.harness.controlplane import ControlPlane
 
 __all__ = [
     "INFERENCE_JOBS_SELECTOR",
@@ -49,7 +49,7 @@ __all__ = [
     "inference_job_output",
 ]
 
-log = logging.getLogger("aicr_pytest.testing.controlplane_dynamo")
+log = logging.getLogger("tests.harness.controlplane_dynamo")
 Obj = dict[str, Any]
 
 DGD_API_VERSION: Final = f"{play.DGD_GROUP}/v1beta1"

@@ -47,14 +47,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from aicr_pytest.testing.controlplane_players import Poller, http_detail
+from tests.harness.controlplane_players import Poller, http_detail
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.controlplane import ControlPlane
+    from tests.harness.controlplane import ControlPlane
 
 __all__ = ["LAUNCHER_SELECTOR", "NcclLauncher", "TrainerController"]
 
-log = logging.getLogger("aicr_pytest.testing.controlplane_trainer")
+log = logging.getLogger("tests.harness.controlplane_trainer")
 Obj = dict[str, Any]
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
@@ -243,8 +243,8 @@ class TrainerController(Poller):
     def _create_job(
         self, jobset: Obj, rj: Obj, num_nodes: int, labels: Mapping[str, str], *, suspend: bool
     ) -> None:
-        from aicr_pytest.testing.controlplane import RUN_FOR_ANNOTATION
         from aicr_pytest.testing.players.nccl import replicated_job
+        from tests.harness.controlplane import RUN_FOR_ANNOTATION
 
         ns = jobset["metadata"]["namespace"]
         # kwok: workers (sshd) run until deleted; the launcher until NcclLauncher ends it.

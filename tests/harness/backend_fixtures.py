@@ -1,4 +1,4 @@
-"""pytest wiring for scenario tests that run on both cluster backends (:mod:`aicr_pytest.testing.backends`).
+"""pytest wiring for scenario tests that run on both cluster backends (:mod:`tests.harness.backends`).
 
 Import the fixtures and hooks into a conftest.py (``tests/conftest.py`` does), or list the module in
 the top-level conftest's ``pytest_plugins``.
@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest.testing.backends import (
+from tests.harness.backends import (
     BACKENDS,
     ControlPlaneBackend,
     ControlPlaneSession,
     FakeBackend,
     K8sBackend,
 )
-from aicr_pytest.testing.controlplane import ControlPlane
-from aicr_pytest.testing.controlplane_fixtures import controlplane
+from tests.harness.controlplane import ControlPlane
+from tests.harness.controlplane_fixtures import controlplane
 
 __all__ = ["controlplane", "controlplane_session", "k8s_backend"]
 
@@ -60,7 +60,7 @@ def controlplane_session(controlplane: ControlPlane) -> Iterator[ControlPlaneSes
 
 @pytest.fixture
 def k8s_backend(request: pytest.FixtureRequest, fake_cluster_factory: Any) -> Iterator[K8sBackend]:
-    """The cluster backend of this test instance (:class:`~aicr_pytest.testing.backends.K8sBackend`)."""
+    """The cluster backend of this test instance (:class:`~tests.harness.backends.K8sBackend`)."""
     name = getattr(request, "param", "fake")
     request.node.user_properties.append((_PROPERTY, name))
     marker = request.node.get_closest_marker(FAKE_ONLY)

@@ -9,9 +9,9 @@ Why our own server (stdlib ``http.server.ThreadingHTTPServer``) rather than kmoc
   no event loop in a side thread and cannot deadlock against a blocking client call;
 * kmock's emulator lacked most semantics we need (selectors, uid/resourceVersion, generateName,
   namespaces, 201 on custom-object create, status subresource, logs); subclassing it would have
-  meant overriding nearly all of it. The semantics here live in :mod:`.store`, the HTTP layer is
-  routing, serialization, streaming (chunked transfer encoding for watch and ``follow``) and
-  fault injection.
+  meant overriding nearly all of it. The semantics here live in :mod:`aicr_pytest.testing.store`,
+  the HTTP layer is routing, serialization, streaming (chunked transfer encoding for watch and
+  ``follow``, :mod:`.http`) and fault injection (:mod:`.faults`).
 
 It serves the REST paths the official python client uses: discovery (``/api``, ``/api/v1``,
 ``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``), ``/version``, collection and item
@@ -26,134 +26,26 @@ next watch gets a 410 Gone ERROR event". Every request is counted (:meth:`FakeAp
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import select
-import socket
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
 from aicr_pytest.testing.resources import ResourceType
+from aicr_pytest.testing.server.faults import Fault, Faults
+from aicr_pytest.testing.server.http import JSON_CT, Response, _Handler, _HTTPServer, _status_error
 from aicr_pytest.testing.store import APPLY_PATCH, ApiError, Obj, Store
 
-__all__ = ["FakeApiServer", "Fault", "Faults", "ProxyHandler", "RequestRecord"]
-
-JSON_CT = "application/json"
+__all__ = ["FakeApiServer", "Fault", "Faults", "ProxyHandler", "RequestRecord", "Response"]
 
 #: ``handler(method, path below /proxy, request body) -> (HTTP status, response body text)``.
 ProxyHandler = Callable[[str, str, bytes], tuple[int, str]]
 _PROXY_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services/([^/]+)/proxy(/.*)?$")
-
-
-@dataclass
-class Fault:
-    """One scripted failure; ``remaining=None`` means "every matching request"."""
-
-    action: str  # "status" | "drop" | "expire-watch" | "deny"
-    method: str | None
-    path: re.Pattern[str]
-    remaining: int | None
-    status: int = 500
-    retry_after: int | None = None
-    message: str = ""
-    watch: bool | None = None
-    reason: str | None = None  #: the ``Status`` reason (default: derived from ``status``)
-    #: builds the ``Status`` message from the request body (``reject`` with a callable message)
-    respond: Callable[[bytes], str] | None = None
-    hits: int = 0
-
-    def matches(self, method: str, path: str, is_watch: bool) -> bool:
-        if self.remaining is not None and self.remaining <= 0:
-            return False
-        if self.method and self.method.upper() != method.upper():
-            return False
-        if self.watch is not None and self.watch != is_watch:
-            return False
-        return bool(self.path.search(path))
-
-    def consume(self) -> None:
-        self.hits += 1
-        if self.remaining is not None:
-            self.remaining -= 1
-
-
-class Faults:
-    """Scripted failures for the fake API server (see each method)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._faults: list[Fault] = []
-
-    def _add(self, fault: Fault) -> Fault:
-        with self._lock:
-            self._faults.append(fault)
-        return fault
-
-    def throttle(
-        self, method: str | None = None, path: str = ".*", *, times: int | None = 1, retry_after: int = 1
-    ) -> Fault:
-        """Answer 429 TooManyRequests with ``Retry-After: <retry_after>`` (API priority and fairness)."""
-        return self._add(
-            Fault("status", method, re.compile(path), times, status=429, retry_after=retry_after, watch=None)
-        )
-
-    def server_error(
-        self, method: str | None = None, path: str = ".*", *, times: int | None = 1, status: int = 500
-    ) -> Fault:
-        """Answer with a 5xx ``Status`` (InternalError for 500, ServiceUnavailable for 503)."""
-        return self._add(Fault("status", method, re.compile(path), times, status=status))
-
-    def drop_connection(self, method: str | None = None, path: str = ".*", *, times: int | None = 1) -> Fault:
-        """Close the TCP connection without answering (the client sees a connection reset)."""
-        return self._add(Fault("drop", method, re.compile(path), times))
-
-    def expire_watch(self, path: str = ".*", *, times: int | None = 1) -> Fault:
-        """The next matching watch streams one ``ERROR`` event with a 410 Gone ``Status`` and ends."""
-        return self._add(Fault("expire-watch", "GET", re.compile(path), times, status=410, watch=True))
-
-    def deny(self, method: str | None = None, path: str = ".*", *, times: int | None = None) -> Fault:
-        """Answer 403 Forbidden with an RBAC-style message naming the verb and resource."""
-        return self._add(Fault("deny", method, re.compile(path), times, status=403))
-
-    def reject(
-        self,
-        method: str | None = None,
-        path: str = ".*",
-        *,
-        status: int = 422,
-        reason: str | None = None,
-        message: str | Callable[[bytes], str] = "",
-        times: int | None = 1,
-    ) -> Fault:
-        """Refuse the request with any failure ``Status``, as an admission webhook's denial or a
-        validation error reaches the client: ``message`` is the text, or a function of the request
-        body (e.g. naming the object the webhook judged); ``reason`` defaults from ``status``."""
-        fault = Fault("status", method, re.compile(path), times, status=status, reason=reason)
-        if callable(message):
-            fault.respond = message
-        else:
-            fault.message = message
-        return self._add(fault)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._faults.clear()
-
-    def take(self, method: str, path: str, is_watch: bool, actions: tuple[str, ...]) -> Fault | None:
-        with self._lock:
-            for fault in self._faults:
-                if fault.action in actions and fault.matches(method, path, is_watch):
-                    fault.consume()
-                    return fault
-        return None
 
 
 @dataclass(frozen=True)
@@ -173,31 +65,6 @@ class _Route:
     subresource: str | None = None
     discovery: Obj | None = None
     text: str | None = None
-
-
-@dataclass
-class Response:
-    status: int
-    body: Obj | str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    stream: Iterator[bytes] | None = None
-    content_type: str = JSON_CT
-
-
-def _status_error(code: int, message: str) -> ApiError:
-    reasons = {
-        400: "BadRequest",
-        403: "Forbidden",
-        422: "Invalid",
-        429: "TooManyRequests",
-        500: "InternalError",
-        502: "InternalError",
-        503: "ServiceUnavailable",
-        504: "Timeout",
-        404: "NotFound",
-        405: "MethodNotAllowed",
-    }
-    return ApiError(code, reasons.get(code, "Unknown"), message)
 
 
 _VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -701,148 +568,3 @@ def _terminated(pod: Obj, container: str) -> bool:
         return True
     cs = _container_status(status, container)
     return bool(cs and "terminated" in (cs.get("state") or {}))
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-    api: FakeApiServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (a watch closed early) is normal: no traceback on stderr."""
-        import sys
-
-        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            return
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # One write per response and no Nagle delay: otherwise headers and body go out as two
-    # segments and delayed ACKs add ~40 ms to every request.
-    wbufsize = 1 << 16
-    disable_nagle_algorithm = True
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # silence stderr access logs
-        return
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_PUT(self) -> None:
-        self._serve("PUT")
-
-    def do_PATCH(self) -> None:
-        self._serve("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._serve("DELETE")
-
-    def _alive(self) -> bool:
-        """False once the client closed its end (so idle watches/follows end promptly)."""
-        try:
-            readable, _, _ = select.select([self.connection], [], [], 0)
-            if readable:
-                return bool(self.connection.recv(1, socket.MSG_PEEK) != b"")
-        except (OSError, ValueError):
-            return False
-        return True
-
-    def _serve(self, method: str) -> None:
-        activity = self.server.api.store.activity
-        activity.request_started()  # busy until the response is written (see testing.virtualtime)
-        try:
-            self._serve_request(method)
-        finally:
-            activity.request_finished()
-
-    def _serve_request(self, method: str) -> None:
-        api = self.server.api
-        parts = urlsplit(self.path)
-        path = parts.path.rstrip("/") or "/"
-        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        is_watch = query.get("watch") in ("true", "1")
-        if api.token is not None and headers.get("authorization") != f"Bearer {api.token}":
-            self._send(
-                Response(401, ApiError(401, "Unauthorized", "Unauthorized").status()),
-                method,
-                path,
-                parts.query,
-                is_watch,
-            )
-            return
-        fault = api.faults.take(method, path, is_watch, ("status", "drop"))
-        if fault is not None and fault.action == "drop":
-            api.record(method, path, parts.query, 0, is_watch)
-            self.close_connection = True
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        if fault is not None:
-            text = fault.respond(raw) if fault.respond is not None else fault.message
-            err = _status_error(fault.status, text or _fault_message(fault.status))
-            if fault.reason:
-                err.reason = fault.reason
-            headers_out = {}
-            if fault.retry_after is not None:
-                headers_out["Retry-After"] = str(fault.retry_after)
-                err.details = {"retryAfterSeconds": fault.retry_after}
-            self._send(
-                Response(fault.status, err.status(), headers=headers_out), method, path, parts.query, is_watch
-            )
-            return
-        try:
-            response = api.handle(method, path, query, headers, raw, self._alive)
-        except ApiError as exc:
-            response = Response(exc.code, exc.status(), headers=exc.headers)
-        except Exception as exc:  # a bug in the fake: answer like an apiserver panic would
-            response = Response(500, _status_error(500, f"fake apiserver error: {exc!r}").status())
-        self._send(response, method, path, parts.query, is_watch)
-
-    def _send(self, response: Response, method: str, path: str, query: str, is_watch: bool) -> None:
-        api = self.server.api
-        api.record(method, path, query, response.status, is_watch)
-        try:
-            self.send_response(response.status)
-            self.send_header("Content-Type", response.content_type)
-            self.send_header("Cache-Control", "no-cache, private")
-            for k, v in response.headers.items():
-                self.send_header(k, v)
-            if response.stream is not None:
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for chunk in response.stream:
-                    if chunk:
-                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-                        self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-                return
-            if isinstance(response.body, str):
-                data = response.body.encode()
-            elif response.body is None:
-                data = b""
-            else:
-                data = json.dumps(response.body, separators=(",", ":")).encode()
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            self.close_connection = True
-
-
-def _fault_message(status: int) -> str:
-    if status == 429:
-        return "Too many requests, please try again later."
-    if status == 503:
-        return "the server is currently unable to handle the request"
-    return "Internal error occurred: injected fault"

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.controlplane import ControlPlane
+    from tests.harness.controlplane import ControlPlane
 
 __all__ = [
     "NVIDIA_SMI_SELECTOR",
@@ -50,7 +50,7 @@ __all__ = [
     "nvreg_probe_output",
 ]
 
-log = logging.getLogger("aicr_pytest.testing.controlplane_players")
+log = logging.getLogger("tests.harness.controlplane_players")
 Obj = dict[str, Any]
 #: ``(pod, node) -> {container: (log text, exit code)}``, or ``None``: not a pod this player plays
 Play = Callable[[Obj, Obj], dict[str, tuple[str, int]] | None]

@@ -1,6 +1,6 @@
-"""pytest fixture for the real control plane (:mod:`aicr_pytest.testing.controlplane`).
+"""pytest fixture for the real control plane (:mod:`tests.harness.controlplane`).
 
-Import it into a conftest.py: ``from aicr_pytest.testing.controlplane_fixtures import controlplane``.
+Import it into a conftest.py: ``from tests.harness.controlplane_fixtures import controlplane``.
 
 When the binaries are missing (no Go toolchain, build not run) the fixture skips with the reason;
 ``AICR_REQUIRE_CONTROLPLANE=1`` (set by CI) turns that skip into a failure.
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from aicr_pytest.testing.controlplane import (
+from tests.harness.controlplane import (
     ControlPlane,
     ControlPlaneUnavailable,
     find_binaries,
@@ -42,7 +42,7 @@ def controlplane() -> Iterator[ControlPlane]:
     except ControlPlaneUnavailable as e:
         skip_or_fail(str(e))
         raise AssertionError("unreachable") from e
-    from aicr_pytest.testing.backends import profile_crds
+    from tests.harness.backends import profile_crds
 
     cp = start_controlplane(binaries, crds=profile_crds())
     print(f"\ncontrol plane ready in {cp.start_seconds:.1f}s at {cp.server} (workdir {cp.workdir})")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.controlplane import ControlPlane
+    from tests.harness.controlplane import ControlPlane
 
 __all__ = ["RequestAttributes", "denied", "request_attributes", "self_review"]
 

@@ -1,0 +1,125 @@
+"""Cluster profiles (what a simulated cluster contains) and named faults (how it is broken).
+
+A :class:`ClusterProfile` is data: node pools plus an ordered list of :class:`Component` s, each
+an installer function with options. Faults are functions that mutate a profile *before* it is
+applied (remove a component, flip an option, cordon a node), so every fault produces the objects a
+real cluster in that state would have. Names follow ``aicr-pytest simulate --profile/--fault``.
+
+Profiles:
+
+* ``h100-eks-training`` -- 4x p5.48xlarge-like nodes (8x H100 80GB HBM3 each, GFD labels,
+  ``vpc.amazonaws.com/efa: 32``) + 1 system node; healthy GPU Operator (namespace
+  ``gpu-operator``, ``ClusterPolicy/cluster-policy`` state ``ready``, driver / toolkit / device
+  plugin / GFD / DCGM exporter / validator DaemonSets ready with Running pods), NFD, AWS EFA device
+  plugin, NVIDIA DRA driver (namespace ``nvidia-dra-driver``: controller + kubelet plugin,
+  ``DeviceClass gpu.nvidia.com``, one ``ResourceSlice`` per GPU node), KAI scheduler (namespace
+  ``kai-scheduler``, ``kai-operator``; pods with ``schedulerName: kai-scheduler`` get scheduled),
+  Kubeflow Trainer (namespace ``kubeflow``, CRDs ``trainjobs``/``trainingruntimes``/
+  ``clustertrainingruntimes`` in ``trainer.kubeflow.org/v1alpha1``, controller Deployment),
+  cert-manager and the Prometheus stack (namespace ``monitoring``). Namespaces follow the AICR
+  component registry's ``defaultNamespace``.
+* ``gb200-eks-training`` -- the training stack on 4x p6e-gb200.36xlarge-like nodes (4x GB200 each,
+  arm64, one ``nvidia.com/gpu.clique``, ``vpc.amazonaws.com/efa: 8``) + 1 system node; the NCCL
+  player (:mod:`aicr_pytest.testing.players.nccl`) plays Kubeflow Trainer/JobSet, the launcher log
+  and the DRA driver's ComputeDomain -> IMEX ResourceClaimTemplate for ``-net``/``-nvls``.
+* ``h100-gke-training`` -- the training stack on GKE: 4x a3-megagpu-8g nodes (8x H100 80GB HBM3,
+  ``cloud.google.com/gke-accelerator: nvidia-h100-mega-80gb``, ``cloud.google.com/machine-family:
+  a3``, GKE's ``nvidia.com/gpu=present:NoSchedule`` taint, COS) + 1 system node, server version
+  ``v1.33.5-gke.…``; GKE multi-NIC networking (``networks.networking.gke.io``: ``default`` +
+  ``gpu-nic0..7``), the GPUDirect-TCPXO NCCL plugin installer and NRI device injector DaemonSets.
+  The NCCL player plays TCPXO (FasTrak) and the TCPXO preflight probe.
+* ``gb300-eks-roce-training`` -- the GB200 training profile re-shaped for ConnectX RoCE: 4x
+  p6e-gb300r nodes (4x GB300, no ``vpc.amazonaws.com/efa``) and an AWS RoCE DRA driver
+  (``DeviceClass roce.networking.k8s.aws``, one ResourceSlice per node with one NIC per GPU), for
+  ``AICR_NCCL_FABRIC=roce`` ``-net``.
+* ``h100-eks-inference`` -- the same plus Dynamo (namespace ``dynamo-system``,
+  ``DynamoGraphDeployment`` CRD ``nvidia.com/v1beta1`` + ``v1alpha1``, operator Deployment); the DRA
+  driver runs ComputeDomains only (``resources.gpus.enabled=false``: no ``gpu.nvidia.com`` slices),
+  so whole GPUs come from the device plugin alone. The inference player
+  (:mod:`aicr_pytest.testing.players.inference`) plays the Dynamo operator, the endpoint and AIPerf.
+
+Faults:
+
+* ``device-plugin-crashloop`` -- one device-plugin pod in ``CrashLoopBackOff`` (restartCount,
+  lastState terminated Error), DaemonSet ``numberReady`` below desired, ClusterPolicy ``notReady``;
+* ``gpu-operator-missing`` -- no ``gpu-operator`` namespace, CRD or objects; GPU nodes lack the
+  GFD labels and the ``nvidia.com/gpu`` resource (nothing advertises them);
+* ``no-kai`` -- no KAI scheduler (pods asking for ``kai-scheduler`` stay Pending, no events);
+* ``gpu-node-cordoned`` -- the first GPU node is cordoned (``spec.unschedulable`` + the
+  ``node.kubernetes.io/unschedulable:NoSchedule`` taint);
+* ``nvidia-smi-missing-gpu`` -- the last GPU node still advertises 8 GPUs but nvidia-smi lists 7
+  (the nvidia-smi player honours it);
+* ``nccl-low-bandwidth``, ``nccl-socket-fallback``, ``nccl-launcher-never-starts`` -- recorded in
+  ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
+  (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network
+  Socket``, a launcher pod that stays Pending;
+* ``nccl-launcher-log-rotated``, ``trainer-webhook-cache-lag``, ``trainer-webhook-never-admits`` --
+  recorded too; the NCCL player serves a launcher log whose results table was rotated away (only a
+  termination message keeps it), denies the first 3 / every TrainJob create as Trainer's webhook
+  does before its cache has the runtime;
+* ``tcpxo-plugin-missing`` -- (GKE) the TCPXO NCCL plugin installer is not on the last GPU node;
+* ``gke-gpu-nics-incomplete`` -- (GKE) only 6 of the 8 ``gpu-nic`` Networks exist;
+* ``roce-driver-missing`` -- (RoCE) no RoCE DRA driver, DeviceClass or ResourceSlices;
+* ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);
+* ``inference-low-throughput`` -- AIPerf reports ~20,000 tokens/sec (inference-perf fails);
+* ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+
+# The built-in players (nvidia-smi, NCCL, inference) register on import: AICR's profiles come with them.
+import aicr_pytest.testing.players  # noqa: F401
+from aicr_pytest.testing.builders import crd, daemonset, deployment
+from aicr_pytest.testing.model import ClusterProfile, Component
+from aicr_pytest.testing.profiles.eks import (
+    gb200_eks_training,
+    gb300_eks_roce_training,
+    h100_eks_inference,
+    h100_eks_training,
+)
+from aicr_pytest.testing.profiles.faults import FAULTS, apply_fault
+from aicr_pytest.testing.profiles.gke import h100_gke_training
+
+__all__ = [
+    "FAULTS",
+    "PROFILES",
+    "ClusterProfile",
+    "Component",
+    "apply_fault",
+    "crd",
+    "daemonset",
+    "deployment",
+    "gb200_eks_training",
+    "gb300_eks_roce_training",
+    "h100_eks_inference",
+    "h100_eks_training",
+    "h100_gke_training",
+    "resolve_profile",
+]
+
+PROFILES: dict[str, Callable[[], ClusterProfile]] = {
+    "h100-eks-training": h100_eks_training,
+    "gb200-eks-training": gb200_eks_training,
+    "h100-eks-inference": h100_eks_inference,
+    "h100-gke-training": h100_gke_training,
+    "gb300-eks-roce-training": gb300_eks_roce_training,
+}
+
+
+def resolve_profile(profile: str | ClusterProfile | None, faults: Iterable[str] = ()) -> ClusterProfile:
+    """A fresh profile (by name, a copy of a given one, or empty) with ``faults`` applied."""
+    if profile is None:
+        result = ClusterProfile(name="empty")
+    elif isinstance(profile, ClusterProfile):
+        result = copy.deepcopy(profile)
+    else:
+        try:
+            result = PROFILES[profile]()
+        except KeyError:
+            raise ValueError(f"unknown profile {profile!r}; known: {', '.join(sorted(PROFILES))}") from None
+    for name in faults:
+        apply_fault(result, name)
+    return result

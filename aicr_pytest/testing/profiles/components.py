@@ -1,0 +1,474 @@
+"""Installers of the components AICR deploys, for :mod:`aicr_pytest.testing.profiles`.
+
+Each installer is ``install(fc, profile, component)`` (:data:`~aicr_pytest.testing.model.Installer`):
+it creates the namespaces, CRDs, workloads (with Running pods) and status a healthy install of that
+component has, honouring ``component.options`` that faults set (crash-looping pods, missing parts).
+Namespaces follow the AICR component registry's ``defaultNamespace``.
+"""
+
+from __future__ import annotations
+
+from aicr_pytest.testing.builders import (
+    add_namespace,
+    crd,
+    crd_established,
+    daemonset,
+    default_storage_class,
+    deployment,
+    running_pod,
+    system_node,
+)
+from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
+
+GPU_OPERATOR_VERSION = "v25.10.0"
+
+
+def install_kube_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    nodes = [p.node_name(i) for p in profile.node_pools for i in range(p.count)]
+    sysnode = system_node(profile)
+    deployment(
+        fc,
+        "kube-system",
+        "coredns",
+        "registry.k8s.io/coredns/coredns:v1.11.4",
+        sysnode,
+        replicas=2,
+        labels={"k8s-app": "kube-dns"},
+    )
+    daemonset(
+        fc,
+        "kube-system",
+        "kube-proxy",
+        "registry.k8s.io/kube-proxy:v1.34.1",
+        nodes,
+        labels={"k8s-app": "kube-proxy"},
+    )
+    daemonset(fc, "kube-system", "aws-node", "amazon-k8s-cni:v1.19.5", nodes, labels={"k8s-app": "aws-node"})
+    deployment(
+        fc,
+        "kube-system",
+        "ebs-csi-controller",
+        "public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.48.0",
+        sysnode,
+        replicas=2,
+        labels={"app": "ebs-csi-controller"},
+    )
+    if comp.options.get("efa", True):
+        daemonset(
+            fc,
+            "kube-system",
+            "aws-efa-k8s-device-plugin-daemonset",
+            "aws-efa-k8s-device-plugin:v0.5.6",
+            profile.gpu_node_names(),
+            labels={"name": "aws-efa-k8s-device-plugin"},
+        )
+    # AICR-deployed EKS clusters get gp3 as the default class (aws-ebs-csi-driver component).
+    default_storage_class(fc, "gp3", "ebs.csi.aws.com")
+
+
+def install_nfd(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "node-feature-discovery"
+    add_namespace(fc, ns)
+    nodes = [p.node_name(i) for p in profile.node_pools for i in range(p.count)]
+    deployment(
+        fc,
+        ns,
+        "node-feature-discovery-master",
+        "registry.k8s.io/nfd/node-feature-discovery:v0.17.3",
+        system_node(profile),
+        labels={"app.kubernetes.io/name": "node-feature-discovery"},
+    )
+    daemonset(
+        fc,
+        ns,
+        "node-feature-discovery-worker",
+        "registry.k8s.io/nfd/node-feature-discovery:v0.17.3",
+        nodes,
+        labels={"app.kubernetes.io/name": "node-feature-discovery"},
+    )
+
+
+GPU_OPERATOR_DAEMONSETS = (
+    ("nvidia-driver-daemonset", "nvcr.io/nvidia/driver:580.95.05-ubuntu24.04", "nvidia-driver-ctr"),
+    (
+        "nvidia-container-toolkit-daemonset",
+        "nvcr.io/nvidia/k8s/container-toolkit:v1.18.0",
+        "nvidia-container-toolkit-ctr",
+    ),
+    ("nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.18.0", "nvidia-device-plugin"),
+    ("gpu-feature-discovery", "nvcr.io/nvidia/k8s-device-plugin:v0.18.0", "gpu-feature-discovery"),
+    (
+        "nvidia-dcgm-exporter",
+        "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04",
+        "nvidia-dcgm-exporter",
+    ),
+    (
+        "nvidia-operator-validator",
+        "nvcr.io/nvidia/gpu-operator:" + GPU_OPERATOR_VERSION,
+        "nvidia-operator-validator",
+    ),
+)
+
+
+def install_gpu_operator(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "gpu-operator"
+    add_namespace(fc, ns)
+    version = comp.options.get("version", GPU_OPERATOR_VERSION)
+    crd_established(fc, crd("nvidia.com", "clusterpolicies", "ClusterPolicy", ["v1"], namespaced=False))
+    crd_established(fc, crd("nvidia.com", "nvidiadrivers", "NVIDIADriver", ["v1alpha1"], namespaced=False))
+    deployment(
+        fc,
+        ns,
+        "gpu-operator",
+        f"nvcr.io/nvidia/gpu-operator:{version}",
+        system_node(profile),
+        labels={
+            "app.kubernetes.io/name": "gpu-operator",
+            "app.kubernetes.io/version": version,
+            "app.kubernetes.io/component": "gpu-operator",
+        },
+    )
+    gpu_nodes = profile.gpu_node_names()
+    crash = comp.options.get("crashloop", {})
+    for name, image, container in GPU_OPERATOR_DAEMONSETS:
+        daemonset(
+            fc,
+            ns,
+            name,
+            image,
+            gpu_nodes,
+            labels={"app.kubernetes.io/part-of": "nvidia-gpu"},
+            crashloop_nodes=crash.get(name, ()),
+            container=container,
+        )
+    state = "notReady" if any(crash.values()) else "ready"
+    fc.add(
+        {
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "metadata": {"name": "cluster-policy", "labels": {"app.kubernetes.io/version": version}},
+            "spec": {
+                "operator": {"defaultRuntime": "containerd"},
+                "driver": {"enabled": True, "version": "580.95.05"},
+                "toolkit": {"enabled": True},
+                "devicePlugin": {"enabled": True},
+                "dcgmExporter": {"enabled": True},
+                "gfd": {"enabled": True},
+                "cdi": {"enabled": True},
+            },
+            "status": {
+                "state": state,
+                "namespace": ns,
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True" if state == "ready" else "False",
+                        "reason": "Reconciled" if state == "ready" else "OperandNotReady",
+                        "message": ""
+                        if state == "ready"
+                        else "ClusterPolicy is not ready, states not ready: [state-device-plugin]",
+                        "lastTransitionTime": fc.clock.timestamp(),
+                    }
+                ],
+            },
+        }
+    )
+
+
+def install_dra_driver(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "nvidia-dra-driver"
+    add_namespace(fc, ns)
+    image = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0"
+    crd_established(fc, crd("resource.nvidia.com", "computedomains", "ComputeDomain", ["v1beta1"]))
+    deployment(
+        fc,
+        ns,
+        "nvidia-dra-driver-gpu-controller",
+        image,
+        system_node(profile),
+        labels={"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
+    )
+    daemonset(
+        fc,
+        ns,
+        "nvidia-dra-driver-gpu-kubelet-plugin",
+        image,
+        profile.gpu_node_names(),
+        labels={"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
+        container="gpus",
+    )
+    if not comp.options.get("gpus", True):  # resources.gpus.enabled=false: ComputeDomains only
+        return
+    fc.add(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.nvidia.com"},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
+        }
+    )
+    for pool in profile.gpu_pools():
+        for i in range(pool.count):
+            node = pool.node_name(i)
+            fc.add(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{node}-gpu.nvidia.com"},
+                    "spec": {
+                        "driver": "gpu.nvidia.com",
+                        "nodeName": node,
+                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [
+                            {
+                                "name": f"gpu-{g}",
+                                "attributes": {
+                                    "productName": {"string": (pool.gpu_product or "").replace("-", " ")},
+                                    "type": {"string": "gpu"},
+                                    "index": {"int": g},
+                                },
+                                "capacity": {"memory": {"value": f"{pool.gpu_memory_mib}Mi"}},
+                            }
+                            for g in range(pool.gpus_per_node)
+                        ],
+                    },
+                }
+            )
+
+
+def install_kai(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "kai-scheduler"
+    add_namespace(fc, ns)
+    version = "v0.9.3"
+    crd_established(fc, crd("scheduling.run.ai", "queues", "Queue", ["v2"], namespaced=False))
+    crd_established(fc, crd("scheduling.run.ai", "podgroups", "PodGroup", ["v2alpha2"]))
+    crd_established(fc, crd("kai.scheduler", "configs", "Config", ["v1"], namespaced=False))
+    sysnode = system_node(profile)
+    for name in (
+        "kai-operator",
+        "kai-scheduler-default",
+        "binder",
+        "podgrouper",
+        "admission",
+        "queuecontroller",
+    ):
+        deployment(
+            fc,
+            ns,
+            name,
+            f"ghcr.io/nvidia/kai-scheduler/{name}:{version}",
+            sysnode,
+            labels={"app.kubernetes.io/part-of": "kai-scheduler"},
+        )
+    fc.add(
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": "default-parent-queue"},
+            "spec": {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}},
+        }
+    )
+    fc.add(
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": "default-queue"},
+            "spec": {
+                "parentQueue": "default-parent-queue",
+                "resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}},
+            },
+        }
+    )
+    fc.sim.schedulers.add("kai-scheduler")
+
+
+def install_kubeflow_trainer(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "kubeflow"
+    add_namespace(fc, ns)
+    group = "trainer.kubeflow.org"
+    crd_established(fc, crd(group, "trainjobs", "TrainJob", ["v1alpha1"]))
+    crd_established(fc, crd(group, "trainingruntimes", "TrainingRuntime", ["v1alpha1"]))
+    crd_established(
+        fc, crd(group, "clustertrainingruntimes", "ClusterTrainingRuntime", ["v1alpha1"], namespaced=False)
+    )
+    crd_established(fc, crd("jobset.x-k8s.io", "jobsets", "JobSet", ["v1alpha2"]))
+    deployment(
+        fc,
+        ns,
+        "kubeflow-trainer-controller-manager",
+        "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.1.0",
+        system_node(profile),
+        labels={"app.kubernetes.io/name": "trainer"},
+        container="manager",
+    )
+    deployment(
+        fc,
+        ns,
+        "jobset-controller-manager",
+        "registry.k8s.io/jobset/jobset:v0.10.1",
+        system_node(profile),
+        labels={"app.kubernetes.io/name": "jobset"},
+        container="manager",
+    )
+    for runtime in ("torch-distributed", "mpi-distributed"):
+        fc.add(
+            {
+                "apiVersion": f"{group}/v1alpha1",
+                "kind": "ClusterTrainingRuntime",
+                "metadata": {"name": runtime},
+                "spec": {"mlPolicy": {"numNodes": 1}, "template": {"spec": {}}},
+            }
+        )
+
+
+def install_cert_manager(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "cert-manager"
+    add_namespace(fc, ns)
+    for name in ("cert-manager", "cert-manager-cainjector", "cert-manager-webhook"):
+        deployment(
+            fc,
+            ns,
+            name,
+            f"quay.io/jetstack/{name}:v1.17.2",
+            system_node(profile),
+            labels={"app.kubernetes.io/instance": "cert-manager"},
+        )
+
+
+def install_prometheus(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "monitoring"
+    add_namespace(fc, ns)
+    group = "monitoring.coreos.com"
+    for plural, kind in (
+        ("prometheuses", "Prometheus"),
+        ("servicemonitors", "ServiceMonitor"),
+        ("podmonitors", "PodMonitor"),
+        ("prometheusrules", "PrometheusRule"),
+        ("alertmanagers", "Alertmanager"),
+    ):
+        crd_established(fc, crd(group, plural, kind, ["v1"]))
+    sysnode = system_node(profile)
+    nodes = [p.node_name(i) for p in profile.node_pools for i in range(p.count)]
+    for name, image in (
+        ("kube-prometheus-stack-operator", "quay.io/prometheus-operator/prometheus-operator:v0.83.0"),
+        (
+            "kube-prometheus-stack-kube-state-metrics",
+            "registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.16.0",
+        ),
+        ("kube-prometheus-stack-grafana", "docker.io/grafana/grafana:12.0.2"),
+        ("prometheus-adapter", "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"),
+    ):
+        deployment(
+            fc, ns, name, image, sysnode, labels={"app.kubernetes.io/instance": "kube-prometheus-stack"}
+        )
+    daemonset(
+        fc,
+        ns,
+        "kube-prometheus-stack-prometheus-node-exporter",
+        "quay.io/prometheus/node-exporter:v1.9.1",
+        nodes,
+        labels={"app.kubernetes.io/instance": "kube-prometheus-stack"},
+    )
+    prom = fc.add(
+        {
+            "apiVersion": f"{group}/v1",
+            "kind": "Prometheus",
+            "metadata": {"name": "kube-prometheus-stack-prometheus", "namespace": ns},
+            "spec": {"replicas": 1, "serviceMonitorSelector": {}},
+            "status": {"availableReplicas": 1, "replicas": 1, "updatedReplicas": 1, "paused": False},
+        }
+    )
+    sts = fc.add(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {
+                "name": "prometheus-kube-prometheus-stack-prometheus",
+                "namespace": ns,
+                "labels": {"app.kubernetes.io/name": "prometheus"},
+            },
+            "spec": {
+                "replicas": 1,
+                "serviceName": "prometheus-operated",
+                "selector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+                "template": {
+                    "metadata": {"labels": {"app.kubernetes.io/name": "prometheus"}},
+                    "spec": {
+                        "containers": [
+                            {"name": "prometheus", "image": "quay.io/prometheus/prometheus:v3.4.2"}
+                        ]
+                    },
+                },
+            },
+            "status": {
+                "replicas": 1,
+                "readyReplicas": 1,
+                "availableReplicas": 1,
+                "currentReplicas": 1,
+                "updatedReplicas": 1,
+            },
+        }
+    )
+    del prom
+    running_pod(
+        fc,
+        ns,
+        "prometheus-kube-prometheus-stack-prometheus-0",
+        sts,
+        {"app.kubernetes.io/name": "prometheus"},
+        "quay.io/prometheus/prometheus:v3.4.2",
+        sysnode,
+        container="prometheus",
+    )
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "kube-prometheus-stack-prometheus", "namespace": ns},
+            "spec": {
+                "type": "ClusterIP",
+                "clusterIP": "172.20.10.10",
+                "ports": [{"name": "http-web", "port": 9090, "targetPort": 9090, "protocol": "TCP"}],
+                "selector": {"app.kubernetes.io/name": "prometheus"},
+            },
+        }
+    )
+
+
+def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    ns = "dynamo-system"
+    add_namespace(fc, ns)
+    crd_established(
+        fc,
+        crd(
+            "nvidia.com",
+            "dynamographdeployments",
+            "DynamoGraphDeployment",
+            ["v1beta1", "v1alpha1"],
+            short_names=["dgd"],
+        ),
+    )
+    crd_established(
+        fc, crd("nvidia.com", "dynamocomponentdeployments", "DynamoComponentDeployment", ["v1alpha1"])
+    )
+    deployment(
+        fc,
+        ns,
+        "dynamo-platform-dynamo-operator-controller-manager",
+        "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:0.6.1",
+        system_node(profile),
+        labels={"app.kubernetes.io/name": "dynamo-operator"},
+        container="manager",
+    )
+
+
+def install_nvsentinel(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    add_namespace(fc, "nvsentinel")
+    deployment(
+        fc,
+        "nvsentinel",
+        "nvsentinel-platform-connector",
+        "ghcr.io/nvidia/nvsentinel/platform-connector:v0.4.0",
+        system_node(profile),
+        labels={"app.kubernetes.io/name": "nvsentinel"},
+    )

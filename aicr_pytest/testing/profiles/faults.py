@@ -1,0 +1,126 @@
+"""Named faults: functions that mutate a :class:`~aicr_pytest.testing.model.ClusterProfile` before it
+is applied (see :mod:`aicr_pytest.testing.profiles` for the list and what each one does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aicr_pytest.testing.model import ClusterProfile
+
+__all__ = ["FAULTS", "apply_fault"]
+
+
+def fault_device_plugin_crashloop(profile: ClusterProfile) -> None:
+    """One device-plugin pod crash-loops; DaemonSet not fully ready; ClusterPolicy notReady."""
+    comp = profile.component("gpu-operator")
+    nodes = profile.gpu_node_names()
+    if comp is not None and nodes:
+        comp.options.setdefault("crashloop", {})["nvidia-device-plugin-daemonset"] = [nodes[0]]
+
+
+def fault_gpu_operator_missing(profile: ClusterProfile) -> None:
+    """No GPU Operator at all: no namespace/CRD/objects, no GFD labels, no nvidia.com/gpu resource."""
+    profile.remove("gpu-operator")
+    for pool in profile.gpu_pools():
+        pool.labels = {k: v for k, v in pool.labels.items() if not k.startswith("nvidia.com/")}
+    # Nothing advertises GPUs: keep the instance type, drop the GPU product/resource.
+    for pool in profile.node_pools:
+        if pool.gpu_product:
+            pool.extra_resources = dict(pool.extra_resources)
+            pool.gpu_product = None
+            pool.gpus_per_node = 0
+
+
+def fault_no_kai(profile: ClusterProfile) -> None:
+    """KAI scheduler not installed."""
+    profile.remove("kai-scheduler")
+
+
+def fault_gpu_node_cordoned(profile: ClusterProfile) -> None:
+    """The first GPU node is cordoned (spec.unschedulable + unschedulable taint)."""
+    nodes = profile.gpu_node_names()
+    if nodes:
+        profile.cordoned.append(nodes[0])
+
+
+def fault_nvidia_smi_missing_gpu(profile: ClusterProfile) -> None:
+    """Stub: recorded in ``state["faults"]``; the nvidia-smi player shows one GPU fewer on the last node."""
+
+
+def fault_nccl_low_bandwidth(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; the NCCL player reports ~1/4 of healthy bus bandwidth."""
+
+
+def fault_nccl_socket_fallback(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; the NCCL player logs ``NCCL INFO Using network Socket``."""
+
+
+def fault_nccl_launcher_never_starts(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; the NCCL launcher pod stays Pending (ImagePullBackOff)."""
+
+
+def fault_dynamo_crd_missing(profile: ClusterProfile) -> None:
+    """Dynamo operator not deployed: no ``dynamo-system`` namespace, no DynamoGraphDeployment CRD."""
+    profile.remove("dynamo-platform")
+
+
+def fault_inference_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.inference` honours it."""
+
+
+def fault_tcpxo_plugin_missing(profile: ClusterProfile) -> None:
+    """GKE's TCPXO NCCL plugin installer has not reached the last GPU node: its
+    ``/home/kubernetes/bin/nvidia/lib64/nccl-env-profile.sh`` is missing (the TCPXO preflight
+    fails there and FasTrak cannot load)."""
+    comp = profile.component("kube-system")
+    nodes = profile.gpu_node_names()
+    if comp is not None and nodes:
+        comp.options.setdefault("tcpxo_missing", []).append(nodes[-1])
+
+
+def fault_gke_gpu_nics_incomplete(profile: ClusterProfile) -> None:
+    """Multi-NIC networking half set up: only 6 of the 8 ``gpu-nic`` GKE Networks exist."""
+    comp = profile.component("kube-system")
+    if comp is not None:
+        comp.options["gpu_nics"] = 6
+
+
+def fault_roce_driver_missing(profile: ClusterProfile) -> None:
+    """No RoCE DRA driver: no ``roce.networking.k8s.aws`` DeviceClass or ResourceSlices, so RoCE
+    workers get no NICs and NCCL falls back to ``Socket``."""
+    profile.remove("roce-dra-driver")
+
+
+def fault_nccl_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.nccl` honours it."""
+
+
+FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
+    "dynamo-crd-missing": fault_dynamo_crd_missing,
+    "inference-low-throughput": fault_inference_stub,
+    "inference-endpoint-down": fault_inference_stub,
+    "device-plugin-crashloop": fault_device_plugin_crashloop,
+    "gpu-operator-missing": fault_gpu_operator_missing,
+    "no-kai": fault_no_kai,
+    "nccl-low-bandwidth": fault_nccl_low_bandwidth,
+    "nccl-socket-fallback": fault_nccl_socket_fallback,
+    "nccl-launcher-never-starts": fault_nccl_launcher_never_starts,
+    "gpu-node-cordoned": fault_gpu_node_cordoned,
+    "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
+    "nccl-launcher-log-rotated": fault_nccl_stub,
+    "trainer-webhook-cache-lag": fault_nccl_stub,
+    "trainer-webhook-never-admits": fault_nccl_stub,
+    "tcpxo-plugin-missing": fault_tcpxo_plugin_missing,
+    "gke-gpu-nics-incomplete": fault_gke_gpu_nics_incomplete,
+    "roce-driver-missing": fault_roce_driver_missing,
+}
+
+
+def apply_fault(profile: ClusterProfile, name: str) -> None:
+    try:
+        fn = FAULTS[name]
+    except KeyError:
+        raise ValueError(f"unknown fault {name!r}; known: {', '.join(sorted(FAULTS))}") from None
+    fn(profile)
+    if name not in profile.faults:
+        profile.faults.append(name)

@@ -1,0 +1,212 @@
+"""The HTTP transport of the fake API server: one thread per connection, chunked streams, faults.
+
+:class:`_Handler` parses a request, applies the scripted :class:`~.faults.Faults` (auth, status,
+dropped connection) and hands the rest to the API front end (:class:`ApiFrontEnd`, which
+:class:`~aicr_pytest.testing.server.FakeApiServer` is), then writes its :class:`Response`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import select
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
+
+from aicr_pytest.testing.server.faults import Faults
+from aicr_pytest.testing.store import ApiError, Obj, Store
+
+JSON_CT = "application/json"
+
+
+@dataclass
+class Response:
+    status: int
+    body: Obj | str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: Iterator[bytes] | None = None
+    content_type: str = JSON_CT
+
+
+def _status_error(code: int, message: str) -> ApiError:
+    reasons = {
+        400: "BadRequest",
+        403: "Forbidden",
+        422: "Invalid",
+        429: "TooManyRequests",
+        500: "InternalError",
+        502: "InternalError",
+        503: "ServiceUnavailable",
+        504: "Timeout",
+        404: "NotFound",
+        405: "MethodNotAllowed",
+    }
+    return ApiError(code, reasons.get(code, "Unknown"), message)
+
+
+class ApiFrontEnd(Protocol):
+    """What the HTTP handler needs of the API server behind it."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def faults(self) -> Faults: ...
+
+    @property
+    def token(self) -> str | None: ...
+
+    def record(self, method: str, path: str, query: str, status: int, watch: bool) -> None: ...
+
+    def handle(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes, alive: Any
+    ) -> Response: ...
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    api: ApiFrontEnd
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a watch closed early) is normal: no traceback on stderr."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # One write per response and no Nagle delay: otherwise headers and body go out as two
+    # segments and delayed ACKs add ~40 ms to every request.
+    wbufsize = 1 << 16
+    disable_nagle_algorithm = True
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence stderr access logs
+        return
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    def _alive(self) -> bool:
+        """False once the client closed its end (so idle watches/follows end promptly)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable:
+                return bool(self.connection.recv(1, socket.MSG_PEEK) != b"")
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def _serve(self, method: str) -> None:
+        activity = self.server.api.store.activity
+        activity.request_started()  # busy until the response is written (see testing.virtualtime)
+        try:
+            self._serve_request(method)
+        finally:
+            activity.request_finished()
+
+    def _serve_request(self, method: str) -> None:
+        api = self.server.api
+        parts = urlsplit(self.path)
+        path = parts.path.rstrip("/") or "/"
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        is_watch = query.get("watch") in ("true", "1")
+        if api.token is not None and headers.get("authorization") != f"Bearer {api.token}":
+            self._send(
+                Response(401, ApiError(401, "Unauthorized", "Unauthorized").status()),
+                method,
+                path,
+                parts.query,
+                is_watch,
+            )
+            return
+        fault = api.faults.take(method, path, is_watch, ("status", "drop"))
+        if fault is not None and fault.action == "drop":
+            api.record(method, path, parts.query, 0, is_watch)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if fault is not None:
+            text = fault.respond(raw) if fault.respond is not None else fault.message
+            err = _status_error(fault.status, text or _fault_message(fault.status))
+            if fault.reason:
+                err.reason = fault.reason
+            headers_out = {}
+            if fault.retry_after is not None:
+                headers_out["Retry-After"] = str(fault.retry_after)
+                err.details = {"retryAfterSeconds": fault.retry_after}
+            self._send(
+                Response(fault.status, err.status(), headers=headers_out), method, path, parts.query, is_watch
+            )
+            return
+        try:
+            response = api.handle(method, path, query, headers, raw, self._alive)
+        except ApiError as exc:
+            response = Response(exc.code, exc.status(), headers=exc.headers)
+        except Exception as exc:  # a bug in the fake: answer like an apiserver panic would
+            response = Response(500, _status_error(500, f"fake apiserver error: {exc!r}").status())
+        self._send(response, method, path, parts.query, is_watch)
+
+    def _send(self, response: Response, method: str, path: str, query: str, is_watch: bool) -> None:
+        api = self.server.api
+        api.record(method, path, query, response.status, is_watch)
+        try:
+            self.send_response(response.status)
+            self.send_header("Content-Type", response.content_type)
+            self.send_header("Cache-Control", "no-cache, private")
+            for k, v in response.headers.items():
+                self.send_header(k, v)
+            if response.stream is not None:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for chunk in response.stream:
+                    if chunk:
+                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                return
+            if isinstance(response.body, str):
+                data = response.body.encode()
+            elif response.body is None:
+                data = b""
+            else:
+                data = json.dumps(response.body, separators=(",", ":")).encode()
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+
+def _fault_message(status: int) -> str:
+    if status == 429:
+        return "Too many requests, please try again later."
+    if status == 503:
+        return "the server is currently unable to handle the request"
+    return "Internal error occurred: injected fault"
