@@ -17,23 +17,23 @@ without a cluster and, with a fake clock, without waiting.
   whose labels equal every pair in ``labels``;
 * raises :class:`NotRegistered` when the API server has no mapping for the kind (CRD not
   installed) and any other exception for transport/RBAC errors.
+
+The tree matcher (:func:`~aicr_pytest.deployment.treematch.match_tree`) and Go durations
+(:mod:`aicr_pytest.deployment.goduration`) live in their own modules; this one re-exports them.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-import jmespath
-import jmespath.exceptions
 import yaml
 
 from aicr_pytest.core import yamlio
+from aicr_pytest.deployment.goduration import format_go_duration, parse_go_duration
+from aicr_pytest.deployment.treematch import AssertionEngineError, _one_line, _render, match_tree
 
 __all__ = [
     "ABSENT_RESOURCE_GRACE",
@@ -127,13 +127,6 @@ class NotRegistered(Exception):
     """``fetch`` raises this when the kind has no REST mapping (its CRD is not installed)."""
 
 
-class AssertionEngineError(Exception):
-    """The assertion tree could not be evaluated (bad JMESPath, a function on null, ...).
-
-    Terminal: retrying cannot change the outcome (#1261).
-    """
-
-
 class HealthCheckRejected(Exception):
     """A health-check file that must not run (allowlist, malformed).  ``str()`` is the message."""
 
@@ -150,158 +143,6 @@ class Fetch(Protocol):
         labels: Mapping[str, str] | None,
         /,
     ) -> list[dict[str, Any]]: ...
-
-
-# ================================================================================================
-# Go durations
-# ================================================================================================
-_DURATION_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds in a Go duration string (``5m``, ``1m30s``, ``250ms``, ``0``).  ValueError if invalid."""
-    s = text.strip()
-    sign = 1.0
-    if s[:1] in "+-" and s:
-        sign = -1.0 if s[0] == "-" else 1.0
-        s = s[1:]
-    if s == "0":
-        return 0.0
-    if not s:
-        raise ValueError(f"invalid duration {text!r}")
-    total, pos = 0.0, 0
-    while pos < len(s):
-        m = _DURATION_PART.match(s, pos)
-        if m is None:
-            raise ValueError(f"invalid duration {text!r}")
-        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-        pos = m.end()
-    return sign * total
-
-
-def format_go_duration(seconds: float) -> str:
-    """Go's ``time.Duration.String()`` for whole and fractional seconds: ``8m0s``, ``1m0s``, ``30s``."""
-    if seconds == 0:
-        return "0s"
-    neg = seconds < 0
-    seconds = abs(seconds)
-    if seconds < 1:
-        ms = seconds * 1000
-        text = f"{ms:g}ms"
-    else:
-        hours, rest = divmod(seconds, 3600)
-        minutes, secs = divmod(rest, 60)
-        sec_text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
-        if hours:
-            text = f"{int(hours)}h{int(minutes)}m{sec_text}"
-        elif minutes:
-            text = f"{int(minutes)}m{sec_text}"
-        else:
-            text = sec_text
-    return "-" + text if neg else text
-
-
-# ================================================================================================
-# The assertion-tree matcher (kyverno-json semantics, the subset AICR's files use)
-# ================================================================================================
-def _render(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-@functools.lru_cache(maxsize=512)
-def _compile(expression: str) -> Any:
-    return jmespath.compile(expression)
-
-
-def _one_line(err: BaseException) -> str:
-    return " ".join(part.strip() for part in str(err).splitlines() if part.strip())
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _scalar_equal(expected: Any, actual: Any) -> bool:
-    """Equality with JSON typing: numbers compare by value (``3 == 3.0``), booleans are not
-    numbers (``true != 1``), strings never equal numbers (``"3" != 3``)."""
-    if _is_number(expected) and _is_number(actual):
-        return bool(expected == actual)
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
-    if type(expected) is not type(actual) and not (expected is None or actual is None):
-        return False
-    return bool(expected == actual)
-
-
-def _match(expected: Any, actual: Any, path: str, out: list[str]) -> None:
-    if isinstance(expected, Mapping):
-        if not expected:
-            if actual is None:
-                out.append(f"{path or '$'}: expected a non-null value, got null")
-            return
-        for key, child in expected.items():
-            key_text = str(key)
-            if len(key_text) >= 2 and key_text.startswith("(") and key_text.endswith(")"):
-                child_path = _join(path, key_text)
-                try:
-                    projected = _compile(key_text[1:-1]).search(actual)
-                except jmespath.exceptions.JMESPathError as err:
-                    raise AssertionEngineError(f"{child_path}: {_one_line(err)}") from err
-                _match(child, projected, child_path, out)
-                continue
-            child_path = _join(path, key_text)
-            if actual is None:
-                _match(child, None, child_path, out)
-            elif isinstance(actual, Mapping):
-                _match(child, actual.get(key_text), child_path, out)
-            else:
-                out.append(f"{path or '$'}: expected an object, got {_render(actual)}")
-                return
-        return
-    if isinstance(expected, list):
-        if not isinstance(actual, list):
-            out.append(f"{path or '$'}: expected an array, got {_render(actual)}")
-            return
-        if len(actual) != len(expected):
-            out.append(
-                f"{path or '$'}: expected an array of length {len(expected)}, got length {len(actual)}"
-            )
-            return
-        for i, (exp_item, act_item) in enumerate(zip(expected, actual, strict=True)):
-            _match(exp_item, act_item, f"{path}[{i}]", out)
-        return
-    if not _scalar_equal(expected, actual):
-        out.append(f"{path or '$'}: expected {_render(expected)}, got {_render(actual)}")
-
-
-def match_tree(expected: Any, actual: Any) -> list[str]:
-    """Compare ``actual`` with an assertion tree; return mismatch descriptions (empty = match).
-
-    * maps are subset matches; a key wrapped in parentheses is a JMESPath expression evaluated
-      against the current node, and its result is compared with the child value;
-    * arrays must have the same length, then match element-wise;
-    * scalars compare by value.
-
-    Raises :class:`AssertionEngineError` when an expression cannot be compiled or evaluated.
-    """
-    out: list[str] = []
-    _match(expected, actual, "", out)
-    return out
 
 
 # ================================================================================================

@@ -1,11 +1,11 @@
 """``check-nvidia-smi`` against a live cluster: the API side of spec §5.4.
 
 The verdicts (which nodes count, the busy test, pod and claim manifests, log parsing, the
-summary) are pure functions in :mod:`aicr_pytest.deployment`; this module only talks to the
+summary) are pure functions in :mod:`aicr_pytest.deployment.nvidia_smi_plan`; this module only talks to the
 cluster through the facade:
 
 1. list Nodes (paginated), and ``gpu.nvidia.com`` ResourceSlices when ``resource.k8s.io`` is
-   served, and hand them to :func:`~aicr_pytest.deployment.discover_gpu_nodes`;
+   served, and hand them to :func:`~aicr_pytest.deployment.nvidia_smi_plan.discover_gpu_nodes`;
 2. list the non-terminal pods of every GPU node (field selector ``spec.nodeName``), plus the
    ResourceClaims when one of them holds a claim, for the busy test;
 3. create one run-scoped verify Pod per node (and, for a DRA-only node under the
@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
-from aicr_pytest.deployment import (
+from aicr_pytest.deployment.nvidia_smi_plan import (
     DRA_GPU_DRIVER,
     MSG_CREATE_FAILED,
     MSG_NODES_QUERY_FAILED,

@@ -27,10 +27,12 @@ import logging
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from aicr_pytest import inference as inf
 from aicr_pytest.core import allocmode
+from aicr_pytest.core.clock import Clock
+from aicr_pytest.kube.allocprobe import probe_allocation_mode
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster, RetryPolicy, Target
 from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.logs import JOB_NAME_LABELS, read_log
@@ -56,12 +58,6 @@ MSG_NO_CLEANUP: Final = (
     "AICR_INFERENCE_PERF_NO_CLEANUP: left namespace {namespace} and Job {job_ns}/{job} in place for "
     "debugging; delete them when done (the namespace keeps GPU workers running):"
 )
-
-
-class Clock(Protocol):
-    def time(self) -> float: ...
-
-    def sleep(self, seconds: float) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -155,16 +151,10 @@ def dgd_crd_lookup(cluster: Cluster) -> bool | BaseException:
 
 
 def probe_allocation(cluster: Cluster) -> tuple[list[JSON], allocmode.AllocationMode]:
-    """List nodes and (at the newest served ``resource.k8s.io`` version) DeviceClasses and slices."""
+    """List nodes, then probe the allocation mode (:func:`~aicr_pytest.kube.allocprobe.probe_allocation_mode`:
+    DeviceClasses and slices at the newest served ``resource.k8s.io`` version)."""
     nodes = list(cluster.list("v1", "nodes"))
-    served = [v for v in allocmode.DRA_VERSIONS if cluster.api_resources(f"resource.k8s.io/{v}")]
-    api_version = allocmode.newest_served_version(served)
-    classes: list[JSON] = []
-    slices: list[JSON] = []
-    if api_version is not None:
-        classes = list(cluster.list(f"resource.k8s.io/{api_version}", "deviceclasses"))
-        slices = list(cluster.list(f"resource.k8s.io/{api_version}", "resourceslices"))
-    return nodes, allocmode.detect(nodes, api_version, classes, slices)
+    return nodes, probe_allocation_mode(cluster, nodes)
 
 
 def occupancy(cluster: Cluster, mode: allocmode.AllocationMode) -> inf.GPUOccupancy:

@@ -3,12 +3,16 @@
 Importing this package does not import ``kubernetes``; the client is loaded by :func:`connect`.
 
 * :mod:`.client` — :func:`connect`, :class:`Cluster` (paginated lists, get/create/patch/delete,
-  discovery, watch) with bounded retries and error mapping.
+  discovery, watch) with bounded retries and error mapping; around it :mod:`.transport` (request
+  targets, retry bounds, status → exception mapping), :mod:`.streams` (streaming responses, watch
+  events), :mod:`.paging` (list-page prefetch) and :mod:`.kubeconfig` (kubeconfig / in-cluster).
+* :mod:`.errors` — the facade's exception types; :mod:`.resources` — REST resource types.
 * :mod:`.run` — :class:`RunScope`: run-scoped names/labels, creation registry, cleanup, signals.
 * :mod:`.wait` — watch-based waits with deadlines.
 * :mod:`.logs` — pod logs by container name; newest pod of a Job.
 * :mod:`.occupancy` — per-node GPU occupancy.
 * :mod:`.rbac` — the permission registry ``deploy/rbac.yaml`` is checked against.
+* :mod:`.allocprobe` — the reads of the GPU allocation-mode probe (:mod:`aicr_pytest.core.allocmode`).
 """
 
 from __future__ import annotations

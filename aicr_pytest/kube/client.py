@@ -1,17 +1,23 @@
 """The cluster facade: one REST helper over the official ``kubernetes`` client's transport.
 
-:func:`connect` builds a :class:`Cluster` from a kubeconfig (or in-cluster service account).
-Every request — core, batch, RBAC, DRA, custom resources, discovery, logs, watches — goes through
-:meth:`Cluster.request` / :meth:`Cluster.stream`, which
+:func:`connect` builds a :class:`Cluster` from a kubeconfig (or in-cluster service account, see
+:mod:`.kubeconfig`).  Every request — core, batch, RBAC, DRA, custom resources, discovery, logs,
+watches — goes through :meth:`Cluster.request` / :meth:`Cluster.stream`, which
 
 * builds the REST path from a :class:`~aicr_pytest.kube.resources.ResourceType`,
 * records the RBAC :class:`~aicr_pytest.kube.rbac.Permission` it needs,
 * retries transient failures (429 honouring ``Retry-After``, 5xx, dropped or refused connections)
   with tenacity, bounded by attempts and a total sleep budget, then raises :class:`ApiUnreachable`,
 * maps 401/403 to :class:`AccessDenied` (never retried), 404 to :class:`NotFound`, 409 to
-  :class:`Conflict`, 410 to :class:`Gone`, 400/422 to :class:`Invalid`,
+  :class:`Conflict`, 410 to :class:`Gone`, 400/422 to :class:`Invalid`
+  (:func:`~aicr_pytest.kube.transport.map_status_error`),
 * parses JSON with :func:`json.loads` into plain dicts (no model deserialization: a 50,000-pod list
   stays fast and small).
+
+Around :class:`Cluster`: :mod:`.transport` (what a request is, retry bounds, the status → exception
+mapping), :mod:`.streams` (streaming responses and decoded watch events), :mod:`.paging` (the next
+list page fetched while the caller works on the current one), :mod:`.kubeconfig` (where the
+connection comes from).  The names callers use are importable from here.
 
 The ``kubernetes`` package is imported lazily, inside :func:`connect` and the transport calls, so
 ``import aicr_pytest.kube`` costs nothing in ``--no-cluster`` runs.
@@ -20,36 +26,16 @@ The ``kubernetes`` package is imported lazily, inside :func:`connect` and the tr
 from __future__ import annotations
 
 import contextlib
-import email.utils
-import json
-import os
 import random
-import re
-import sys
 import threading
 import time
-import weakref
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from aicr_pytest.core.errors import UsageError
-from aicr_pytest.kube.errors import (
-    MSG_ACCESS_DENIED,
-    MSG_ADMISSION_DENIED,
-    MSG_UNREACHABLE,
-    AccessDenied,
-    AdmissionDenied,
-    ApiError,
-    ApiUnreachable,
-    Conflict,
-    Gone,
-    Invalid,
-    NotFound,
-)
+from aicr_pytest.kube.errors import MSG_UNREACHABLE, ApiUnreachable, Conflict, Gone, NotFound
+from aicr_pytest.kube.kubeconfig import load_configuration
+from aicr_pytest.kube.paging import _continue_from_status, _peek_continue, _Prefetch
 from aicr_pytest.kube.rbac import (
     REQUIRED_PERMISSIONS,
     Permission,
@@ -58,9 +44,20 @@ from aicr_pytest.kube.rbac import (
     non_resource_pattern,
 )
 from aicr_pytest.kube.resources import ResourceType, lookup_builtin, split_api_version
-
-JSON = dict[str, Any]
-Query = Sequence[tuple[str, str | int | bool]]
+from aicr_pytest.kube.streams import Stream, WatchStream, streams_in_hand
+from aicr_pytest.kube.transport import (
+    _REASONS,
+    JSON,
+    Query,
+    Response,
+    RetryPolicy,
+    Stats,
+    Target,
+    _Transient,
+    _transport_errors,
+    map_status_error,
+    parse_retry_after,
+)
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "aicr-pytest"
@@ -75,322 +72,8 @@ _PATCH_TYPES = {
 }
 _List = list  # `Cluster.list` shadows the builtin inside the class body
 _RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
-_IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 #: Whether :class:`Cluster` prefetches the next list page by default (see :meth:`Cluster.list_pages`).
 PREFETCH_PAGES_DEFAULT = True
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounds for transient-failure retries.
-
-    ``attempts`` counts the first try; ``budget`` caps the total time slept across retries;
-    a server's ``Retry-After`` is honoured up to ``max_retry_after`` seconds.
-    """
-
-    attempts: int = 5
-    initial_backoff: float = 0.25
-    max_backoff: float = 4.0
-    budget: float = 30.0
-    max_retry_after: float = 10.0
-    jitter: float = 0.1
-
-
-@dataclass
-class Stats:
-    """Observable counters (tests and benchmarks read them)."""
-
-    requests: int = 0
-    retries: int = 0
-    pages: int = 0
-    watch_streams: int = 0
-    by_verb: Counter[str] = field(default_factory=Counter)
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a request addresses, for permissions and error messages."""
-
-    verb: str
-    group: str = ""
-    resource: str = ""
-    namespace: str | None = None
-    name: str | None = None
-
-    @property
-    def permission(self) -> Permission:
-        return Permission(self.verb, self.group, self.resource)
-
-    def describe(self) -> str:
-        """``pods "x" in namespace ns`` / ``jobs.batch in namespace ns`` / ``nodes``."""
-        if self.resource.startswith("/"):
-            return self.resource
-        plural, _, sub = self.resource.partition("/")
-        text = plural + (f".{self.group}" if self.group else "") + (f"/{sub}" if sub else "")
-        if self.name:
-            text += f' "{self.name}"'
-        if self.namespace:
-            text += f" in namespace {self.namespace}"
-        return text
-
-
-@dataclass
-class Response:
-    status: int
-    headers: Mapping[str, str]
-    data: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.data) if self.data else None
-
-
-class _Transient(Exception):
-    """Internal: a retryable failure (carries the server's Retry-After, if any)."""
-
-    def __init__(self, cause: str, retry_after: float | None = None) -> None:
-        super().__init__(cause)
-        self.retry_after = retry_after
-
-
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    import urllib3.exceptions
-
-    return (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError)
-
-
-def _stream_end_errors() -> tuple[type[BaseException], ...]:
-    return (*_transport_errors(), ValueError, AttributeError, OSError)
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """``Retry-After`` as seconds: delta-seconds or an HTTP-date (RFC 9110 §10.2.3)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _status_message(data: bytes) -> str:
-    try:
-        body = json.loads(data)
-    except (ValueError, TypeError):
-        return data[:200].decode("utf-8", "replace").strip()
-    if isinstance(body, dict):
-        return str(body.get("message") or body.get("reason") or "")
-    return ""
-
-
-_REASONS = {
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    409: "Conflict",
-    410: "Gone",
-    422: "Unprocessable Entity",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-    504: "Gateway Timeout",
-}
-
-
-#: A 403 Status message that comes from admission, not from the RBAC authorizer (whose message reads
-#: ``... is forbidden: User "u" cannot <verb> resource "<r>" ...``).
-_ADMISSION_DENIAL = re.compile(
-    r"admission webhook|denied (?:the )?request|violates PodSecurity|exceeded quota|is being terminated"
-)
-
-
-def map_status_error(status: int, reason: str, data: bytes, target: Target) -> ApiError:
-    """Map a non-2xx HTTP status to the facade's exception types (no retry decisions here)."""
-    reason = reason or _REASONS.get(status, "")
-    detail = _status_message(data)
-    common: dict[str, Any] = {
-        "status": status,
-        "reason": reason,
-        "verb": target.verb,
-        "group": target.group,
-        "resource": target.resource,
-        "namespace": target.namespace,
-        "name": target.name,
-        "body": data[:4096].decode("utf-8", "replace"),
-    }
-    if status in (401, 403):
-        plural, _, sub = target.resource.partition("/")
-        what = plural + (f".{target.group}" if target.group else "") + (f"/{sub}" if sub else "")
-        if target.name:
-            what += f' "{target.name}"'
-        where = f" in namespace {target.namespace}" if target.namespace else ""
-        if status == 403 and _ADMISSION_DENIAL.search(detail):
-            message = MSG_ADMISSION_DENIED.format(
-                verb=target.verb, resource=what, where=where, detail=detail, status=status, reason=reason
-            )
-            return AdmissionDenied(message, **common)
-        message = MSG_ACCESS_DENIED.format(
-            verb=target.verb, resource=what, where=where, status=status, reason=reason
-        )
-        if status == 401:
-            message = message.replace("RBAC denied", "authentication failed", 1)
-        return AccessDenied(message, **common)
-    suffix = f": {detail}" if detail else ""
-    text = f"{target.verb} {target.describe()}: {status} {reason}{suffix}"
-    if status == 404:
-        return NotFound(text, **common)
-    if status == 409:
-        return Conflict(text, **common)
-    if status == 410:
-        return Gone(text, **common)
-    if status in (400, 422):
-        return Invalid(text, **common)
-    return ApiError(text, **common)
-
-
-class _LinesInHand:
-    """Streams of this process whose last line is still with the caller (it has not asked for the
-    next one, nor closed the stream). Thread-safe; streams are held weakly."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._streams: weakref.WeakSet[Stream] = weakref.WeakSet()
-
-    def hold(self, stream: Stream) -> None:
-        with self._lock:
-            self._streams.add(stream)
-
-    def release(self, stream: Stream) -> None:
-        with self._lock:
-            self._streams.discard(stream)
-
-    def count(self) -> int:
-        with self._lock:
-            return sum(1 for s in self._streams if not s.closed)
-
-
-_LINES_IN_HAND = _LinesInHand()
-
-
-def streams_in_hand() -> int:
-    """How many open streams (watches, followed logs) of this process have handed their caller a
-    line it is still working on.
-
-    Zero means every streaming reader of this process is back waiting on the network. The fake
-    cluster's virtual time (``aicr_pytest.testing.virtualtime``) reads it so that it never moves the
-    clock while a client in the same process is still handling the last event it was sent.
-    """
-    return _LINES_IN_HAND.count()
-
-
-class Stream:
-    """A streaming response (watch, followed log): iterate lines; ``shutdown()`` from any thread."""
-
-    def __init__(self, response: Any) -> None:
-        self._resp = response
-        self._closed = False
-
-    def lines(self) -> Iterator[bytes]:
-        """Lines without their trailing newline; ends quietly when the server or a peer hangs up."""
-        buffer = b""
-        try:
-            for chunk in self._chunks():
-                buffer += chunk
-                while True:
-                    newline = buffer.find(b"\n")
-                    if newline < 0:
-                        break
-                    line, buffer = buffer[:newline], buffer[newline + 1 :]
-                    yield from self._hand(line)
-        except _stream_end_errors():
-            # Dropped connection, read timeout, or shutdown() from another thread: stream over.
-            if not self._closed:
-                buffer = b""
-        if buffer and not self._closed:
-            yield from self._hand(buffer)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def _hand(self, line: bytes) -> Iterator[bytes]:
-        """Yield ``line``, counted in :func:`streams_in_hand` until the caller asks for more."""
-        _LINES_IN_HAND.hold(self)
-        try:
-            yield line
-        finally:
-            _LINES_IN_HAND.release(self)
-
-    def _chunks(self) -> Iterator[bytes]:
-        resp = self._resp
-        if getattr(resp, "chunked", False) and resp.supports_chunked_reads():
-            yield from resp.read_chunked(65536)
-            return
-        while True:
-            data = resp.read1(65536)
-            if not data:
-                return
-            yield data
-
-    def shutdown(self) -> None:
-        """Unblock a reader stuck in a read (safe from another thread)."""
-        self._closed = True
-        with contextlib.suppress(Exception):
-            self._resp.shutdown()
-
-    def close(self) -> None:
-        self._closed = True
-        with contextlib.suppress(Exception):
-            self._resp.close()
-        with contextlib.suppress(Exception):
-            self._resp.release_conn()
-
-    def __enter__(self) -> Stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class _Prefetch:
-    """``fetch(token)`` running on its own thread; :meth:`result` hands back its response or
-    re-raises its error in the caller's thread."""
-
-    def __init__(self, fetch: Callable[[str], Response], token: str) -> None:
-        self._page: Response | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(fetch, token), name="aicr-list-prefetch", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, fetch: Callable[[str], Response], token: str) -> None:
-        try:
-            self._page = fetch(token)
-        except BaseException as exc:  # handed to the caller by result()
-            self._error = exc
-
-    def result(self) -> Response:
-        self._thread.join()
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        assert self._page is not None
-        return self._page
-
-    def discard(self) -> None:
-        """Wait for the in-flight request (bounded by its timeouts) and drop what it got.
-
-        Not while the interpreter shuts down: its daemon threads are frozen then, never to end."""
-        if not sys.is_finalizing():
-            self._thread.join()
-        self._page = self._error = None
 
 
 class Cluster:
@@ -960,104 +643,6 @@ class Cluster:
         return WatchStream(stream, rt, target)
 
 
-class WatchStream:
-    """Decoded watch events; ``shutdown()`` (any thread) ends the iteration early."""
-
-    def __init__(self, stream: Stream, rtype: ResourceType, target: Target) -> None:
-        self.stream = stream
-        self.rtype = rtype
-        self._target = target
-
-    def __iter__(self) -> Iterator[JSON]:
-        for line in self.stream.lines():
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                return  # a torn final line from a dropped connection: the caller resumes
-            if event.get("type") == "ERROR":
-                status = event.get("object") or {}
-                code = int(status.get("code") or 500)
-                raise map_status_error(
-                    code, str(status.get("reason") or ""), json.dumps(status).encode(), self._target
-                )
-            obj = event.get("object")
-            if isinstance(obj, dict):
-                obj.setdefault("apiVersion", self.rtype.api_version)
-                obj.setdefault("kind", self.rtype.kind)
-            yield event
-
-    def shutdown(self) -> None:
-        self.stream.shutdown()
-
-    def close(self) -> None:
-        self.stream.close()
-
-    def __enter__(self) -> WatchStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-_JSON_DECODER = json.JSONDecoder()
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
-
-
-def _skip_space(text: str, i: int) -> int:
-    match = _JSON_SPACE.match(text, i)
-    return match.end() if match else i
-
-
-def _peek_continue(data: bytes, head: int = 16384) -> str | None:
-    """A list body's ``metadata.continue``, read from the top-level members before ``items``
-    without decoding the items (the API server writes kind, apiVersion, metadata, items in that
-    order). ``None`` when there is no token or it cannot tell that cheaply (``items`` first, a
-    truncated head, not a JSON object): the caller then takes the token from the full parse."""
-    try:
-        text = data[:head].decode("utf-8", "ignore")
-        i = _skip_space(text, 0)
-        if text[i : i + 1] != "{":
-            return None
-        i += 1
-        while True:
-            i = _skip_space(text, i)
-            key, i = _JSON_DECODER.raw_decode(text, i)
-            i = _skip_space(text, i)
-            if not isinstance(key, str) or key == "items" or text[i : i + 1] != ":":
-                return None
-            i = _skip_space(text, i + 1)
-            value, i = _JSON_DECODER.raw_decode(text, i)
-            if key == "metadata":
-                token = value.get("continue") if isinstance(value, dict) else None
-                return token if isinstance(token, str) and token else None
-            i = _skip_space(text, i)
-            if text[i : i + 1] != ",":
-                return None
-            i += 1
-    except ValueError:
-        return None
-
-
-def _continue_from_status(body: str) -> str | None:
-    try:
-        status = json.loads(body)
-    except (ValueError, TypeError):
-        return None
-    token = ((status or {}).get("metadata") or {}).get("continue") if isinstance(status, dict) else None
-    return str(token) if token else None
-
-
-def _new_configuration() -> Any:
-    from kubernetes import client as k8s_client
-
-    cfg = type.__call__(k8s_client.Configuration)
-    # One retry policy (ours, bounded and counted) instead of urllib3's silent defaults.
-    cfg.retries = False
-    return cfg
-
-
 def connect(
     kubeconfig: str | None = None,
     context: str | None = None,
@@ -1070,62 +655,16 @@ def connect(
     """Connect using, in order: ``kubeconfig`` (explicit path), ``$KUBECONFIG``, the in-cluster
     service account, ``~/.kube/config``. Raises :class:`UsageError` naming what was tried."""
     from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
-    from kubernetes.config.config_exception import ConfigException
 
-    def from_file(path: str, label: str) -> Cluster:
-        cfg = _new_configuration()
-        try:
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=path, context=context, client_configuration=cfg, persist_config=False
-            )
-        except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"cannot load kubeconfig {path} ({label}): {exc}") from exc
-        source = f"kubeconfig {path}" + (f" (context {context})" if context else "")
-        return Cluster(
-            k8s_client.ApiClient(cfg),
-            sleep=sleep,
-            retry_policy=retry_policy,
-            enforce_declared=enforce_declared,
-            source=source,
-            prefetch_pages=prefetch_pages,
-        )
-
-    if kubeconfig:
-        if not Path(kubeconfig).expanduser().is_file():
-            raise UsageError(f"kubeconfig not found: {kubeconfig}")
-        return from_file(str(Path(kubeconfig).expanduser()), "--kubeconfig")
-    env = os.environ.get("KUBECONFIG", "")
-    if env.strip():
-        paths = [p for p in env.split(os.pathsep) if p]
-        if not any(Path(p).expanduser().is_file() for p in paths):
-            raise UsageError(f"KUBECONFIG is set but names no existing file: {env}")
-        return from_file(env, "$KUBECONFIG")
-    tried = ["--kubeconfig (not given)", "$KUBECONFIG (not set)"]
-    if os.environ.get("KUBERNETES_SERVICE_HOST") and Path(_IN_CLUSTER_TOKEN).is_file():
-        cfg = _new_configuration()
-        try:
-            k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-        except ConfigException as exc:
-            tried.append(f"in-cluster service account ({exc})")
-        else:
-            if context:
-                raise UsageError("--context cannot be used with the in-cluster service account")
-            return Cluster(
-                k8s_client.ApiClient(cfg),
-                sleep=sleep,
-                retry_policy=retry_policy,
-                enforce_declared=enforce_declared,
-                source="in-cluster service account",
-                prefetch_pages=prefetch_pages,
-            )
-    else:
-        tried.append("in-cluster service account (not running in a pod)")
-    default = Path("~/.kube/config").expanduser()
-    if default.is_file():
-        return from_file(str(default), "~/.kube/config")
-    tried.append(f"{default} (missing)")
-    raise UsageError("no Kubernetes configuration found; tried " + ", ".join(tried))
+    cfg, source = load_configuration(kubeconfig, context)
+    return Cluster(
+        k8s_client.ApiClient(cfg),
+        sleep=sleep,
+        retry_policy=retry_policy,
+        enforce_declared=enforce_declared,
+        source=source,
+        prefetch_pages=prefetch_pages,
+    )
 
 
 __all__ = [

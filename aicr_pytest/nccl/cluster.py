@@ -28,9 +28,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from aicr_pytest import nccl
+from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
@@ -97,12 +98,6 @@ MSG_LAUNCHER_FAILED = "NCCL launcher pod {ns}/{pod} failed to complete successfu
 MSG_NO_WORKER_PODS = "--- no NCCL worker pods found (workers may never have been scheduled) ---"
 DIAG_LAUNCHER = "launcher log (benchmark failed)"
 DIAG_WORKERS = "NCCL worker pods"
-
-
-class Clock(Protocol):
-    def time(self) -> float: ...
-
-    def sleep(self, seconds: float) -> None: ...
 
 
 class LauncherFailed(nccl.NcclCheckFailure):

@@ -17,6 +17,6 @@ def pytest_aicr_prevalidate(
     checks: Sequence[str], recipe: Recipe, settings: Settings, data: DataTree
 ) -> None:
     if any(name in CHECKS for name in checks):
-        from aicr_pytest.nccl import prevalidate
+        from aicr_pytest.nccl.variant import prevalidate
 
         prevalidate(recipe, settings, data)

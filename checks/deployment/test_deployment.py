@@ -6,12 +6,11 @@ only wire fixtures to it and map skips.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from aicr_pytest import deployment
 from aicr_pytest.core import constraints
+from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.policy import AllocationPolicy
 from aicr_pytest.core.recipe import Recipe
@@ -47,7 +46,7 @@ def test_gpu_operator_version(check: CheckContext, recipe: Recipe, fetch: Cluste
 
 @pytest.mark.check("expected-resources")
 def test_expected_resources(
-    check: CheckContext, recipe: Recipe, fetch: ClusterFetch, data_tree: DataTree, aicr_clock: Any
+    check: CheckContext, recipe: Recipe, fetch: ClusterFetch, data_tree: DataTree, aicr_clock: Clock
 ) -> None:
     deadline = aicr_clock.time() + check.timeout_s
     deployment.check_expected_resources(
@@ -69,7 +68,7 @@ def test_check_nvidia_smi(
     run: RunScope,
     aicr_settings: Settings,
     allocation_policy: AllocationPolicy,
-    aicr_clock: Any,
+    aicr_clock: Clock,
 ) -> None:
     record = nvidia_smi.NvidiaSmiRun()
     try:

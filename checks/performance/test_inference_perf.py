@@ -22,6 +22,7 @@ from collections.abc import Callable
 import pytest
 
 from aicr_pytest import inference as inf
+from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.policy import AllocationPolicy
 from aicr_pytest.core.recipe import Recipe
@@ -53,7 +54,7 @@ def test_inference_perf(
     allocation_policy: AllocationPolicy,
     data_tree: DataTree,
     run: RunScope,
-    aicr_clock: live.Clock,
+    aicr_clock: Clock,
     pytestconfig: pytest.Config,
 ) -> None:
     knobs = inf.preflight(

@@ -10,11 +10,11 @@ launcher log → parse → transport → threshold.  Evidence: the parsed sweep 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import pytest
 
 from aicr_pytest import nccl
+from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.recipe import Recipe
 from aicr_pytest.core.settings import Settings
@@ -32,7 +32,7 @@ def test_nccl_all_reduce_bw(
     data_tree: DataTree,
     cluster: Cluster,
     run: RunScope,
-    aicr_clock: Any,
+    aicr_clock: Clock,
 ) -> None:
     plan = nccl.resolve_variant(check.name, recipe.criteria, check.constraints, os.environ, data=data_tree)
     bench = NcclBenchmark(

@@ -25,6 +25,11 @@ from typing import Any
 import pytest
 from _facade_helpers import clock_driver
 
+import aicr_pytest.core.constraints
+import aicr_pytest.core.inputs
+import aicr_pytest.deployment.fetch
+import aicr_pytest.deployment.nvidia_smi
+import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest.core import yamlio
 from aicr_pytest.testing.cluster import FakeCluster
 from tests.cluster import shared_clock

@@ -15,6 +15,11 @@ from typing import Any
 
 import pytest
 
+import aicr_pytest.core.constraints
+import aicr_pytest.core.inputs
+import aicr_pytest.deployment.fetch
+import aicr_pytest.deployment.nvidia_smi
+import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest.core import yamlio
 from tests.cluster.check_runner import run_on_backend
 from tests.harness.backends import ControlPlaneBackend, K8sBackend, gpu_node_names

@@ -23,7 +23,8 @@ import pytest
 from _facade_helpers import FAST_RETRIES, assert_rbac_covers, backend_facade, facade, fake_of
 
 from aicr_pytest.kube import AccessDenied, Cluster
-from aicr_pytest.kube.client import Target, _peek_continue
+from aicr_pytest.kube.client import Target
+from aicr_pytest.kube.paging import _peek_continue
 from aicr_pytest.testing import FakeCluster
 from aicr_pytest.testing.store import decode_continue, encode_continue
 from tests.harness.backends import K8sBackend

@@ -19,6 +19,10 @@ from typing import Any
 
 import pytest
 
+import aicr_pytest.core.inputs
+import aicr_pytest.inference.cluster
+import aicr_pytest.kube
+import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest import cli
 from aicr_pytest import inference as inf
 from aicr_pytest.core import yamlio

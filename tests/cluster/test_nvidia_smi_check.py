@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+import aicr_pytest.core.inputs
+import aicr_pytest.deployment.nvidia_smi
+import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest.core import yamlio
 from aicr_pytest.deployment import DEFAULT_NVIDIA_SMI_IMAGE, VERIFY_CONTAINER, VERIFY_POD_PREFIX
 from aicr_pytest.testing.cluster import FakeCluster

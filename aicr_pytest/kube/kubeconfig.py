@@ -1,0 +1,77 @@
+"""Where the facade's connection comes from: a kubeconfig or the in-cluster service account.
+
+:func:`load_configuration` tries, in order: ``kubeconfig`` (an explicit path), ``$KUBECONFIG``,
+the in-cluster service account, ``~/.kube/config``, and raises
+:class:`~aicr_pytest.core.errors.UsageError` naming what was tried.  The configuration it returns
+has urllib3's own retries off: the facade's :class:`~aicr_pytest.kube.transport.RetryPolicy` is
+the one retry policy (bounded and counted).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from aicr_pytest.core.errors import UsageError
+
+_IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+
+def _new_configuration() -> Any:
+    from kubernetes import client as k8s_client
+
+    cfg = type.__call__(k8s_client.Configuration)
+    # One retry policy (ours, bounded and counted) instead of urllib3's silent defaults.
+    cfg.retries = False
+    return cfg
+
+
+def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any, str]:
+    """The ``kubernetes`` client configuration to connect with, and where it came from (the
+    :attr:`~aicr_pytest.kube.client.Cluster.source` text)."""
+    from kubernetes import config as k8s_config
+    from kubernetes.config.config_exception import ConfigException
+
+    def from_file(path: str, label: str) -> tuple[Any, str]:
+        cfg = _new_configuration()
+        try:
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=context, client_configuration=cfg, persist_config=False
+            )
+        except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"cannot load kubeconfig {path} ({label}): {exc}") from exc
+        source = f"kubeconfig {path}" + (f" (context {context})" if context else "")
+        return cfg, source
+
+    if kubeconfig:
+        if not Path(kubeconfig).expanduser().is_file():
+            raise UsageError(f"kubeconfig not found: {kubeconfig}")
+        return from_file(str(Path(kubeconfig).expanduser()), "--kubeconfig")
+    env = os.environ.get("KUBECONFIG", "")
+    if env.strip():
+        paths = [p for p in env.split(os.pathsep) if p]
+        if not any(Path(p).expanduser().is_file() for p in paths):
+            raise UsageError(f"KUBECONFIG is set but names no existing file: {env}")
+        return from_file(env, "$KUBECONFIG")
+    tried = ["--kubeconfig (not given)", "$KUBECONFIG (not set)"]
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and Path(_IN_CLUSTER_TOKEN).is_file():
+        cfg = _new_configuration()
+        try:
+            k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        except ConfigException as exc:
+            tried.append(f"in-cluster service account ({exc})")
+        else:
+            if context:
+                raise UsageError("--context cannot be used with the in-cluster service account")
+            return cfg, "in-cluster service account"
+    else:
+        tried.append("in-cluster service account (not running in a pod)")
+    default = Path("~/.kube/config").expanduser()
+    if default.is_file():
+        return from_file(str(default), "~/.kube/config")
+    tried.append(f"{default} (missing)")
+    raise UsageError("no Kubernetes configuration found; tried " + ", ".join(tried))
+
+
+__all__ = ["load_configuration"]
