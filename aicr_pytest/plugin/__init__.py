@@ -12,7 +12,6 @@ suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel ar
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -22,21 +21,12 @@ import pytest
 
 from aicr_pytest.plugin import bundled, collection, hookspecs, options, outcomes
 from aicr_pytest.plugin import state as plugin_state
-from aicr_pytest.plugin.state import PluginState, get_state, is_worker
+from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import ctrf, terminal
-from aicr_pytest.report.results import build_ctrf
 
 #: the run's fixtures; the fake-cluster fixtures for anyone testing checks (testkit imports
 #: nothing of aicr_pytest.testing until a test asks for a fake cluster)
 pytest_plugins = ("aicr_pytest.plugin.fixtures", "aicr_pytest.plugin.testkit")
-
-
-def _active(config: pytest.Config) -> PluginState | None:
-    """The state of an active run in the controller (or only) process."""
-    state = get_state(config)
-    if state is None or state.run is None or is_worker(config):
-        return None
-    return state
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -84,7 +74,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    state = _active(session.config)
+    state = plugin_state.controller_state(session.config)
     if state is None or state.run is None:
         return
     run = state.run
@@ -137,43 +127,34 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    state = _active(config)
-    if state is None or state.run is None:
+    state = plugin_state.controller_state(config)
+    if state is None:
         return
-    results = state.results
-    blocked = state.run.readiness.blocked
-    for section in terminal.summary_sections(
-        state.settings.phases,
-        results.finished,
-        readiness_blocked=blocked,
-        cleanup_hints=results.cleanup_hints,
-    ):
+    blocked = plugin_state.readiness_blocked(state)
+    res = state.results
+    sections = terminal.summary_sections(
+        state.settings.phases, res.finished, readiness_blocked=blocked, cleanup_hints=res.cleanup_hints
+    )
+    for section in sections:
         terminalreporter.section(section.title, sep="-")
         for line in section.lines:
             terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    state = _active(session.config)
-    if state is None or state.run is None:
+    state = plugin_state.controller_state(session.config)
+    if state is None:
         return
-    readiness = state.run.readiness
-    state.report = build_ctrf(
-        state.results.finished,
-        readiness=readiness.results if readiness.blocked else [],
-        start_ms=state.start_ms,
-        run_id=state.run_id,
-    )
+    report = plugin_state.build_report(state)
     if state.settings.ctrf_report:
-        ctrf.write(state.report, state.settings.ctrf_report, sys.stdout)
-    if readiness.blocked and session.exitstatus == pytest.ExitCode.OK:
+        ctrf.write(report, state.settings.ctrf_report, sys.stdout)
+    if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if plugin_state.uses_xdist(session.config):
-        shutil.rmtree(plugin_state.ledger_dir(state), ignore_errors=True)
+    plugin_state.remove_ledger(session.config, state)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state = _active(config)
+    state = plugin_state.controller_state(config)
     outcome = plugin_state.run_outcome(state) if state is not None else None
     if outcome is not None:
         config.hook.pytest_aicr_run_finished(config=config, outcome=outcome)

@@ -10,6 +10,7 @@ publishes a :class:`RunOutcome` through the ``pytest_aicr_run_finished`` hook: t
 from __future__ import annotations
 
 import os
+import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from aicr_pytest.plugin import options
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
-from aicr_pytest.report.results import RunResults
+from aicr_pytest.report.results import RunResults, build_ctrf
 
 if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
@@ -112,6 +113,14 @@ def get_state(config: pytest.Config) -> PluginState | None:
     return config.stash.get(STATE_KEY, None)
 
 
+def controller_state(config: pytest.Config) -> PluginState | None:
+    """The state of an active run in the controller (or only) process; ``None`` elsewhere."""
+    state = get_state(config)
+    if state is None or state.run is None or is_worker(config):
+        return None
+    return state
+
+
 def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
@@ -125,6 +134,28 @@ def uses_xdist(config: pytest.Config) -> bool:
 def ledger_dir(state: PluginState) -> Path:
     base = Path(os.environ.get("TMPDIR", "/tmp"))
     return base / f"aicr-pytest-ledger-{os.getpid()}-{state.run_id}"
+
+
+def readiness_blocked(state: PluginState) -> bool:
+    return state.run is not None and state.run.readiness.blocked
+
+
+def build_report(state: PluginState) -> dict[str, Any]:
+    """The run's CTRF document (kept on the state): readiness results first when they blocked."""
+    readiness = state.run.readiness if state.run is not None else None
+    state.report = build_ctrf(
+        state.results.finished,
+        readiness=readiness.results if readiness is not None and readiness.blocked else [],
+        start_ms=state.start_ms,
+        run_id=state.run_id,
+    )
+    return state.report
+
+
+def remove_ledger(config: pytest.Config, state: PluginState) -> None:
+    """Under xdist, delete the ledger directory the workers shared."""
+    if uses_xdist(config):
+        shutil.rmtree(ledger_dir(state), ignore_errors=True)
 
 
 def run_outcome(state: PluginState) -> RunOutcome | None:
@@ -191,9 +222,13 @@ __all__ = [
     "ItemInfo",
     "PluginState",
     "RunOutcome",
+    "build_report",
+    "controller_state",
     "get_state",
     "is_worker",
     "ledger_dir",
+    "readiness_blocked",
+    "remove_ledger",
     "run_outcome",
     "start",
     "uses_xdist",
