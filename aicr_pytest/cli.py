@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--no-cleanup", action="store_true", help="keep created objects; print kubectl commands")
     v.add_argument("--nvidia-smi-image", help="CUDA image for check-nvidia-smi")
     v.add_argument("--evidence-dir", help="directory for evidence files")
+    v.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")  # html wiring (#18)
     v.add_argument(
         "--simulate",
         metavar="PROFILE",
@@ -182,6 +183,8 @@ def _pytest_args(ns: argparse.Namespace, kubeconfig: str | None) -> list[str]:
         args += ["--evidence-dir", ns.evidence_dir]
     if ns.output and ns.output != "-":
         args += ["--ctrf-report", ns.output]
+    if ns.html:  # html wiring (#18): the plugin's unambiguous spelling (pytest-html owns --html)
+        args += ["--aicr-html", ns.html]
     extra = list(ns.pytest_args or ())
     if extra and extra[0] == "--":
         extra = extra[1:]

@@ -26,7 +26,7 @@ import pytest
 from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.settings import Settings, build_settings
-from aicr_pytest.plugin import bundled
+from aicr_pytest.plugin import bundled, htmlreport
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report import ctrf, outcome
@@ -67,6 +67,7 @@ class PluginState:
     usage_error_in_check: str | None = None
     report: dict[str, Any] | None = None
     cleanup_hints: list[str] = field(default_factory=list)
+    html_figures: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # html wiring (#18)
 
     @property
     def active(self) -> bool:
@@ -192,6 +193,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="write evidence files (plots, logs) here",
     )
+    htmlreport.add_option(group)  # html wiring (#18)
     group.addoption(
         "--no-bundled-checks",
         dest="aicr_no_bundled",
@@ -254,6 +256,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE_KEY] = state
     if not settings.active:
         return
+    htmlreport.check_option(config)  # html wiring (#18)
 
     from aicr_pytest.core.inputs import load_run_state
 
@@ -557,6 +560,8 @@ def pytest_runtest_makereport(
             report.user_properties.append(("aicr.stdout", list(ctx.lines)))
             if ctx.extra:
                 report.user_properties.append(("aicr.extra", dict(ctx.extra)))
+            if ctx.figures:  # html wiring (#18): figures reach the xdist controller, not CTRF
+                report.user_properties.append(("aicr.figures", list(ctx.figures)))
     return report
 
 
@@ -597,6 +602,8 @@ class _ResultCollector:
                 state.cleanup_hints.append(hint)
         if "aicr.cleanup_warning" in props:
             acc.extra["aicr.cleanupWarning"] = props["aicr.cleanup_warning"]
+        if "aicr.figures" in props:  # html wiring (#18)
+            state.html_figures[acc.name] = list(props["aicr.figures"])
         if report.when == "teardown":
             state.pending.pop(report.nodeid, None)
             state.results.append(acc)
@@ -784,6 +791,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     elif target:
         Path(target).parent.mkdir(parents=True, exist_ok=True)
         Path(target).write_text(ctrf.dumps(state.report), encoding="utf-8")
+    htmlreport.write(session, state, exitstatus)  # html wiring (#18): controller only, also interrupted
     if state.run.readiness.blocked and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if _uses_xdist(session.config):
