@@ -21,7 +21,7 @@ cmd="${1:-install}"
 case "$cmd" in
   check)
     path="$(find_chromium)" || { echo "chromium: not installed" >&2; exit 1; }
-    "$path" --version
+    "$path" --version 2>/dev/null || echo "$path"
     ;;
   install)
     if path="$(find_chromium)"; then

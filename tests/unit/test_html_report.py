@@ -6,7 +6,6 @@ import math
 import os
 import re
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from aicr_pytest.nccl.plot import busbw_svg
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.report import html, svgsafe
 from aicr_pytest.report.results import ResultAccumulator, phase_table
+from tests.html_dom import Dom
 
 PHASES = ("deployment", "conformance", "performance")
 START_MS = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC
@@ -66,39 +66,6 @@ MIXED = report(
     entry("dra-support", "passed", "conformance"),
     entry("nccl-all-reduce-bw", "failed", "performance", message="bandwidth too low"),
 )
-
-
-class Dom(HTMLParser):
-    """Start tags with their attributes, and the text inside each element (for assertions)."""
-
-    VOID = frozenset({"meta", "link", "img", "br", "hr", "input", "source", "col", "area", "base", "wbr"})
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.elements: list[tuple[str, dict[str, str], list[str]]] = []
-        self._open: list[list[str]] = []
-        self.feed(text)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        chunks: list[str] = []
-        self.elements.append((tag, {k: v or "" for k, v in attrs}, chunks))
-        if tag not in self.VOID:
-            self._open.append(chunks)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag not in self.VOID and self._open:
-            self._open.pop()
-
-    def handle_data(self, data: str) -> None:
-        for chunks in self._open:
-            chunks.append(data)
-
-    def find(self, tag: str | None = None, **attrs: str) -> list[tuple[dict[str, str], str]]:
-        return [
-            (a, "".join(t))
-            for name, a, t in self.elements
-            if (tag is None or name == tag) and all(a.get(k.replace("_", "-")) == v for k, v in attrs.items())
-        ]
 
 
 def page_dom(rep: dict[str, Any], info: html.RunInfo = INFO, **kw: Any) -> tuple[str, Dom]:
