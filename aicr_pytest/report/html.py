@@ -366,10 +366,21 @@ def _href(target: Path, page_dir: Path | None) -> str:
     return urllib.parse.quote(Path(rel).as_posix())
 
 
-def _belongs(check: str, path: Path, evidence_dir: Path) -> bool:
-    rel = path.relative_to(evidence_dir)
-    first = rel.parts[0]
-    return first == check or first.startswith((f"{check}-", f"{check}."))
+def evidence_owners(files: Sequence[Path], evidence_dir: Path, names: Sequence[str]) -> dict[str, list[Path]]:
+    """Files named after a check (``<check>-busbw.svg``, ``<check>.log``, ``<check>/...``), by check.
+
+    A file goes to the longest matching name, so ``nccl-all-reduce-bw-net-busbw.svg`` belongs to
+    ``nccl-all-reduce-bw-net``, not to ``nccl-all-reduce-bw``.
+    """
+    owners: dict[str, list[Path]] = {}
+    by_length = sorted(set(names), key=len, reverse=True)
+    for path in files:
+        first = path.relative_to(evidence_dir).parts[0]
+        for name in by_length:
+            if first == name or first.startswith((f"{name}-", f"{name}.")):
+                owners.setdefault(name, []).append(path)
+                break
+    return owners
 
 
 def _extra_json(extra: Mapping[str, Any]) -> str | None:
@@ -392,9 +403,7 @@ def check_view(
     index: int,
     test: Mapping[str, Any],
     figures: Sequence[Any],
-    evidence: Sequence[Path],
-    evidence_dir: Path | None,
-    page_dir: Path | None,
+    evidence: Sequence[EvidenceLink] = (),
 ) -> CheckView:
     name = str(test.get("name") or "(unnamed)")
     suite = _strings(test.get("suite"))
@@ -412,11 +421,6 @@ def check_view(
     if facts_raw is not None and not isinstance(facts_raw, Mapping):
         facts = [("facts (unreadable)", json.dumps(facts_raw, default=str)[:200])]
     warnings = _strings(extra.get("aicr.cleanupWarnings"))
-    links = [
-        EvidenceLink(str(p.relative_to(evidence_dir)), _href(p, page_dir))
-        for p in evidence
-        if evidence_dir is not None and _belongs(name, p, evidence_dir)
-    ]
     duration = test.get("duration")
     message = str(test["message"]) if test.get("message") else None
     results = outcome.result_summaries(stdout)
@@ -438,7 +442,7 @@ def check_view(
         measurements=measurements,
         facts=facts,
         figures=[figure_view(f) for f in figures],
-        evidence=links,
+        evidence=list(evidence),
         cleanup_warnings=warnings,
         not_implemented=bool(extra.get("aicr.notImplemented")),
         extra_json=_extra_json(extra),
@@ -532,15 +536,15 @@ def build_page(
     start_ms = summary.get("start")
     page_dir = page_path.parent if page_path is not None else None
     evidence = evidence_files(info.evidence_dir, since_ms=int(start_ms) if isinstance(start_ms, int) else 0)
+    names = [str(t.get("name") or "") for t in check_tests]
+    owners = evidence_owners(evidence, info.evidence_dir, names) if info.evidence_dir is not None else {}
+
+    def links(paths: Sequence[Path]) -> list[EvidenceLink]:
+        base = info.evidence_dir
+        return [EvidenceLink(str(p.relative_to(base)), _href(p, page_dir)) for p in paths] if base else []
+
     in_order = [
-        check_view(
-            i,
-            t,
-            figures.get(str(t.get("name")), []),
-            evidence,
-            info.evidence_dir,
-            page_dir,
-        )
+        check_view(i, t, figures.get(names[i], []), links(owners.get(names[i], [])))
         for i, t in enumerate(check_tests)
     ]
     rank = {"failed": 0, "other": 1}
@@ -579,11 +583,7 @@ def build_page(
         phases=phases,
         readiness=_readiness_rows(info, readiness_tests),
         checks=checks,
-        evidence=[
-            EvidenceLink(str(p.relative_to(info.evidence_dir)), _href(p, page_dir))
-            for p in evidence
-            if info.evidence_dir is not None
-        ],
+        evidence=links(evidence),
         counts=counts,
     )
 
@@ -658,6 +658,7 @@ __all__ = [
     "check_view",
     "environment",
     "evidence_files",
+    "evidence_owners",
     "figure_view",
     "format_duration_ms",
     "measurement_view",

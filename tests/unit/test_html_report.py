@@ -545,6 +545,7 @@ def test_evidence_links_are_relative_and_only_this_runs_files(tmp_path: Path) ->
     for name in (
         "nccl-all-reduce-bw-busbw.svg",
         "nccl-all-reduce-bw-launcher.log",
+        "nccl-all-reduce-bw-net-busbw.svg",
         "run summary.txt",
         "old.log",
     ):
@@ -561,10 +562,12 @@ def test_evidence_links_are_relative_and_only_this_runs_files(tmp_path: Path) ->
         ("nccl-all-reduce-bw-busbw.svg", "../evidence/nccl-all-reduce-bw-busbw.svg"),
         ("nccl-all-reduce-bw-launcher.log", "../evidence/nccl-all-reduce-bw-launcher.log"),
     ]
-    assert page.checks[1].evidence == []  # "-net" is another check; no prefix confusion
+    # "-net" is another check: its file is its own, not the default check's (longest name wins)
+    assert [e.name for e in page.checks[1].evidence] == ["nccl-all-reduce-bw-net-busbw.svg"]
     assert [e.href for e in page.evidence] == [
         "../evidence/nccl-all-reduce-bw-busbw.svg",
         "../evidence/nccl-all-reduce-bw-launcher.log",
+        "../evidence/nccl-all-reduce-bw-net-busbw.svg",
         "../evidence/run%20summary.txt",
     ]
     text = html.render(page)
