@@ -13,5 +13,12 @@ if [ "$cp_status" -ne 0 ]; then
   echo "control plane unavailable (exit $cp_status): its tests skip with a reason," \
        "or fail when AICR_REQUIRE_CONTROLPLANE=1"
 fi
+echo "== chromium (headless, for the HTML report's browser test; installed once with apt-get)"
+ch_status=0
+bash scripts/chromium.sh install || ch_status=$?
+if [ "$ch_status" -ne 0 ]; then
+  echo "chromium unavailable (exit $ch_status): the browser test skips with a reason," \
+       "or fails when AICR_REQUIRE_CHROMIUM=1"
+fi
 echo "== pytest"
 .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 "$@"

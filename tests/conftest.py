@@ -7,6 +7,11 @@ bundled ``checks/`` directory, for which the root conftest.py is not top-level, 
 ``tests/cluster`` and ``tests/controlplane`` one shared control plane per session (per xdist worker).
 """
 
+import time
+from typing import Any
+
+import pytest
+
 from tests.harness.backend_fixtures import (
     controlplane,
     controlplane_session,
@@ -22,3 +27,17 @@ __all__ = [
     "pytest_configure",
     "pytest_generate_tests",
 ]
+
+_SESSION_START = time.time()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Where the HTML report's browser test left its screenshots (printed by the xdist controller too)."""
+    from tests.browser.cdp import artifacts_dir
+
+    out = artifacts_dir(create=False)
+    shots = (
+        sorted(p for p in out.glob("*.png") if p.stat().st_mtime >= _SESSION_START) if out.is_dir() else []
+    )
+    if shots:
+        terminalreporter.write_line(f"html report screenshots ({len(shots)}): {out}")

@@ -102,6 +102,8 @@ class Settings(BaseModel):
     ctrf_report: str | None = None
     nvidia_smi_image: str = DEFAULT_NVIDIA_SMI_IMAGE
     evidence_dir: Path | None = None
+    #: ``--html``: where the HTML report of the run goes
+    html: str | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
     simulated: str | None = None
 

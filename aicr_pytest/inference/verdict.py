@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from aicr_pytest.core import records
 from aicr_pytest.inference.knobs import TOLERANCE, InferenceKnobs
 
 RESULT_THROUGHPUT: Final = "RESULT: Inference throughput: {value:.2f} tokens/sec"
@@ -43,6 +44,8 @@ class Evaluation:
 
     lines: tuple[str, ...]
     failures: tuple[str, ...]
+    #: throughput and TTFT p99 against their constraints (reports); judged only when constrained
+    measurements: tuple[records.Measurement, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -63,6 +66,10 @@ def evaluate(
     """
     lines = [RESULT_THROUGHPUT.format(value=throughput), RESULT_TTFT.format(value=ttft_p99_ms)]
     failures: list[str] = []
+    measured = {
+        "throughput": records.Measurement(name="inference throughput", value=throughput, unit="tokens/sec"),
+        "ttft": records.Measurement(name="inference TTFT p99", value=ttft_p99_ms, unit="ms"),
+    }
     if knobs.throughput_constraint is not None and knobs.throughput_threshold is not None:
         threshold = knobs.throughput_threshold
         effective = scaled_throughput_threshold(threshold, gpu_count, gpu_count_per_node)
@@ -77,6 +84,14 @@ def evaluate(
         lines.append(
             LINE_THROUGHPUT.format(value=knobs.throughput_constraint, verdict="PASS" if ok else "FAIL")
         )
+        measured["throughput"] = measured["throughput"].model_copy(
+            update={
+                "constraint": knobs.throughput_constraint,
+                "tolerance": TOLERANCE,
+                "effective_threshold": effective * (1 - TOLERANCE),
+                "passed": ok,
+            }
+        )
         if not ok:
             msg = MSG_THROUGHPUT_FAIL.format(value=throughput, constraint=knobs.throughput_constraint)
             if scaled:
@@ -87,6 +102,14 @@ def evaluate(
     if knobs.ttft_constraint is not None and knobs.ttft_threshold is not None:
         ok = ttft_p99_ms <= knobs.ttft_threshold * (1 + TOLERANCE)
         lines.append(LINE_TTFT.format(value=knobs.ttft_constraint, verdict="PASS" if ok else "FAIL"))
+        measured["ttft"] = measured["ttft"].model_copy(
+            update={
+                "constraint": knobs.ttft_constraint,
+                "tolerance": TOLERANCE,
+                "effective_threshold": knobs.ttft_threshold * (1 + TOLERANCE),
+                "passed": ok,
+            }
+        )
         if not ok:
             failures.append(MSG_TTFT_FAIL.format(value=ttft_p99_ms, constraint=knobs.ttft_constraint))
-    return Evaluation(tuple(lines), tuple(failures))
+    return Evaluation(tuple(lines), tuple(failures), tuple(measured.values()))

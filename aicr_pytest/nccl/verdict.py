@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from aicr_pytest.core import records
 from aicr_pytest.nccl.parse import SweepRow, TransportInfo
 from aicr_pytest.nccl.variant import NcclCheckFailure, Threshold, Variant
 
@@ -69,6 +70,7 @@ class Verdict:
     passed: bool
     lines: tuple[str, str]  #: the two stdout lines of the guide
     failure: str | None  #: the failure message when not passed
+    measurement: records.Measurement | None = None  #: the value against its constraint (reports)
 
 
 def evaluate(check: str, threshold: Threshold, bandwidth_gbps: float) -> Verdict:
@@ -76,7 +78,16 @@ def evaluate(check: str, threshold: Threshold, bandwidth_gbps: float) -> Verdict
     passed = threshold.passes(bandwidth_gbps)
     lines = (bandwidth_line(check, bandwidth_gbps), constraint_line(threshold, passed))
     failure = None if passed else MSG_NOT_SATISFIED.format(bandwidth=bandwidth_gbps, constraint=threshold.raw)
-    return Verdict(passed=passed, lines=lines, failure=failure)
+    measurement = records.Measurement(
+        name="bus bandwidth",
+        value=bandwidth_gbps,
+        unit="GB/s",
+        constraint=threshold.raw,
+        tolerance=round(abs(threshold.effective / threshold.value - 1), 6) if threshold.value else None,
+        effective_threshold=threshold.effective,
+        passed=passed,
+    )
+    return Verdict(passed=passed, lines=lines, failure=failure, measurement=measurement)
 
 
 def sweep_plot(check: str, rows: Sequence[SweepRow], threshold: Threshold | None) -> str:

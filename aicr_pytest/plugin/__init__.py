@@ -4,7 +4,8 @@ options → :mod:`~aicr_pytest.plugin.options` (the option table); per-session s
 inputs and what a finished run publishes → :mod:`~aicr_pytest.plugin.state`; catalog ∩ recipe →
 items, order and phase gates → :mod:`~aicr_pytest.plugin.collection`; exception → status →
 :mod:`~aicr_pytest.plugin.outcomes`; fixtures → :mod:`~aicr_pytest.plugin.fixtures`; aicr-pytest's
-own hooks → :mod:`~aicr_pytest.plugin.hookspecs`; CTRF and terminal lines → :mod:`aicr_pytest.report`.
+own hooks → :mod:`~aicr_pytest.plugin.hookspecs`; CTRF and terminal lines → :mod:`aicr_pytest.report`;
+the ``--html`` page → :mod:`~aicr_pytest.plugin.htmlreport`.
 
 The plugin is inert unless ``--recipe`` is given, so installing it never changes other test
 suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are collected.
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest.plugin import bundled, collection, hookspecs, options, outcomes
+from aicr_pytest.plugin import bundled, collection, hookspecs, htmlreport, options, outcomes
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import ctrf, terminal
@@ -148,6 +149,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     report = plugin_state.build_report(state)
     if state.settings.ctrf_report:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)
+    htmlreport.write(state, exitstatus)  # the --html page: controller only, also when interrupted
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     plugin_state.remove_ledger(session.config, state)

@@ -3,6 +3,10 @@
 Checks print evidence with :meth:`CheckContext.emit`; those lines become the CTRF ``stdout`` of the
 check (last 1000 kept, 512 bytes each), and lines that start with ``RESULT: `` are echoed to the
 terminal summary.  ``extra`` ends up under the CTRF test's ``extra`` object.
+
+Structured records (:mod:`aicr_pytest.core.records`): :meth:`CheckContext.measure` (a measured value
+against its constraint), :meth:`CheckContext.fact` (a short labelled value) and
+:meth:`CheckContext.figure` (an SVG for the HTML report, kept out of CTRF).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from aicr_pytest.core import records
 from aicr_pytest.core.recipe import Constraint
 from aicr_pytest.core.settings import Toleration
 
@@ -29,6 +34,7 @@ class CheckContext:
     tolerations: tuple[Toleration, ...] | None = None
     lines: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    figures: list[dict[str, str]] = field(default_factory=list)
 
     def emit(self, line: str) -> None:
         """Record one stdout line of evidence (multi-line strings are split)."""
@@ -37,6 +43,18 @@ class CheckContext:
             log.info("%s: %s", self.name, part)
 
     report = emit
+
+    def measure(self, measurement: records.Measurement) -> None:
+        """Record a measured value against its constraint (CTRF ``extra["aicr.measurements"]``)."""
+        self.extra.setdefault(records.MEASUREMENTS_KEY, []).append(measurement.to_json())
+
+    def fact(self, name: str, value: object) -> None:
+        """Record a short labelled value, e.g. the chosen node (CTRF ``extra["aicr.facts"]``)."""
+        self.extra.setdefault(records.FACTS_KEY, {})[str(name)] = str(value)
+
+    def figure(self, title: str, svg: str) -> None:
+        """Attach an SVG figure to the HTML report (``--html``); CTRF does not carry it."""
+        self.figures.append(records.Figure(title=title, svg=svg).to_json())
 
     def constraint(self, name: str | None = None) -> Constraint | None:
         """The phase constraint called ``name`` (default: the one named like this check)."""

@@ -10,6 +10,10 @@ which :class:`~aicr_pytest.core.settings.Settings` field it fills.  Generated fr
 * a run's :class:`Settings` (:func:`build_run_settings`): option value, else the environment
   variable, else the default.
 
+A pytest spelling that another plugin owns when it is installed (``--html`` of pytest-html) is
+declared in ``ceded_flags``: pytest then registers the option without it (two plugins cannot
+register one flag), and ``validate`` always forwards a spelling that is never ceded.
+
 Adding a flag is one entry here (plus, when checks read it, the ``Settings`` field it names; a test
 keeps the table and the model in step).  The help of every option ends the same way:
 ``(default: X; env AICR_Y)`` for whichever of the two it has.
@@ -18,6 +22,8 @@ keeps the table and the model in step).  The help of every option ends the same 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +53,12 @@ def parse_bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"invalid boolean value {value!r} (use true or false)")
 
 
+@functools.cache
+def module_installed(module: str) -> bool:
+    """Whether ``module`` can be imported here (checked once per process)."""
+    return importlib.util.find_spec(module) is not None
+
+
 @dataclass(frozen=True)
 class Option:
     """One option, on every entry point that takes it."""
@@ -73,13 +85,19 @@ class Option:
     required_by: tuple[EntryPoint, ...] = ()
     #: an internal channel between entry points: not listed in any ``--help``
     hidden: bool = False
+    #: ``(flag, module)``: a pytest spelling left to the plugin ``module`` when it is installed
+    ceded_flags: tuple[tuple[str, str], ...] = ()
 
     def takes(self, entry_point: EntryPoint) -> bool:
         return entry_point in self.entry_points
 
     def flags_for(self, entry_point: EntryPoint) -> tuple[str, ...]:
         override = self.pytest_flags if entry_point == PYTEST else self.validate_flags
-        return override if override is not None else self.flags
+        flags = override if override is not None else self.flags
+        if entry_point == PYTEST and self.ceded_flags:
+            owners = dict(self.ceded_flags)
+            flags = tuple(f for f in flags if f not in owners or not module_installed(owners[f]))
+        return flags
 
     def dest_for(self, entry_point: EntryPoint) -> str:
         return f"aicr_{self.name}" if entry_point == PYTEST else self.name
@@ -124,7 +142,9 @@ class Option:
         return kwargs
 
     def long_flag(self, entry_point: EntryPoint) -> str:
-        flags = self.flags_for(entry_point)
+        """The spelling :meth:`to_args` uses: the first long flag that is never ceded."""
+        ceded = {flag for flag, _ in self.ceded_flags} if entry_point == PYTEST else set()
+        flags = [f for f in self.flags_for(entry_point) if f not in ceded]
         return next((f for f in flags if f.startswith("--")), flags[0])
 
     def to_args(self, entry_point: EntryPoint, value: Any) -> list[str]:
@@ -282,6 +302,16 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DIR",
     ),
     Option(
+        "html",
+        ("--html",),
+        "write a self-contained HTML report of the run (one page, opens offline)",
+        setting="html",
+        # pytest-html owns --html when it is installed; --aicr-html always works
+        pytest_flags=("--html", "--aicr-html"),
+        ceded_flags=(("--html", "pytest_html"),),
+        metavar="PATH",
+    ),
+    Option(
         "simulate",
         ("--simulate",),
         "run against a SIMULATED cluster started in-process with this profile",
@@ -431,6 +461,7 @@ __all__ = [
     "build_run_settings",
     "by_name",
     "forwarded_args",
+    "module_installed",
     "parse_bool",
     "resolve",
     "resolved",

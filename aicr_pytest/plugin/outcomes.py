@@ -102,6 +102,8 @@ def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Test
         props.append((r.PROP_STDOUT, list(ctx.lines)))
         if ctx.extra:
             props.append((r.PROP_EXTRA, dict(ctx.extra)))
+        if ctx.figures:  # the HTML report's figures reach the xdist controller, not CTRF
+            props.append((r.PROP_FIGURES, list(ctx.figures)))
 
 
 def teststatus(report: pytest.TestReport) -> tuple[str, str, Any] | None:

@@ -21,7 +21,7 @@ import pytest
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import Settings
-from aicr_pytest.plugin import options
+from aicr_pytest.plugin import htmlreport, options
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
@@ -184,6 +184,7 @@ def start(config: pytest.Config) -> PluginState:
     config.stash[STATE_KEY] = state
     if not settings.active:
         return state
+    htmlreport.check_option(settings)
 
     from aicr_pytest.core.inputs import load_run_state
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aicr_pytest.core import records
 from aicr_pytest.core.constraints import ConstraintResult, format_readiness_failure
 from aicr_pytest.report import ctrf, outcome
 
@@ -27,6 +28,8 @@ PROP_EXTRA = "aicr.extra"
 PROP_HINTS = "aicr.hints"
 PROP_USAGE_ERROR = "aicr.usage_error"
 PROP_CLEANUP_WARNING = "aicr.cleanup_warning"
+#: the HTML report's figures: carried to the controller, never into CTRF
+PROP_FIGURES = records.FIGURES_PROPERTY
 
 
 @dataclass
@@ -55,6 +58,8 @@ class RunResults:
     usage_error: str | None = None
     #: ``--no-cleanup`` kubectl hints, in first-seen order, without repeats
     cleanup_hints: list[str] = field(default_factory=list)
+    #: the HTML report's figures by check name (``{"title", "svg"}`` each), not part of CTRF
+    figures: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def add(
         self, nodeid: str, when: str, duration_s: float, props: Mapping[str, Any]
@@ -84,6 +89,8 @@ class RunResults:
                 self.cleanup_hints.append(hint)
         if PROP_CLEANUP_WARNING in props:
             acc.extra["aicr.cleanupWarning"] = props[PROP_CLEANUP_WARNING]
+        if PROP_FIGURES in props:
+            self.figures[acc.name] = list(props[PROP_FIGURES])
         if when != "teardown":
             return None
         self.pending.pop(nodeid, None)

@@ -71,6 +71,10 @@ def test_inference_perf(
     cluster = run.cluster
     inf.guard_dgd_crd(live.dgd_crd_lookup(cluster))
     mode, choice = live.choose_node(cluster, allocation_policy.mode, check.node_selector, say)
+    # structured evidence for the reports (#18): the chosen node and how its workers get GPUs
+    check.fact("node", choice.name)
+    check.fact("wiring", choice.wiring)
+    check.fact("GPUs benchmarked", f"{choice.free_gpus} of {choice.node_gpus}")
     live.require_storage(cluster, knobs)
     cli_tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
     tolerations = inf.worker_tolerations(choice.node, cli_tolerations)
@@ -94,5 +98,7 @@ def test_inference_perf(
     verdict = inf.evaluate(throughput, ttft_p99, knobs, choice.free_gpus, choice.node_gpus)
     for line in verdict.lines:
         say(line)
+    for measurement in verdict.measurements:  # measured values vs constraints, for the reports (#18)
+        check.measure(measurement)
     if verdict.failures:
         raise inf.InferenceFailure("; ".join(verdict.failures))

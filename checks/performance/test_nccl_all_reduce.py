@@ -77,14 +77,16 @@ def test_nccl_all_reduce_bw(
             check.emit(line)
         raise
     check.extra["aicr.ncclSweep"] = result.to_json()
-    _write_evidence(
-        aicr_settings, f"{check.name}-busbw.svg", nccl.sweep_plot(check.name, result.rows, plan.threshold)
-    )
+    plot = nccl.sweep_plot(check.name, result.rows, plan.threshold)
+    check.figure(f"{check.name}: bus bandwidth by message size", plot)  # the HTML report (#18)
+    _write_evidence(aicr_settings, f"{check.name}-busbw.svg", plot)
 
     nccl.verify_transport(plan.variant, result.transport)
     verdict = nccl.evaluate(check.name, plan.threshold, result.busbw_gbps)
     for line in verdict.lines:
         check.emit(line)
+    if verdict.measurement is not None:  # measured value vs constraint, for the reports (#18)
+        check.measure(verdict.measurement)
     if verdict.failure is not None:
         check.fail(verdict.failure)
 

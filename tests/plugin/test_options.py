@@ -201,6 +201,8 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "img:1",
         "--evidence-dir",
         "ev",
+        "--html",
+        "report.html",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)
