@@ -8,7 +8,11 @@ Subcommands:
 * ``parse nccl|aiperf`` — run a check's parser on a saved log, for offline debugging.
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
-failure; 5 interrupted (SIGINT/SIGTERM); 8 a phase failed or ended ``other``.
+failure; 5 interrupted (SIGINT/SIGTERM); 6 recipe evidence could not be emitted (``--emit-attestation``:
+bundle, push or signing failed, or keyless signing was declined); 8 a phase failed or ended ``other``.
+
+``evidence verify`` exits 0 (valid, all recorded phases passed), 1 (valid, recorded phase failures)
+or 2 (invalid, tampered, unverifiable, or a bad argument).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from aicr_pytest.core.errors import UsageError
 EXIT_OK = 0
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 5
+EXIT_EVIDENCE = 6  # evidence wiring (#15)
 EXIT_FAILED = 8
 
 
@@ -100,6 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="with --simulate: inject a simulated fault (repeatable)",
     )
+    from aicr_pytest.evidence.options import OPTIONS, argparse_kwargs  # evidence wiring (#15)
+
+    for spec in OPTIONS:  # evidence wiring (#15)
+        v.add_argument(*spec.flags, **argparse_kwargs(spec))  # evidence wiring (#15)
     v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
 
     s = sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C")
@@ -107,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a fault (repeatable)")
     s.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
     s.add_argument("--for", dest="duration", type=float, help="serve for SECONDS, then exit")
+
+    from aicr_pytest.evidence.cli import add_verify_arguments  # evidence wiring (#15)
+
+    ev = sub.add_parser("evidence", help="recipe evidence bundles")  # evidence wiring (#15)
+    evsub = ev.add_subparsers(dest="what", parser_class=_Parser, required=True)  # evidence wiring (#15)
+    verify = evsub.add_parser("verify", help="verify an evidence bundle")  # evidence wiring (#15)
+    add_verify_arguments(verify)  # evidence wiring (#15)
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -182,6 +198,9 @@ def _pytest_args(ns: argparse.Namespace, kubeconfig: str | None) -> list[str]:
         args += ["--evidence-dir", ns.evidence_dir]
     if ns.output and ns.output != "-":
         args += ["--ctrf-report", ns.output]
+    from aicr_pytest.evidence.options import forward_args  # evidence wiring (#15)
+
+    args += forward_args(vars(ns))  # evidence wiring (#15)
     extra = list(ns.pytest_args or ())
     if extra and extra[0] == "--":
         extra = extra[1:]
@@ -202,6 +221,8 @@ def exit_code_for(state: Any, pytest_exit: int, fail_on_error: bool) -> int:
         return EXIT_INVALID if pytest_exit else EXIT_OK
     if state.run.readiness.blocked or state.usage_error_in_check:
         return EXIT_INVALID
+    if state.evidence_error:  # evidence wiring (#15): emission failed or signing was declined
+        return EXIT_EVIDENCE
     if pytest_exit == pytest.ExitCode.INTERNAL_ERROR:
         return EXIT_FAILED
     failing = any(a.status in ("failed", "other") for a in state.results)
@@ -279,6 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_simulate(ns)
         if ns.command == "parse":
             return cmd_parse(ns)
+        if ns.command == "evidence":  # evidence wiring (#15)
+            from aicr_pytest.evidence.cli import run_verify
+
+            return run_verify(ns)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,8 @@ class PluginState:
     usage_error_in_check: str | None = None
     report: dict[str, Any] | None = None
     cleanup_hints: list[str] = field(default_factory=list)
+    evidence_plan: Any = None  # evidence wiring (#15)
+    evidence_error: str | None = None  # evidence wiring (#15)
 
     @property
     def active(self) -> bool:
@@ -74,6 +77,7 @@ class PluginState:
 
 
 STATE_KEY = pytest.StashKey[PluginState]()
+EVIDENCE_EXIT = 6  # evidence wiring (#15): the disclosure prompt was declined
 ITEM_KEY = pytest.StashKey[ItemInfo]()
 CTX_KEY = pytest.StashKey[CheckContext]()
 HINTS_KEY = pytest.StashKey[list[str]]()
@@ -198,6 +202,63 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="collect only the given paths, not the checks bundled with aicr-pytest",
     )
+    from aicr_pytest.evidence.options import OPTIONS, pytest_kwargs  # evidence wiring (#15)
+
+    evidence = parser.getgroup("aicr-evidence", "aicr-pytest: recipe evidence")  # evidence wiring (#15)
+    for spec in OPTIONS:  # evidence wiring (#15)
+        evidence.addoption(*spec.flags, **pytest_kwargs(spec))  # evidence wiring (#15)
+
+
+@contextmanager
+def _interactive(config: pytest.Config) -> Iterator[None]:  # evidence wiring (#15)
+    """Real stdin/stderr while evidence prompts or reports (pytest's capture suspended)."""
+    capman = config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman is not None else nullcontext():
+        yield
+
+
+def _evidence_configure(config: pytest.Config, state: PluginState) -> None:  # evidence wiring (#15)
+    from aicr_pytest.evidence import OPTION_DESTS, session
+
+    values = {dest: getattr(config.option, dest, None) for dest in OPTION_DESTS}
+    try:
+        with _interactive(config):
+            state.evidence_plan = session.configure(values)
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
+    except session.EvidenceError as err:
+        state.evidence_error = f"evidence: {err}"
+        pytest.exit(state.evidence_error, returncode=EVIDENCE_EXIT)
+
+
+# evidence wiring (#15)
+def _evidence_finish(session: pytest.Session, state: PluginState, status: int) -> None:
+    from aicr_pytest.evidence import session as evidence
+
+    assert state.run is not None
+    skip = None
+    if state.run.readiness.blocked:
+        skip = "readiness pre-flight failed, so no phase ran"
+    elif status == pytest.ExitCode.INTERRUPTED:
+        skip = "the run was interrupted"
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None and state.evidence_plan is not None:
+        tr.ensure_newline()
+    with _interactive(session.config):
+        error = evidence.finish(
+            state.evidence_plan,
+            report=state.report,
+            recipe=state.run.recipe,
+            snapshot=state.run.snapshot,
+            data=state.run.data,
+            skip_reason=skip,
+        )
+        if error is not None:
+            print(f"ERROR: {error}", file=sys.stderr, flush=True)
+    if error is not None:
+        state.evidence_error = error
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _settings_from(config: pytest.Config) -> Settings:
@@ -269,6 +330,9 @@ def pytest_configure(config: pytest.Config) -> None:
         state.run = load_run_state(settings, state.cluster_handle.read_configmap, prevalidate)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
+
+    if not _is_worker(config):
+        _evidence_configure(config, state)  # evidence wiring (#15)
 
     if _is_worker(config):
         winput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
@@ -786,6 +850,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         Path(target).write_text(ctrf.dumps(state.report), encoding="utf-8")
     if state.run.readiness.blocked and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    _evidence_finish(session, state, exitstatus)  # evidence wiring (#15)
     if _uses_xdist(session.config):
         import shutil
 
