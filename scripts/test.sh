@@ -13,5 +13,12 @@ if [ "$cp_status" -ne 0 ]; then
   echo "control plane unavailable (exit $cp_status): its tests skip with a reason," \
        "or fail when AICR_REQUIRE_CONTROLPLANE=1"
 fi
+echo "== registries for the evidence tests (build once per machine, cached; scripts/registry.sh)"
+reg_status=0
+nice -n 10 bash scripts/registry.sh build || reg_status=$?
+if [ "$reg_status" -ne 0 ]; then
+  echo "registries unavailable (exit $reg_status): the evidence registry tests skip with a reason," \
+       "or fail when AICR_REQUIRE_REGISTRY=1"
+fi
 echo "== pytest"
 .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 "$@"
