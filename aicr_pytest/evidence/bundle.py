@@ -52,16 +52,40 @@ class BuiltBundle:
     phases: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+def _secrets(secrets: Sequence[str]) -> list[str]:
+    return [s for s in secrets if s and len(s) >= MIN_SECRET_LEN]
+
+
+def scrub_data(value: Any, secrets: Sequence[str]) -> Any:
+    """A copy of a document with every secret replaced in every string (keys included)."""
+    if isinstance(value, str):
+        for secret in _secrets(secrets):
+            value = value.replace(secret, REDACTED.decode())
+        return value
+    if isinstance(value, dict):
+        return {scrub_data(k, secrets): scrub_data(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_data(v, secrets) for v in value]
+    return value
+
+
 def scrub(data: bytes, secrets: Sequence[str]) -> bytes:
+    """Last line of defence on the serialized bytes (documents are scrubbed before serializing)."""
     for secret in secrets:
         if secret and len(secret) >= MIN_SECRET_LEN:
             data = data.replace(secret.encode("utf-8"), REDACTED)
     return data
 
 
+def recipe_document(recipe: Recipe) -> dict[str, Any]:
+    """The resolved recipe with fields at their defaults left out (like Go's ``omitempty``)."""
+    doc: dict[str, Any] = recipe.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+    return doc
+
+
 def canonical_recipe(recipe: Recipe) -> bytes:
-    """The resolved recipe, sorted keys, fields at their defaults left out (like Go's omitempty)."""
-    return dump_yaml(recipe.model_dump(by_alias=True, exclude_defaults=True, mode="json"))
+    """``recipe.yaml``: the resolved recipe, keys sorted."""
+    return dump_yaml(recipe_document(recipe))
 
 
 def recipe_digest(recipe: Recipe) -> str:
@@ -107,10 +131,11 @@ def build(out_dir: Path, inputs: BundleInputs) -> BuiltBundle:
         return data
 
     recipe_name = inputs.recipe.display_name
-    recipe_bytes = write(C.RECIPE_FILE, canonical_recipe(inputs.recipe))
+    recipe_doc = scrub_data(recipe_document(inputs.recipe), secrets)
+    recipe_bytes = write(C.RECIPE_FILE, dump_yaml(recipe_doc))
     r_digest = sha256_hex(recipe_bytes)
 
-    raw_snapshot = snapshot_document(inputs.snapshot)
+    raw_snapshot = scrub_data(snapshot_document(inputs.snapshot), secrets)
     applied: list[str] = []
     if inputs.full:
         snap_doc = raw_snapshot
@@ -128,7 +153,7 @@ def build(out_dir: Path, inputs: BundleInputs) -> BuiltBundle:
         bom_bytes = write(C.BOM_FILE, auto)
 
     phases: dict[str, dict[str, Any]] = {}
-    per_phase = redact.split_ctrf_by_phase(inputs.report, C.PHASES)
+    per_phase = redact.split_ctrf_by_phase(scrub_data(inputs.report, secrets), C.PHASES)
     for phase, doc in per_phase.items():
         if not inputs.full:
             doc = redact.minimize_ctrf(doc)

@@ -41,6 +41,8 @@ from aicr_pytest.evidence.canonical import compact_json, sha256_digest
 from aicr_pytest.evidence.ociref import Reference
 
 REQUEST_TIMEOUT_S = 60.0
+#: ask for any manifest kind, so a tag holding something unexpected is seen, not reported as absent
+ANY_MANIFEST = f"{C.MT_INDEX}, {C.MT_MANIFEST}"
 ATTEMPTS = 3
 
 
@@ -408,7 +410,7 @@ def _add_to_tag_schema_index(client: RegistryClient, subject: Descriptor, desc: 
     tag = fallback_tag(subject.digest)
     old_digest = ""
     manifests: list[dict[str, Any]] = []
-    response = client.request("GET", f"/manifests/{tag}", headers={"Accept": C.MT_INDEX}, stream=True)
+    response = client.request("GET", f"/manifests/{tag}", headers={"Accept": ANY_MANIFEST}, stream=True)
     if response.status_code == 200:
         body = client._read(response, C.MAX_OCI_MANIFEST, f"referrers index {tag}")
         index = _parse_index(body)
@@ -479,7 +481,7 @@ def _tag_schema_referrers(
     client: RegistryClient, subject_digest: str, artifact_type: str
 ) -> list[dict[str, Any]]:
     response = client.request(
-        "GET", f"/manifests/{fallback_tag(subject_digest)}", headers={"Accept": C.MT_INDEX}, stream=True
+        "GET", f"/manifests/{fallback_tag(subject_digest)}", headers={"Accept": ANY_MANIFEST}, stream=True
     )
     if response.status_code == 404:
         return []

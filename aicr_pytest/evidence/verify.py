@@ -190,6 +190,7 @@ class Verification:
         self.result = VerifyResult(input=kind, pointer=pointer)
         self.root: Path | None = None
         self.from_oci = False
+        self.signed_statement: dict[str, Any] | None = None
 
     # -- step 1 ---------------------------------------------------------------------------------
 
@@ -251,7 +252,7 @@ class Verification:
                 raise _StepFailed(MSG_NO_BUNDLE_OCI)
             self.root = self._pull(self._reference(text, bundle.digest))
             return
-        self.root = self._pull(self._reference(self.opts.bundle or self.arg))
+        self.root = self._pull(self._reference(self.arg))
 
     # -- step 2 ---------------------------------------------------------------------------------
 
@@ -283,7 +284,7 @@ class Verification:
                 identity_regexp=self.opts.expected_identity_regexp,
             )
         except signing.SignatureInvalid as err:
-            raise _StepFailed(str(err)) from None
+            raise _StepFailed(str(err), rows=[(C.ATTESTATION_FILE, str(err).splitlines()[0])]) from None
         if claimed is not None:
             if claimed.identity != verified.identity:
                 raise _StepFailed(
@@ -312,6 +313,7 @@ class Verification:
             signer["rekorLogIndex"] = verified.rekor_log_index
         self.result.signer = signer
         self.result.predicate = verified.statement["predicate"]
+        self.signed_statement = verified.statement
         return verified.predicate
 
     # -- step 3 ---------------------------------------------------------------------------------
@@ -329,6 +331,30 @@ class Verification:
         return predicate
 
     # -- step 4 ---------------------------------------------------------------------------------
+
+    def _statement_problems(self, predicate: Predicate) -> list[manifest_mod.Problem]:
+        """``statement.intoto.json`` must name the recipe, and agree with the signed payload when signed."""
+        assert self.root is not None
+        path = self.root / C.STATEMENT_FILE
+        if not path.is_file():
+            return [manifest_mod.Problem(C.STATEMENT_FILE, f"file missing from bundle: {C.STATEMENT_FILE}")]
+        try:
+            doc, _ = parse_statement(_read_capped(path, C.MAX_STATEMENT, C.STATEMENT_FILE))
+        except (StatementError, _StepFailed) as err:
+            return [manifest_mod.Problem(C.STATEMENT_FILE, str(err))]
+        problems = []
+        want = [{"name": f"recipe:{predicate.recipe.name}", "digest": {"sha256": predicate.recipe.digest}}]
+        if doc.get("subject") != want:
+            problems.append(
+                manifest_mod.Problem(C.STATEMENT_FILE, "subject is not the recipe named by the predicate")
+            )
+        if self.signed_statement is not None and doc.get("predicate") != self.signed_statement.get(
+            "predicate"
+        ):
+            problems.append(
+                manifest_mod.Problem(C.STATEMENT_FILE, "predicate differs from the signed DSSE payload")
+            )
+        return problems
 
     def manifest_check(self, predicate: Predicate) -> str:
         assert self.root is not None
@@ -352,7 +378,7 @@ class Verification:
             raise _StepFailed("manifest.json has an unsupported schemaVersion")
         if not isinstance(doc.get("files"), list) or not doc["files"]:
             raise _StepFailed("manifest.json lists no files")
-        problems = manifest_mod.check_files(root, doc)
+        problems = manifest_mod.check_files(root, doc) + self._statement_problems(predicate)
         recipe_path = root / C.RECIPE_FILE
         if recipe_path.is_file() and not problems:
             recipe_hex = sha256_hex(recipe_path.read_bytes())
@@ -453,6 +479,8 @@ class Verification:
         try:
             res.steps.append(Step(4, "manifest-hash-check", "passed", self.manifest_check(predicate)))
         except _StepFailed as err:
+            if verified is None:
+                err.detail += f" (unsigned bundle: checked against {C.STATEMENT_FILE} only)"
             self._fail(4, "manifest-hash-check", err)
         except OSError as err:
             self._fail(4, "manifest-hash-check", _StepFailed(f"cannot read the bundle: {err}"))

@@ -15,6 +15,7 @@ import yaml
 from aicr_pytest import cli
 from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence import emit, oci, ociref
+from aicr_pytest.evidence.canonical import sha256_digest
 from aicr_pytest.evidence.options import EvidenceSettings
 from tests.evidence import helpers
 from tests.evidence.conftest import Registry
@@ -411,3 +412,27 @@ def test_missing_artifact_is_not_found(registry: Registry, capsys: pytest.Captur
         doc["failureCause"]["hint"]
         == "bundle not found at the referenced digest (was it pushed to this registry?)"
     )
+
+
+def test_a_summary_bundle_rooted_artifact_verifies_too(
+    referrers_registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Artifacts whose layer holds ``summary-bundle/…`` (not the files at the root) are read as well."""
+    helpers.build(tmp_path / "out")
+    repo = referrers_registry.repo()
+    client = oci.RegistryClient(ociref.parse(repo + ":t"), plain_http=True)
+    data, tar_digest = oci.pack(tmp_path / "out", exclude=frozenset({"pointer.yaml"}))
+    client.upload_blob(C.EMPTY_CONFIG, C.MT_EMPTY)
+    blob = client.upload_blob(data, C.MT_LAYER_TGZ)
+    layer = oci.Descriptor(
+        blob.media_type,
+        blob.digest,
+        blob.size,
+        annotations=((C.ANN_CONTENT_DIGEST, tar_digest), (C.ANN_UNPACK, "true"), (C.ANN_TITLE, ".")),
+    )
+    body = oci.artifact_manifest(layer, "0")
+    client.put_manifest(body, C.MT_MANIFEST, "rooted")
+    code, doc = verify_json(
+        capsys, f"{ociref.parse(repo).name}@{sha256_digest(body)}", "--registry-plain-http"
+    )
+    assert code == 0 and doc["steps"][0]["detail"].endswith("/summary-bundle")
