@@ -17,7 +17,6 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ import pytest
 from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.settings import Settings, build_settings
-from aicr_pytest.plugin import bundled
+from aicr_pytest.plugin import bundled, evidence_wiring  # evidence wiring (#15)
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report import ctrf, outcome
@@ -77,7 +76,6 @@ class PluginState:
 
 
 STATE_KEY = pytest.StashKey[PluginState]()
-EVIDENCE_EXIT = 6  # evidence wiring (#15): the disclosure prompt was declined
 ITEM_KEY = pytest.StashKey[ItemInfo]()
 CTX_KEY = pytest.StashKey[CheckContext]()
 HINTS_KEY = pytest.StashKey[list[str]]()
@@ -202,63 +200,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="collect only the given paths, not the checks bundled with aicr-pytest",
     )
-    from aicr_pytest.evidence.options import OPTIONS, pytest_kwargs  # evidence wiring (#15)
-
-    evidence = parser.getgroup("aicr-evidence", "aicr-pytest: recipe evidence")  # evidence wiring (#15)
-    for spec in OPTIONS:  # evidence wiring (#15)
-        evidence.addoption(*spec.flags, **pytest_kwargs(spec))  # evidence wiring (#15)
-
-
-@contextmanager
-def _interactive(config: pytest.Config) -> Iterator[None]:  # evidence wiring (#15)
-    """Real stdin/stderr while evidence prompts or reports (pytest's capture suspended)."""
-    capman = config.pluginmanager.getplugin("capturemanager")
-    with capman.global_and_fixture_disabled() if capman is not None else nullcontext():
-        yield
-
-
-def _evidence_configure(config: pytest.Config, state: PluginState) -> None:  # evidence wiring (#15)
-    from aicr_pytest.evidence import OPTION_DESTS, session
-
-    values = {dest: getattr(config.option, dest, None) for dest in OPTION_DESTS}
-    try:
-        with _interactive(config):
-            state.evidence_plan = session.configure(values)
-    except UsageError as err:
-        raise pytest.UsageError(str(err)) from None
-    except session.EvidenceError as err:
-        state.evidence_error = f"evidence: {err}"
-        pytest.exit(state.evidence_error, returncode=EVIDENCE_EXIT)
-
-
-# evidence wiring (#15)
-def _evidence_finish(session: pytest.Session, state: PluginState, status: int) -> None:
-    from aicr_pytest.evidence import session as evidence
-
-    assert state.run is not None
-    skip = None
-    if state.run.readiness.blocked:
-        skip = "readiness pre-flight failed, so no phase ran"
-    elif status == pytest.ExitCode.INTERRUPTED:
-        skip = "the run was interrupted"
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None and state.evidence_plan is not None:
-        tr.ensure_newline()
-    with _interactive(session.config):
-        error = evidence.finish(
-            state.evidence_plan,
-            report=state.report,
-            recipe=state.run.recipe,
-            snapshot=state.run.snapshot,
-            data=state.run.data,
-            skip_reason=skip,
-        )
-        if error is not None:
-            print(f"ERROR: {error}", file=sys.stderr, flush=True)
-    if error is not None:
-        state.evidence_error = error
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    evidence_wiring.add_options(parser)  # evidence wiring (#15)
 
 
 def _settings_from(config: pytest.Config) -> Settings:
@@ -332,7 +274,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from None
 
     if not _is_worker(config):
-        _evidence_configure(config, state)  # evidence wiring (#15)
+        evidence_wiring.configure(config, state)  # evidence wiring (#15)
 
     if _is_worker(config):
         winput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
@@ -850,7 +792,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         Path(target).write_text(ctrf.dumps(state.report), encoding="utf-8")
     if state.run.readiness.blocked and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    _evidence_finish(session, state, exitstatus)  # evidence wiring (#15)
+    evidence_wiring.finish(session, state, exitstatus)  # evidence wiring (#15)
     if _uses_xdist(session.config):
         import shutil
 
