@@ -6,9 +6,14 @@ Subcommands:
   checks through pytest.  Arguments after ``--`` go to pytest unchanged.
 * ``simulate`` — serve a simulated GPU cluster on loopback (for trying the flow without GPUs).
 * ``parse nccl|aiperf`` — run a check's parser on a saved log, for offline debugging.
+* ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
-failure; 5 interrupted (SIGINT/SIGTERM); 8 a phase failed or ended ``other``.
+failure; 5 interrupted (SIGINT/SIGTERM); 6 recipe evidence could not be emitted (``--emit-attestation``:
+bundle, push or signing failed, or keyless signing was declined); 8 a phase failed or ended ``other``.
+
+``evidence verify`` exits 0 (valid, all recorded phases passed), 1 (valid, recorded phase failures)
+or 2 (invalid, tampered, unverifiable, or a bad argument).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import pytest
 
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.evidence.cli import add_verify_arguments
 from aicr_pytest.plugin import options
 
 if TYPE_CHECKING:
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 5
+EXIT_EVIDENCE = 6
 EXIT_FAILED = 8
 
 
@@ -58,6 +65,10 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a fault (repeatable)")
     s.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
     s.add_argument("--for", dest="duration", type=float, help="serve for SECONDS, then exit")
+
+    ev = sub.add_parser("evidence", help="recipe evidence bundles")
+    evsub = ev.add_subparsers(dest="what", parser_class=_Parser, required=True)
+    add_verify_arguments(evsub.add_parser("verify", help="verify an evidence bundle"))
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -129,6 +140,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
         return EXIT_INVALID if pytest_exit else EXIT_OK
     if outcome.readiness_blocked or outcome.usage_error:
         return EXIT_INVALID
+    if outcome.evidence_error:  # emission failed or signing was declined: 6 wins over 8
+        return EXIT_EVIDENCE
     if pytest_exit == pytest.ExitCode.INTERNAL_ERROR:
         return EXIT_FAILED
     if outcome.failing and fail_on_error:
@@ -209,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_simulate(ns)
         if ns.command == "parse":
             return cmd_parse(ns)
+        if ns.command == "evidence":
+            from aicr_pytest.evidence.cli import run_verify
+
+            return run_verify(ns)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

@@ -20,5 +20,12 @@ if [ "$ch_status" -ne 0 ]; then
   echo "chromium unavailable (exit $ch_status): the browser test skips with a reason," \
        "or fails when AICR_REQUIRE_CHROMIUM=1"
 fi
+echo "== registries for the evidence tests (build once per machine, cached; scripts/registry.sh)"
+reg_status=0
+nice -n 10 bash scripts/registry.sh build || reg_status=$?
+if [ "$reg_status" -ne 0 ]; then
+  echo "registries unavailable (exit $reg_status): the evidence registry tests skip with a reason," \
+       "or fail when AICR_REQUIRE_REGISTRY=1"
+fi
 echo "== pytest"
 .venv/bin/python -m pytest -p no:cacheprovider -q -n 2 "$@"

@@ -5,7 +5,8 @@ inputs and what a finished run publishes → :mod:`~aicr_pytest.plugin.state`; c
 items, order and phase gates → :mod:`~aicr_pytest.plugin.collection`; exception → status →
 :mod:`~aicr_pytest.plugin.outcomes`; fixtures → :mod:`~aicr_pytest.plugin.fixtures`; aicr-pytest's
 own hooks → :mod:`~aicr_pytest.plugin.hookspecs`; CTRF and terminal lines → :mod:`aicr_pytest.report`;
-the ``--html`` page → :mod:`~aicr_pytest.plugin.htmlreport`.
+the ``--html`` page → :mod:`~aicr_pytest.plugin.htmlreport`; ``--emit-attestation`` →
+:mod:`~aicr_pytest.plugin.evidence_wiring`.
 
 The plugin is inert unless ``--recipe`` is given, so installing it never changes other test
 suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are collected.
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest.plugin import bundled, collection, hookspecs, htmlreport, options, outcomes
+from aicr_pytest.plugin import bundled, collection, evidence_wiring, hookspecs, htmlreport, options, outcomes
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import ctrf, terminal
@@ -43,6 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = plugin_state.start(config)
     if state.active and not is_worker(config):
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
+        evidence_wiring.configure(config, state)  # before any check: options, disclosure prompt
     collection.add_bundled_checks(config, state)
 
 
@@ -152,6 +154,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     htmlreport.write(state, exitstatus)  # the --html page: controller only, also when interrupted
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    evidence_wiring.finish(session, state, exitstatus)  # the bundle, from the final CTRF report
     plugin_state.remove_ledger(session.config, state)
 
 

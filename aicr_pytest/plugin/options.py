@@ -8,7 +8,10 @@ which :class:`~aicr_pytest.core.settings.Settings` field it fills.  Generated fr
 * the ``validate`` subcommand's argparse arguments (:func:`add_argparse_options`), dest ``<name>``;
 * the pytest arguments ``validate`` forwards (:func:`forwarded_args`);
 * a run's :class:`Settings` (:func:`build_run_settings`): option value, else the environment
-  variable, else the default.
+  variable, else the default;
+* the evidence family's :class:`~aicr_pytest.evidence.settings.EvidenceSettings`
+  (:func:`build_evidence_settings`), the same way, from the entries whose ``model`` is
+  ``"evidence"`` (the family itself declares no option and never imports the plugin).
 
 A pytest spelling that another plugin owns when it is installed (``--html`` of pytest-html) is
 declared in ``ceded_flags``: pytest then registers the option without it (two plugins cannot
@@ -29,7 +32,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
+from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import DEFAULT_NVIDIA_SMI_IMAGE, Settings, build_settings
+from aicr_pytest.evidence import settings as evidence_settings
 
 EntryPoint = Literal["pytest", "validate"]
 PYTEST: Final = "pytest"
@@ -38,6 +43,10 @@ BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``
 Action = Literal["store", "store_true", "append", "bool"]
+
+#: the settings object an option's ``setting`` names a field of: the run's :class:`Settings`, or
+#: the evidence family's :class:`~aicr_pytest.evidence.settings.EvidenceSettings`
+Model = Literal["run", "evidence"]
 
 #: the pytest option group every entry goes to
 PYTEST_GROUP = ("aicr", "aicr-pytest: validate a GPU Kubernetes cluster against a recipe")
@@ -68,7 +77,8 @@ class Option:
     #: the long flag(s), on every entry point that takes the option
     flags: tuple[str, ...]
     help: str
-    #: the :class:`Settings` field the value fills; ``None``: the entry point consumes it itself
+    #: the field the value fills (of :class:`Settings`, or of the ``model`` named below);
+    #: ``None``: the entry point consumes it itself
     setting: str | None
     entry_points: tuple[EntryPoint, ...] = BOTH
     #: spellings that differ per entry point (pytest reserves lowercase short flags: ``-k``, ``-o``)
@@ -87,6 +97,7 @@ class Option:
     hidden: bool = False
     #: ``(flag, module)``: a pytest spelling left to the plugin ``module`` when it is installed
     ceded_flags: tuple[tuple[str, str], ...] = ()
+    model: Model = "run"
 
     def takes(self, entry_point: EntryPoint) -> bool:
         return entry_point in self.entry_points
@@ -328,6 +339,97 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         metavar="NAME",
     ),
+    # --- recipe evidence bundles (#15): fill EvidenceSettings ---------------------------------
+    Option(
+        "emit_attestation",
+        ("--emit-attestation",),
+        "write a recipe evidence bundle (pointer.yaml + summary-bundle/) to DIR; minimized unless --full",
+        setting="out_dir",
+        model="evidence",
+        metavar="DIR",
+    ),
+    Option(
+        "full",
+        ("--full",),
+        "evidence: publish the raw snapshot and CTRF (no minimization, no redaction block)",
+        setting="full",
+        model="evidence",
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "bom",
+        ("--bom",),
+        "evidence: embed this CycloneDX JSON file (at most 8 MiB) instead of the generated BOM",
+        setting="bom",
+        model="evidence",
+        metavar="PATH",
+    ),
+    Option(
+        "push",
+        ("--push",),
+        "evidence: push the bundle to this OCI reference and sign it keyless "
+        "(tag optional: derived when absent)",
+        setting="push",
+        model="evidence",
+        metavar="OCI_REF",
+    ),
+    Option(
+        "identity_token",
+        ("--identity-token",),
+        "evidence: OIDC identity token for keyless signing",
+        setting="identity_token",
+        model="evidence",
+        env="COSIGN_IDENTITY_TOKEN",
+        metavar="TOKEN",
+    ),
+    Option(
+        "oidc_device_flow",
+        ("--oidc-device-flow",),
+        "evidence: get the OIDC token with the device-code flow instead of a browser",
+        setting="oidc_device_flow",
+        model="evidence",
+        action="store_true",
+        default=False,
+        env="AICR_OIDC_DEVICE_FLOW",
+    ),
+    Option(
+        "plain_http",
+        ("--plain-http",),
+        "evidence: talk HTTP to the registry (local test registries only)",
+        setting="plain_http",
+        model="evidence",
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "insecure_tls",
+        ("--insecure-tls",),
+        "evidence: do not verify the registry's TLS certificate (self-signed registries)",
+        setting="insecure_tls",
+        model="evidence",
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "no_sign",
+        ("--no-sign",),
+        "evidence: with --push, push the bundle unsigned (no OIDC)",
+        setting="no_sign",
+        model="evidence",
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "assume_yes",
+        ("--yes", "--assume-yes"),
+        "evidence: skip the identity-disclosure confirmation before keyless signing",
+        setting="assume_yes",
+        model="evidence",
+        action="store_true",
+        default=False,
+        env="AICR_ASSUME_YES",
+    ),
     Option(
         "no_bundled_checks",
         ("--no-bundled-checks",),
@@ -390,7 +492,8 @@ def values_from(
 def resolve(opt: Option, value: Any, environ: Mapping[str, str] | None = None) -> Any:
     """The option's value for this run: the flag, else its environment variable, else its default.
 
-    For an option with an environment variable an empty flag value counts as not given.
+    For an option with an environment variable an empty flag value counts as not given; a switch's
+    environment variable that is not a boolean is a :class:`UsageError`.
     """
     env = os.environ if environ is None else environ
     if value is not None and not (opt.env and value == ""):
@@ -398,7 +501,10 @@ def resolve(opt: Option, value: Any, environ: Mapping[str, str] | None = None) -
     if opt.env and env.get(opt.env):
         raw = env[opt.env]
         if opt.action in ("store_true", "bool"):
-            return parse_bool(raw)
+            try:
+                return parse_bool(raw)
+            except argparse.ArgumentTypeError:
+                raise UsageError(f"{opt.env}={raw!r}: invalid boolean value (use true or false)") from None
         return opt.type(raw) if opt.type is not None else raw
     return opt.default
 
@@ -417,18 +523,36 @@ def resolved(
     }
 
 
+def setting_values(
+    values: Mapping[str, Any],
+    model: Model,
+    options: Sequence[Option] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``{field: resolved value}`` of ``model``'s fields, from pytest option values."""
+    return {
+        opt.setting: resolve(opt, values.get(opt.name), environ)
+        for opt in table(options)
+        if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
+    }
+
+
 def build_run_settings(
     values: Mapping[str, Any],
     options: Sequence[Option] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
     """The run's :class:`Settings` from pytest option values (raises ``UsageError``)."""
-    raw = {
-        opt.setting: resolve(opt, values.get(opt.name), environ)
-        for opt in table(options)
-        if opt.setting is not None and opt.takes(PYTEST)
-    }
-    return build_settings(raw)
+    return build_settings(setting_values(values, "run", options, environ))
+
+
+def build_evidence_settings(
+    values: Mapping[str, Any],
+    options: Sequence[Option] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> evidence_settings.EvidenceSettings:
+    """The evidence options of a run, from pytest option values (raises ``UsageError``)."""
+    return evidence_settings.build_evidence_settings(setting_values(values, "evidence", options, environ))
 
 
 def forwarded_args(values: Mapping[str, Any], options: Sequence[Option] | None = None) -> list[str]:
@@ -455,9 +579,11 @@ __all__ = [
     "VALIDATE",
     "Action",
     "EntryPoint",
+    "Model",
     "Option",
     "add_argparse_options",
     "add_pytest_options",
+    "build_evidence_settings",
     "build_run_settings",
     "by_name",
     "forwarded_args",
@@ -465,6 +591,7 @@ __all__ = [
     "parse_bool",
     "resolve",
     "resolved",
+    "setting_values",
     "table",
     "values_from",
 ]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
     from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.evidence.emit import Plan
     from aicr_pytest.kube.client import Cluster
 
 #: the check families' hook modules (light; registered when the inputs are validated)
@@ -76,6 +77,10 @@ class PluginState:
     results: RunResults = field(default_factory=RunResults)
     cluster_handle: ClusterHandle | None = None
     report: dict[str, Any] | None = None
+    #: ``--emit-attestation``: what to emit after the run (``None``: no evidence)
+    evidence_plan: Plan | None = None
+    #: why the evidence could not be emitted, or why signing was declined (the run exits 6)
+    evidence_error: str | None = None
 
     @property
     def active(self) -> bool:
@@ -89,13 +94,15 @@ class RunOutcome:
     ``statuses`` are the CTRF statuses of the checks and snapshot constraints in run order
     (readiness constraints not included); ``report`` is the CTRF document (``None`` when the
     session ended before it was built); ``usage_error`` the one line of a :class:`UsageError` a
-    check raised.
+    check raised; ``evidence_error`` the one line saying why ``--emit-attestation`` emitted no
+    bundle (emission, push or signing failed, or keyless signing was declined).
     """
 
     readiness_blocked: bool
     usage_error: str | None
     statuses: tuple[str, ...]
     report: dict[str, Any] | None
+    evidence_error: str | None = None
 
     @property
     def failing(self) -> bool:
@@ -167,6 +174,7 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
         usage_error=state.results.usage_error,
         statuses=state.results.statuses(),
         report=state.report,
+        evidence_error=state.evidence_error,
     )
 
 

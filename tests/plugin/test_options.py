@@ -3,6 +3,7 @@ the forwarded pytest arguments and the run's Settings follow it."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -11,6 +12,7 @@ import pytest
 from aicr_pytest import cli
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import DEFAULT_NVIDIA_SMI_IMAGE, DERIVED_FIELDS, Settings
+from aicr_pytest.evidence.settings import EvidenceSettings
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.options import OPTIONS, PYTEST, VALIDATE, EntryPoint, Option
 
@@ -151,9 +153,12 @@ def test_a_new_entry_appears_on_both_without_any_other_edit(
 
 
 def test_the_table_fills_exactly_the_settings_fields() -> None:
-    fields = [opt.setting for opt in OPTIONS if opt.setting is not None]
+    fields = [opt.setting for opt in OPTIONS if opt.setting is not None and opt.model == "run"]
     assert len(fields) == len(set(fields)), "two options fill one Settings field"
     assert set(fields) | DERIVED_FIELDS == set(Settings.model_fields)
+    evidence = [opt.setting for opt in OPTIONS if opt.setting is not None and opt.model == "evidence"]
+    assert len(evidence) == len(set(evidence)), "two options fill one EvidenceSettings field"
+    assert set(evidence) == {f.name for f in dataclasses.fields(EvidenceSettings)}
     # Settings are built on the pytest side; an option that fills one must be a pytest option
     assert all(opt.takes(PYTEST) for opt in OPTIONS if opt.setting is not None)
 
@@ -203,6 +208,20 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "ev",
         "--html",
         "report.html",
+        "--emit-attestation",
+        "out",
+        "--full",
+        "--bom",
+        "bom.json",
+        "--push",
+        "registry.example/team/evidence",
+        "--identity-token",
+        "tok",
+        "--oidc-device-flow",
+        "--plain-http",
+        "--insecure-tls",
+        "--no-sign",
+        "--yes",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)

@@ -167,6 +167,10 @@ def test_no_outcome_without_recipe(pytester: pytest.Pytester) -> None:
         (RunOutcome(False, None, ("passed",), None), 4, True, 2),  # usage error
         (RunOutcome(False, None, ("passed",), None), 2, True, 5),  # interrupted
         (RunOutcome(False, None, ("other",), {}), 1, True, 8),
+        (RunOutcome(False, None, ("passed",), {}, "evidence: push failed"), 1, True, 6),
+        (RunOutcome(False, None, ("failed",), {}, "evidence: push failed"), 1, True, 6),  # 6 wins over 8
+        (RunOutcome(False, None, ("passed",), None, "evidence: declined"), 6, True, 6),  # pytest.exit(6)
+        (RunOutcome(True, None, ("skipped",), {}, "evidence: x"), 1, True, 2),  # readiness block first
     ],
 )
 def test_exit_code_for(outcome: RunOutcome, pytest_exit: int, fail_on_error: bool, code: int) -> None:

@@ -1,0 +1,68 @@
+"""What the evidence options ask for, as the evidence pipeline reads it.
+
+The options themselves (flags, environment variables, help) are entries of the option table
+(:mod:`aicr_pytest.plugin.options`, those filling ``EvidenceSettings``); an entry point resolves
+them (flag, then environment variable, then default) and hands the values, keyed by field, to
+:func:`build_evidence_settings`.  Nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EvidenceSettings:
+    out_dir: Path | None = None
+    full: bool = False
+    bom: str | None = None
+    push: str | None = None
+    identity_token: str | None = field(default=None, repr=False)
+    oidc_device_flow: bool = False
+    plain_http: bool = False
+    insecure_tls: bool = False
+    no_sign: bool = False
+    assume_yes: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.out_dir is not None
+
+    @property
+    def given_without_emit(self) -> list[str]:
+        """Evidence flags set on the command line that do nothing without --emit-attestation."""
+        if self.active:
+            return []
+        names = []
+        for name, flag in (
+            ("full", "--full"),
+            ("bom", "--bom"),
+            ("push", "--push"),
+            ("no_sign", "--no-sign"),
+        ):
+            if getattr(self, name):
+                names.append(flag)
+        return names
+
+
+def build_evidence_settings(raw: Mapping[str, Any]) -> EvidenceSettings:
+    """The settings from resolved option values keyed by field (an empty string counts as not given)."""
+    out = raw.get("out_dir")
+    return EvidenceSettings(
+        out_dir=Path(out).expanduser() if out else None,
+        full=bool(raw.get("full")),
+        bom=raw.get("bom") or None,
+        push=raw.get("push") or None,
+        identity_token=raw.get("identity_token") or None,
+        oidc_device_flow=bool(raw.get("oidc_device_flow")),
+        plain_http=bool(raw.get("plain_http")),
+        insecure_tls=bool(raw.get("insecure_tls")),
+        no_sign=bool(raw.get("no_sign")),
+        assume_yes=bool(raw.get("assume_yes")),
+    )
+
+
+__all__ = ["EvidenceSettings", "build_evidence_settings"]
