@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest.core import catalog, constraints, yamlio
+from aicr_pytest import inference, nccl
+from aicr_pytest.core import catalog, yamlio
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.core.policy import DEVICE_PLUGIN, resolve_allocation_policy
+from aicr_pytest.core.inputs import load_run_state
+from aicr_pytest.core.policy import DEVICE_PLUGIN
 from aicr_pytest.core.recipe import Recipe, parse_recipe
+from aicr_pytest.core.settings import Settings
 from aicr_pytest.nccl import CHECK_VARIANTS, SUPPORTED_COMBINATIONS
 from aicr_pytest.recipegen import criteria as crit
 from aicr_pytest.recipegen.build import generate
@@ -21,6 +24,7 @@ from aicr_pytest.recipegen.store import OverlayStore, load_store
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
+SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 NCCL_CHECKS = set(CHECK_VARIANTS)
 INFERENCE_GATES = {
     "inference-throughput": ">= 50000",
@@ -166,20 +170,31 @@ def _leaf_queries() -> list[dict[str, Any]]:
     return queries
 
 
+def _prevalidate(checks: list[str], recipe: Recipe, data: DataTree) -> None:
+    """What the NCCL and inference families' ``pytest_aicr_prevalidate`` hooks run."""
+    settings = Settings(no_cluster=True)
+    if any(c in NCCL_CHECKS for c in checks):
+        nccl.prevalidate(recipe, settings, data)
+    if "inference-perf" in checks:
+        inference.prevalidate(recipe, settings, data)
+
+
 @pytest.mark.parametrize("query", _leaf_queries(), ids=lambda q: q["name"])
-def test_every_embedded_overlay_generates_a_clean_recipe(query: dict[str, Any]) -> None:
-    """Each overlay's own criteria: the recipe loads, its checks are catalogued in the right phase,
-    its constraint expressions parse, the GPU allocation policy resolves to the device plugin with no
-    warning, and it declares only NCCL variants the benchmark implements for its service/accelerator."""
+def test_every_embedded_overlay_generates_a_clean_recipe(query: dict[str, Any], tmp_path: Path) -> None:
+    """Each overlay's own criteria: the written recipe goes through validate's input loading
+    (recipe file, snapshot, constraint expressions, check selection, the families' prevalidation,
+    the GPU allocation policy) without an error; the policy is the device plugin with no warning;
+    only NCCL variants the benchmark implements for the service/accelerator are declared."""
     name = query.pop("name")
     document, recipe = generated(**query)
     assert name in document["metadata"]["appliedOverlays"]
-    declared = {p: recipe.phase_checks(p) for p in recipe.declared_phases()}
-    catalog.select_checks(declared, list(catalog.PHASES))
-    for c in [*recipe.constraints, *recipe.phase_constraints("deployment")]:
-        constraints.validate_expression(c.value)
-    policy = resolve_allocation_policy(recipe, DataTree.default())
-    assert (policy.mode, policy.warnings) == (DEVICE_PLUGIN, [])
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yamlio.dump(document))
+    settings = Settings(recipe=str(path), snapshot=str(SNAPSHOT), no_cluster=True)
+    state = load_run_state(settings, prevalidate=_prevalidate)
+    assert (state.policy.mode, state.policy.warnings, state.warnings) == (DEVICE_PLUGIN, [], [])
+    declared = [c for p in catalog.PHASES for c in recipe.phase_checks(p)]
+    assert sorted(s.spec.name for s in state.selected) == sorted(declared)
     for check in recipe.phase_checks("performance"):
         if check in NCCL_CHECKS:
             accelerators = SUPPORTED_COMBINATIONS[CHECK_VARIANTS[check]].get(
