@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from aicr_pytest import __version__
 from aicr_pytest.core.datatree import DataTree
@@ -70,8 +70,6 @@ MSG_ALL_EXCLUDED = (
 )
 
 MSG_MIXIN_OWNER = 'failed to map mixin constraint "{constraint}" to a candidate chain'
-
-ExclusionReason = Literal["constraint-failed", "mixin-constraint-failed"]
 
 
 @dataclass(frozen=True)
