@@ -6,6 +6,7 @@ Subcommands:
   checks through pytest.  Arguments after ``--`` go to pytest unchanged.
 * ``simulate`` — serve a simulated GPU cluster on loopback (for trying the flow without GPUs).
 * ``parse nccl|aiperf`` — run a check's parser on a saved log, for offline debugging.
+* ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
@@ -32,6 +33,7 @@ from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cli import add_verify_arguments
 from aicr_pytest.plugin import options
+from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
 
 if TYPE_CHECKING:
     from aicr_pytest.plugin.state import RunOutcome
@@ -65,6 +67,8 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a fault (repeatable)")
     s.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
     s.add_argument("--for", dest="duration", type=float, help="serve for SECONDS, then exit")
+
+    add_recipe_arguments(sub.add_parser("recipe", help="generate a recipe (like `aicr recipe`)"))
 
     ev = sub.add_parser("evidence", help="recipe evidence bundles")
     evsub = ev.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -222,6 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_simulate(ns)
         if ns.command == "parse":
             return cmd_parse(ns)
+        if ns.command == "recipe":
+            from aicr_pytest.recipegen.cli import run as run_recipe
+
+            return run_recipe(ns)
         if ns.command == "evidence":
             from aicr_pytest.evidence.cli import run_verify
 

@@ -56,7 +56,7 @@ def test_healthy_profile_passes(pytester: pytest.Pytester, k8s_backend: K8sBacke
     assert tests["operator-health"]["status"] == "passed", tests["operator-health"].get("message")
     assert tests["operator-health"]["stdout"][0] == "Found 1 gpu-operator pod(s):"
     assert tests["gpu-operator-version"]["status"] == "passed", tests["gpu-operator-version"]
-    assert "Constraint: >= v25.3.0 → true" in tests["gpu-operator-version"]["stdout"]
+    assert "Constraint: >= v24.6.0 → true" in tests["gpu-operator-version"]["stdout"]
     assert tests["expected-resources"]["status"] == "passed", tests["expected-resources"].get("message")
     assert tests["check-nvidia-smi"]["status"] == "passed", tests["check-nvidia-smi"].get("message")
     # check-nvidia-smi verifies every GPU node of the cluster: the fake profile's 4 H100 nodes; on the

@@ -248,7 +248,7 @@ def test_embedded_example_recipe() -> None:
         "check-nvidia-smi",
     ]
     dc = r.phase_constraint("deployment", "Deployment.gpu-operator.version")
-    assert dc is not None and dc.value == ">= v25.3.0"
+    assert dc is not None and dc.value == ">= v24.6.0"
     pc = r.phase_constraint("performance", "nccl-all-reduce-bw")
     assert pc is not None and pc.value == ">= 300"
     # deploymentOrder respects every dependency edge.
