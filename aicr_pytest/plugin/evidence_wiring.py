@@ -5,7 +5,8 @@ The options are entries of the option table (:mod:`aicr_pytest.plugin.options`, 
 active run only) and :func:`finish` from ``pytest_sessionfinish`` once the CTRF report is final.
 An error either way lands on :attr:`PluginState.evidence_error`, which the published
 :class:`~aicr_pytest.plugin.state.RunOutcome` carries (``aicr-pytest validate`` exits 6).
-Everything else lives in :mod:`aicr_pytest.evidence`.
+Everything else lives in :mod:`aicr_pytest.evidence`, which a run without evidence options never
+imports (its OIDC and registry clients load ``requests``/``urllib3``).
 """
 
 from __future__ import annotations
@@ -37,10 +38,15 @@ def _interactive(config: pytest.Config) -> Iterator[None]:
 
 def configure(config: pytest.Config, state: PluginState) -> None:
     """Validate the evidence options and run the disclosure gate before any check runs."""
+    try:
+        settings = options.build_evidence_settings(options.values_from(config.option, options.PYTEST))
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
+    if not settings.active and not settings.given_without_emit:
+        return  # no evidence option given: nothing to validate, warn about or emit
     from aicr_pytest.evidence import session
 
     try:
-        settings = options.build_evidence_settings(options.values_from(config.option, options.PYTEST))
         with _interactive(config):
             state.evidence_plan = session.configure(settings)
     except UsageError as err:
@@ -52,6 +58,8 @@ def configure(config: pytest.Config, state: PluginState) -> None:
 
 def finish(session: pytest.Session, state: PluginState, status: int) -> None:
     """Emit the bundle for the finished run (also a failed one); record an emission error."""
+    if state.evidence_plan is None:
+        return
     from aicr_pytest.evidence import session as evidence
 
     assert state.run is not None
