@@ -6,6 +6,7 @@ Subcommands:
   checks through pytest.  Arguments after ``--`` go to pytest unchanged.
 * ``simulate`` — serve a simulated GPU cluster on loopback (for trying the flow without GPUs).
 * ``parse nccl|aiperf`` — run a check's parser on a saved log, for offline debugging.
+* ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
 failure; 5 interrupted (SIGINT/SIGTERM); 8 a phase failed or ended ``other``.
@@ -107,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a fault (repeatable)")
     s.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
     s.add_argument("--for", dest="duration", type=float, help="serve for SECONDS, then exit")
+
+    from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments  # snapshot wiring (#16)
+
+    sn = sub.add_parser("snapshot", help="capture a cluster snapshot")  # snapshot wiring (#16)
+    add_snapshot_arguments(sn)  # snapshot wiring (#16)
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -279,6 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_simulate(ns)
         if ns.command == "parse":
             return cmd_parse(ns)
+        if ns.command == "snapshot":  # snapshot wiring (#16)
+            from aicr_pytest.snapshot.cli import run as run_snapshot  # snapshot wiring (#16)
+
+            return run_snapshot(ns)  # snapshot wiring (#16)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:
