@@ -95,6 +95,19 @@ nvidia_smi() {
   return 127
 }
 
+# systemctl show for one unit, without properties that can carry secrets (they never leave the node).
+unit_show() {
+  out=$($HX systemctl show --all --no-pager "$1" 2>&1)
+  rc=$?
+  printf '%s\n' "$out" | while IFS= read -r l || [ -n "$l" ]; do
+    case ${l%%=*} in
+      Environment | *Credential*) ;;
+      *) printf '%s\n' "$l" ;;
+    esac
+  done
+  return $rc
+}
+
 sysctl_files() {
   find "$R/proc/sys" -path "$R/proc/sys/net" -prune -o -type f -print 2>/dev/null |
     while IFS= read -r f; do
@@ -122,7 +135,7 @@ emit pci pci_devices
 emit nvidia-smi nvidia_smi
 if [ "$PRIV" = true ]; then
   for u in $UNITS; do
-    emit "systemd:$u" $HX systemctl show --all --no-pager "$u"
+    emit "systemd:$u" unit_show "$u"
   done
 fi
 echo "==AICR== section sysctl"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,8 +101,12 @@ def _env(pod: Mapping[str, Any], node_name: str) -> dict[str, str]:
     return env
 
 
-def agent_output(pod: Mapping[str, Any], node: Mapping[str, Any], script: str) -> tuple[str, int]:
-    """Run ``script`` as the agent pod would on ``node``; returns (its log, its exit code)."""
+def agent_output(
+    pod: Mapping[str, Any], node: Mapping[str, Any], script: str, *, shell: Sequence[str] = ("/bin/sh",)
+) -> tuple[str, int]:
+    """Run ``script`` as the agent pod would on ``node``; returns (its log, its exit code).
+
+    ``shell`` is the interpreter (a POSIX ``sh``: dash, ``busybox sh``, ``bash --posix``...)."""
     spec = pod.get("spec") or {}
     meta = pod.get("metadata") or {}
     node_name = str((node.get("metadata") or {}).get("name") or "")
@@ -130,7 +134,7 @@ def agent_output(pod: Mapping[str, Any], node: Mapping[str, Any], script: str) -
             env["AICR_HOST_EXEC"] = "false"
         try:
             proc = subprocess.run(
-                ["/bin/sh", str(root / "collect.sh")],
+                [*shell, str(root / "collect.sh")],
                 env=env,
                 cwd=str(root),
                 stdout=subprocess.PIPE,
