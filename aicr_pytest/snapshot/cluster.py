@@ -50,6 +50,8 @@ Emit = Callable[[str], None]
 
 DEFAULT_NAMESPACE: Final = "default"
 DEFAULT_TIMEOUT_S: Final = 300.0
+#: The Job's own deadline is the wait's plus this: a safety net should the client die before cleanup.
+AGENT_DEADLINE_MARGIN_S: Final = 120
 #: Upper bound on the agent's log (a node prints some 100 KiB; sysctl is most of it).
 LOG_LIMIT_BYTES: Final = 16 << 20
 
@@ -207,7 +209,7 @@ def run_agent(
                 node_selector=node_selector,
                 tolerations=opts.tolerations,
                 require_gpu=opts.require_gpu,
-                active_deadline_seconds=int(opts.timeout) + 1,
+                active_deadline_seconds=int(opts.timeout) + AGENT_DEADLINE_MARGIN_S,
             )
         )
     except ApiError as err:
@@ -215,18 +217,17 @@ def run_agent(
     job_name = str(job["metadata"]["name"])
     emit(f"snapshot: agent Job {namespace}/{job_name} started (image {opts.image})")
     selector = f"{RUN_ID_LABEL}={scope.run_id},{agentspec.APP_LABEL[0]}={agentspec.APP_LABEL[1]}"
-    seen: dict[str, JSON] = {}
+    last: list[JSON] = []  # the agent pod as last seen (it may be gone by the deadline)
 
     def ended(view: dict[str, JSON]) -> JSON | None:
-        seen.clear()
-        seen.update(view)
         for pod in view.values():
+            last[:] = [pod]
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return pod
         return None
 
     def describe(view: dict[str, JSON]) -> str:
-        return _pending_state(next(iter(view.values()), None))
+        return _pending_state(next(iter(view.values()), last[0] if last else None))
 
     try:
         pod = observe(
@@ -242,8 +243,7 @@ def run_agent(
             label_selector=selector,
         )
     except WaitTimeout as err:
-        last: dict[str, JSON] = dict(err.last_seen or seen)  # type: ignore[arg-type]
-        state = describe(last) if last else "no agent pod was created"
+        state = _pending_state(last[0] if last else None)
         raise AgentTimeout(MSG_TIMEOUT.format(timeout=opts.timeout, state=state)) from err
     except ApiError as err:
         raise AgentFailed(f"[INTERNAL] lost the snapshot agent while waiting: {err}") from err

@@ -414,6 +414,9 @@ def node_host(node: Mapping[str, Any]) -> NodeHost:
             bus = _GPU_BUSES[i] if i < len(_GPU_BUSES) else f"{0xE0 + i:02x}"
             gpus.append(Gpu(i, bus, product, name, arch, memory, device))
     driver_label = labels.get("nvidia.com/cuda.driver-version.full")
+    parts = [labels.get(f"nvidia.com/cuda.driver.{p}") for p in ("major", "minor", "rev")]
+    if not driver_label and all(parts):
+        driver_label = ".".join(str(p) for p in parts)
     has_driver = bool(driver_label) or bool(count and _int(capacity.get("nvidia.com/gpu")))
     return NodeHost(
         name=str(meta.get("name") or ""),
