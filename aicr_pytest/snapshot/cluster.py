@@ -25,7 +25,7 @@ from aicr_pytest import __version__
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.settings import Toleration
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
-from aicr_pytest.kube.errors import ApiError, WaitTimeout
+from aicr_pytest.kube.errors import AccessDenied, ApiError, WaitTimeout
 from aicr_pytest.kube.logs import read_log
 from aicr_pytest.kube.run import RunScope
 from aicr_pytest.kube.wait import observe, summarize
@@ -55,6 +55,10 @@ AGENT_DEADLINE_MARGIN_S: Final = 120
 #: Upper bound on the agent's log (a node prints some 100 KiB; sysctl is most of it).
 LOG_LIMIT_BYTES: Final = 16 << 20
 
+MSG_NAMESPACE_DENIED: Final = (
+    "[INTERNAL] the agent namespace {namespace} does not exist and cannot be created ({err}); "
+    "pass an existing one with --namespace"
+)
 MSG_CREATE_FAILED: Final = "[INTERNAL] failed to create the snapshot agent: {err}"
 MSG_TIMEOUT: Final = (
     "[TIMEOUT] the snapshot agent did not finish within {timeout:g}s ({state}); "
@@ -197,7 +201,10 @@ def run_agent(
 ) -> tuple[AgentLog, str, str]:
     """Create the agent, wait for it, read its log; returns (parsed log, node name, job name)."""
     cluster = scope.cluster
-    namespace = scope.ensure_namespace()
+    try:
+        namespace = scope.ensure_namespace()
+    except AccessDenied as err:
+        raise AgentFailed(MSG_NAMESPACE_DENIED.format(namespace=scope.namespace, err=err)) from err
     try:
         cm = scope.create(agentspec.script_configmap(agentspec.CONFIGMAP_BASE, agentspec.collector_script()))
         job = scope.create(
