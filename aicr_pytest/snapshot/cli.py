@@ -44,6 +44,7 @@ SINGLE_VALUE_FLAGS: Final[tuple[tuple[str, str], ...]] = (
     ("format", "format"),
     ("output", "output"),
     ("privileged", "privileged"),
+    ("require_gpu", "require-gpu"),
 )
 MSG_REPEATED: Final = "flag --{flag} can only be specified once"
 MSG_BAD_TIMEOUT: Final = 'invalid --timeout "{value}": expected a positive duration such as 90s, 5m or 1h30m'
@@ -111,8 +112,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     a.add_argument(
         "--require-gpu",
-        action="store_true",
-        default=None,
+        action="append",
+        nargs="?",
+        const=True,
+        type=_bool_value,
+        metavar="BOOL",
         help="fail (exit 8) when no GPU is found; also requests one nvidia.com/gpu (env AICR_REQUIRE_GPU)",
     )
     a.add_argument(
@@ -192,7 +196,8 @@ def build_options(ns: argparse.Namespace) -> CaptureOptions:
     if max_nodes is not None and max_nodes < 0:
         raise UsageError(MSG_BAD_MAX_NODES.format(value=max_nodes))
     privileged = _single(ns, "privileged", "privileged")
-    require_gpu = bool(ns.require_gpu) if ns.require_gpu is not None else _env_bool("AICR_REQUIRE_GPU")
+    require_flag = _single(ns, "require_gpu", "require-gpu")
+    require_gpu = bool(require_flag) if require_flag is not None else _env_bool("AICR_REQUIRE_GPU")
     tolerations = tuple(parse_toleration(t) for t in ns.toleration) if ns.toleration else None
     return CaptureOptions(
         image=image,

@@ -33,6 +33,7 @@ FORMATS: Final[tuple[Format, ...]] = ("yaml", "json")
 
 MSG_UNKNOWN_FORMAT: Final = 'unknown output format: "{value}", valid formats are: yaml, json'
 MSG_NO_DIRECTORY: Final = "cannot write snapshot to {path}: directory {parent} does not exist"
+MSG_PARENT_NOT_DIRECTORY: Final = "cannot write snapshot to {path}: {parent} is not a directory"
 MSG_IS_DIRECTORY: Final = "cannot write snapshot to {path}: it is a directory"
 MSG_NOT_WRITABLE: Final = "cannot write snapshot to {path}: permission denied"
 MSG_WRITE_FILE: Final = "cannot write snapshot to {path}: {error}"
@@ -79,6 +80,8 @@ def parse_destination(value: str | None) -> Destination:
     if path.is_dir():
         raise UsageError(MSG_IS_DIRECTORY.format(path=target))
     parent = path.parent if str(path.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise UsageError(MSG_PARENT_NOT_DIRECTORY.format(path=target, parent=parent))
     if not parent.is_dir():
         raise UsageError(MSG_NO_DIRECTORY.format(path=target, parent=parent))
     writable = os.access(path, os.W_OK) if path.exists() else os.access(parent, os.W_OK | os.X_OK)
