@@ -9,7 +9,9 @@ Subcommands:
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
-failure; 5 interrupted (SIGINT/SIGTERM); 8 a phase failed or ended ``other``.
+failure; 5 interrupted (SIGINT/SIGTERM), or the snapshot agent timed out; 8 a phase failed or
+ended ``other``, or the snapshot agent failed.  Without ``--snapshot`` (and without
+``--no-cluster``) ``validate`` captures one first (:mod:`aicr_pytest.snapshot.capture`).
 """
 
 from __future__ import annotations
@@ -161,6 +163,22 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             print(
                 f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
             )
+        if not run["snapshot"] and not run["no_cluster"]:  # snapshot capture (#16)
+            from aicr_pytest.snapshot.capture import capture_for_validate  # snapshot capture (#16)
+
+            captured, code = capture_for_validate(  # snapshot capture (#16)
+                recipe=str(run["recipe"]),
+                kubeconfig=given.get("kubeconfig"),
+                kube_context=run["kube_context"],
+                node_selector=run["node_selector"],
+                toleration=run["toleration"],
+                image=str(run["nvidia_smi_image"]),
+                no_cleanup=bool(run["no_cleanup"]),
+                emit=lambda line: print(line, file=sys.stderr, flush=True),
+            )
+            if captured is None:  # snapshot capture (#16)
+                return code
+            given = {**given, "snapshot": captured}  # snapshot capture (#16)
         output = run["output"]
         args = _pytest_args(given, output=output, simulated=simulated, extra=ns.pytest_args or ())
         receiver = _OutcomeReceiver()
