@@ -7,11 +7,15 @@ Subcommands:
 * ``simulate`` — serve a simulated GPU cluster on loopback (for trying the flow without GPUs).
 * ``parse nccl|aiperf`` — run a check's parser on a saved log, for offline debugging.
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
+* ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
-failure; 5 interrupted (SIGINT/SIGTERM); 6 recipe evidence could not be emitted (``--emit-attestation``:
-bundle, push or signing failed, or keyless signing was declined); 8 a phase failed or ended ``other``.
+failure; 5 interrupted (SIGINT/SIGTERM), or the snapshot agent timed out; 6 recipe evidence could
+not be emitted (``--emit-attestation``: bundle, push or signing failed, or keyless signing was
+declined); 8 a phase failed or ended ``other``, or the snapshot agent failed.  Without
+``--snapshot`` (and without ``--no-cluster``) ``validate`` captures one first
+(:mod:`aicr_pytest.snapshot.capture`).
 
 ``evidence verify`` exits 0 (valid, all recorded phases passed), 1 (valid, recorded phase failures)
 or 2 (invalid, tampered, unverifiable, or a bad argument).
@@ -34,6 +38,7 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cli import add_verify_arguments
 from aicr_pytest.plugin import options
 from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
+from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments
 
 if TYPE_CHECKING:
     from aicr_pytest.plugin.state import RunOutcome
@@ -73,6 +78,8 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     ev = sub.add_parser("evidence", help="recipe evidence bundles")
     evsub = ev.add_subparsers(dest="what", parser_class=_Parser, required=True)
     add_verify_arguments(evsub.add_parser("verify", help="verify an evidence bundle"))
+
+    add_snapshot_arguments(sub.add_parser("snapshot", help="capture a cluster snapshot"))
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -172,6 +179,22 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             print(
                 f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
             )
+        if not run["snapshot"] and not run["no_cluster"]:
+            from aicr_pytest.snapshot.capture import capture_for_validate
+
+            captured, code = capture_for_validate(
+                recipe=str(run["recipe"]),
+                kubeconfig=given.get("kubeconfig"),
+                kube_context=run["kube_context"],
+                node_selector=run["node_selector"],
+                toleration=run["toleration"],
+                image=str(run["nvidia_smi_image"]),
+                no_cleanup=bool(run["no_cleanup"]),
+                emit=lambda line: print(line, file=sys.stderr, flush=True),
+            )
+            if captured is None:
+                return code
+            given = {**given, "snapshot": captured}
         output = run["output"]
         args = _pytest_args(given, output=output, simulated=simulated, extra=ns.pytest_args or ())
         receiver = _OutcomeReceiver()
@@ -234,6 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from aicr_pytest.evidence.cli import run_verify
 
             return run_verify(ns)
+        if ns.command == "snapshot":
+            from aicr_pytest.snapshot.cli import run as run_snapshot
+
+            return run_snapshot(ns)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

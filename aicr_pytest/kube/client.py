@@ -329,6 +329,16 @@ class Cluster:
             self._discovery[group_version] = resources
         return resources
 
+    def preferred_group_versions(self) -> _List[str]:
+        """``group/version`` of each named API group's preferred version (``GET /apis``)."""
+        body = self.request("GET", "/apis", Target("get", "", "/apis")).json() or {}
+        found: _List[str] = []
+        for group in body.get("groups") or []:
+            version = ((group or {}).get("preferredVersion") or {}).get("groupVersion")
+            if version:
+                found.append(str(version))
+        return found
+
     def forget_discovery(self) -> None:
         """Drop cached discovery (after installing a CRD)."""
         with self._lock:

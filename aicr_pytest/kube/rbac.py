@@ -4,7 +4,9 @@ Every request the :class:`~aicr_pytest.kube.client.Cluster` sends is classified 
 :class:`Permission` (the Kubernetes authorizer's view of it: verb, API group, resource with
 ``/subresource``) and recorded. :data:`REQUIRED_PERMISSIONS` is the declared registry of everything
 the facade and the checks may use, each with the reason; ``deploy/rbac.yaml`` must grant exactly
-that set, and ``tests/unit/test_rbac_manifest.py`` holds both sides to it. A cluster built with
+that set, and ``tests/unit/test_rbac_manifest.py`` holds both sides to it. ``aicr-pytest snapshot``
+needs far less: :data:`SNAPSHOT_CLUSTER_PERMISSIONS` and :data:`SNAPSHOT_NAMESPACED_PERMISSIONS` (a
+subset of the registry), which ``deploy/rbac-snapshot.yaml`` grants exactly. A cluster built with
 ``enforce_declared=True`` (the facade tests do this) raises :class:`UndeclaredPermission` the
 moment code issues a request outside the registry, so a new verb cannot slip in unnoticed.
 
@@ -135,11 +137,45 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "run-scoped RBAC for in-cluster workloads (no cluster-admin binding)": _p(
         "get,list,watch,create,delete", _RBAC_GROUP, "roles,rolebindings"
     ),
+    "snapshot K8s.policy: the GPU Operator's ClusterPolicy (aicr_pytest.snapshot.cluster)": _p(
+        "list", "nvidia.com", "clusterpolicies"
+    ),
 }
 
 REQUIRED_PERMISSIONS: frozenset[Permission] = frozenset(
     p for perms in PERMISSION_REASONS.values() for p in perms
 )
+
+#: What ``aicr-pytest snapshot`` needs cluster-wide (``deploy/rbac-snapshot.yaml``, ClusterRole
+#: ``aicr-pytest-snapshot``): the API-side measurements and the agent namespace's existence check.
+SNAPSHOT_CLUSTER_PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
+    "K8s.server and discovery of ClusterPolicy kinds": _p("get", "", "/version,/apis,/apis/*"),
+    "K8s.image: every pod's images (paginated, all namespaces)": _p("list", "", "pods"),
+    "NodeTopology and K8s.node: every node, and the agent's node": _p("get,list", "", "nodes"),
+    "K8s.policy: the GPU Operator's ClusterPolicy": _p("list", "nvidia.com", "clusterpolicies"),
+    "the agent namespace must exist (RunScope.ensure_namespace reads it; never created)": _p(
+        "get", "", "namespaces"
+    ),
+}
+#: What it needs in the agent's namespace and in a ``cm://`` output's namespace (ClusterRole
+#: ``aicr-pytest-snapshot-agent``, bound there with a RoleBinding).
+SNAPSHOT_NAMESPACED_PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
+    "the agent's run-scoped Job: create, wait for deletion, delete": _p(
+        "create,delete,list,watch", "batch", "jobs"
+    ),
+    "the collector script's run-scoped ConfigMap; --output cm:// (server-side apply)": _p(
+        "create,delete,list,watch,patch", "", "configmaps"
+    ),
+    "the agent's pod: watched until it ends": _p("list,watch", "", "pods"),
+    "the agent's output (read_log)": _p("get", "", "pods/log"),
+}
+SNAPSHOT_CLUSTER_PERMISSIONS: frozenset[Permission] = frozenset(
+    p for perms in SNAPSHOT_CLUSTER_PERMISSION_REASONS.values() for p in perms
+)
+SNAPSHOT_NAMESPACED_PERMISSIONS: frozenset[Permission] = frozenset(
+    p for perms in SNAPSHOT_NAMESPACED_PERMISSION_REASONS.values() for p in perms
+)
+SNAPSHOT_PERMISSIONS: frozenset[Permission] = SNAPSHOT_CLUSTER_PERMISSIONS | SNAPSHOT_NAMESPACED_PERMISSIONS
 
 
 def rule_permissions(rule: Mapping[str, Any]) -> set[Permission]:
@@ -198,6 +234,11 @@ def non_resource_pattern(path: str) -> str:
 __all__ = [
     "PERMISSION_REASONS",
     "REQUIRED_PERMISSIONS",
+    "SNAPSHOT_CLUSTER_PERMISSIONS",
+    "SNAPSHOT_CLUSTER_PERMISSION_REASONS",
+    "SNAPSHOT_NAMESPACED_PERMISSIONS",
+    "SNAPSHOT_NAMESPACED_PERMISSION_REASONS",
+    "SNAPSHOT_PERMISSIONS",
     "Permission",
     "PermissionRecorder",
     "UndeclaredPermission",

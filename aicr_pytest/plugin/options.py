@@ -191,7 +191,7 @@ OPTIONS: tuple[Option, ...] = (
         "snapshot",
         ("--snapshot",),
         "cluster snapshot for readiness and snapshot constraints: a file, https:// URL or "
-        "cm://namespace/name",
+        "cm://namespace/name; `aicr-pytest validate` captures one when it is omitted",
         setting="snapshot",
         validate_flags=("-s", "--snapshot"),
         metavar="PATH|URL|cm://NS/NAME",

@@ -31,7 +31,7 @@ Public API (each module's docstring gives the semantics and the known gaps):
 * :class:`ApiError` -- an error the API answers with a ``Status``;
 * :data:`Obj` -- a Kubernetes object as a JSON dict.
 
-Players: the built-in ones (``nvidia-smi``, ``nccl``, ``inference``; :mod:`.players`) are
+Players: the built-in ones (``nvidia-smi``, ``nccl``, ``inference``, ``snapshot-agent``; :mod:`.players`) are
 registered when this package is imported. A check of your own brings its player like this::
 
     from aicr_pytest.testing import SimulatedCluster, ClusterProfile, register_player

@@ -439,7 +439,7 @@ class ControlPlaneSession:
         (:mod:`.controlplane_players`), Kubeflow Trainer/JobSet and the NCCL launcher
         (:mod:`.controlplane_trainer`), the DRA driver's ComputeDomains
         (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
-        inference Jobs' pods (:mod:`.controlplane_dynamo`)."""
+        inference Jobs' pods (:mod:`.controlplane_dynamo`), the snapshot agent's pods."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_dynamo import (
             INFERENCE_JOBS_SELECTOR,
@@ -450,7 +450,9 @@ class ControlPlaneSession:
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
             NVREG_PROBE_SELECTOR,
+            SNAPSHOT_AGENT_SELECTOR,
             PodPlayer,
+            SnapshotAgent,
             nvidia_smi_output,
             nvreg_probe_output,
         )
@@ -472,6 +474,7 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
+                    PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
                 ]
 
     def player_errors(self) -> list[str]:

@@ -351,8 +351,8 @@ RUN_FOR_ANNOTATION = "aicr.test/run-for"
 
 #: Jobs whose pods a test controller plays (prints the log, then ends the pod): kwok must not
 #: complete them first. The inference check's model-cache download and AIPerf benchmark
-#: (:mod:`tests.harness.controlplane_dynamo`).
-PLAYED_JOB_PREFIXES = ("aicr-aiperf-", "aicr-model-cache-populate-")
+#: (:mod:`tests.harness.controlplane_dynamo`), the snapshot agent (:mod:`.controlplane_players`).
+PLAYED_JOB_PREFIXES = ("aicr-aiperf-", "aicr-model-cache-populate-", "aicr-snapshot-")
 
 
 def write_kwok_stages(source: Path, target: Path) -> Path:

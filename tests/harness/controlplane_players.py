@@ -16,6 +16,10 @@ Players:
   container's ``/bin/sh -c`` script is interpreted by
   :func:`aicr_pytest.testing.players.nvidia_smi.run_verify_script` against the GPUs the pod was given
   on the real node it was bound to (its ``nvidia.com/gpu`` limit, the node's GFD labels).
+* the snapshot agent's pods (label ``app.kubernetes.io/name=aicr-pytest-snapshot-agent``):
+  :class:`SnapshotAgent` runs the pod's own ``collect.sh`` (read from its ConfigMap) against the
+  simulated host of the real node it was bound to
+  (:func:`aicr_pytest.testing.players.snapshot_agent.agent_output`).
 * the NCCL ``-net`` check's NVreg preflight pods (label
   ``app.kubernetes.io/component=nccl-nvreg-probe``): :func:`nvreg_probe_output` greps the node's
   ``/proc/driver/nvidia/params`` (:func:`nvreg_params`: ``GrdmaPciTopoCheckOverride`` is 1 unless the
@@ -42,8 +46,10 @@ __all__ = [
     "NVIDIA_SMI_SELECTOR",
     "NVREG_OVERRIDE_ANNOTATION",
     "NVREG_PROBE_SELECTOR",
+    "SNAPSHOT_AGENT_SELECTOR",
     "PodPlayer",
     "Poller",
+    "SnapshotAgent",
     "http_detail",
     "nvidia_smi_output",
     "nvreg_params",
@@ -57,6 +63,7 @@ Play = Callable[[Obj, Obj], dict[str, tuple[str, int]] | None]
 
 NVIDIA_SMI_SELECTOR = "app.kubernetes.io/name=nvidia-smi-verify"
 NVREG_PROBE_SELECTOR = "app.kubernetes.io/component=nccl-nvreg-probe"
+SNAPSHOT_AGENT_SELECTOR = "app.kubernetes.io/name=aicr-pytest-snapshot-agent"
 #: Node annotation: the node driver's ``NVreg_GrdmaPciTopoCheckOverride`` value (default ``1``, as the
 #: GPU Operator's kernelModuleConfig sets it on p6e-gb200 EKS nodes).
 NVREG_OVERRIDE_ANNOTATION = "aicr.test/nvreg-grdma-pci-topo-check-override"
@@ -117,6 +124,32 @@ def nvreg_probe_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
     if re.search(r"^GrdmaPciTopoCheckOverride: 1$", nvreg_params(node), re.MULTILINE):
         return {name: ("nvreg-override-set\n", 0)}
     return {name: ("nvreg-override-missing\n", 1)}
+
+
+class SnapshotAgent:
+    """Plays a snapshot agent pod: its ConfigMap's script, run against its node's simulated host."""
+
+    def __init__(self, cp: ControlPlane) -> None:
+        self.cp = cp
+
+    def _configmap(self, namespace: str, name: str) -> dict[str, str] | None:
+        try:
+            found = self.cp.get(f"/api/v1/namespaces/{quote(namespace)}/configmaps/{quote(name)}")
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+        return {str(k): str(v) for k, v in (found.get("data") or {}).items()}
+
+    def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]] | None:
+        from aicr_pytest.testing.players.snapshot_agent import agent_output, pod_script
+
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        name = str(containers[0].get("name") or "collector")
+        script = pod_script(pod, self._configmap)
+        if script is None:
+            return {name: ("/bin/sh: 0: cannot open the collector script: No such file\n", 2)}
+        return {name: agent_output(pod, node, script)}
 
 
 def http_detail(e: urllib.error.HTTPError) -> str:

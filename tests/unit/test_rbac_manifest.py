@@ -62,6 +62,7 @@ ALLOWANCE: set[Permission] = (
     | P("get,list,watch,create,delete", "nvidia.com", "dynamographdeployments")  # inference-perf
     | P("get,list,watch,create,delete", "scheduling.run.ai", "queues")  # inference-perf KAI Queue
     | P("get,list,watch,create,delete", "gateway.networking.k8s.io", "httproutes")  # gateway-epp
+    | P("list", "nvidia.com", "clusterpolicies")  # snapshot K8s.policy (validate without --snapshot)
 )
 
 

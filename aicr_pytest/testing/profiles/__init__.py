@@ -63,6 +63,8 @@ Faults:
 * ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);
 * ``inference-low-throughput`` -- AIPerf reports ~20,000 tokens/sec (inference-perf fails);
 * ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout).
+* ``snapshot-agent-log-truncated`` -- the snapshot agent's log is cut inside its ``sysctl`` section
+  (:mod:`aicr_pytest.testing.players.snapshot_agent`).
 """
 
 from __future__ import annotations

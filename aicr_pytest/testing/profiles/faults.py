@@ -91,6 +91,10 @@ def fault_roce_driver_missing(profile: ClusterProfile) -> None:
     profile.remove("roce-dra-driver")
 
 
+def fault_snapshot_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.snapshot_agent` honours it."""
+
+
 def fault_nccl_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.nccl` honours it."""
 
@@ -113,6 +117,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "tcpxo-plugin-missing": fault_tcpxo_plugin_missing,
     "gke-gpu-nics-incomplete": fault_gke_gpu_nics_incomplete,
     "roce-driver-missing": fault_roce_driver_missing,
+    "snapshot-agent-log-truncated": fault_snapshot_stub,
 }
 
 

@@ -1,0 +1,93 @@
+"""``aicr-pytest validate`` without ``--snapshot``: capture one first (AICR's validate step 12).
+
+Order as in AICR: the recipe is loaded first (a bad recipe is exit 2 before anything is deployed),
+``--no-cluster`` without ``--snapshot`` stays the guide's usage error (the caller does not call this
+then), and only then the agent runs. The capture is :func:`~aicr_pytest.snapshot.cluster.capture_live`
+with validate's own options: its kubeconfig and context, its ``--node-selector``/``--toleration``
+(AICR forwards them to the agent too), ``--nvidia-smi-image`` (its resolved value) as the agent image,
+``--no-cleanup``; the agent runs in validate's namespace ``aicr-validation``, privileged, waited for
+5 minutes (AICR's defaults). Plain ``pytest --recipe`` never captures: it needs ``--snapshot``.
+
+The captured snapshot is saved as YAML in the system temporary directory
+(``aicr-pytest-snapshot-<run id>.yaml``) and kept, so the run can be repeated against the same state
+with ``--snapshot``; the terminal says where. That file is what the readiness pre-flight evaluates.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final
+
+from aicr_pytest.core.recipe import parse_recipe
+from aicr_pytest.core.settings import parse_node_selector, parse_toleration
+from aicr_pytest.core.sources import load_yaml_document
+from aicr_pytest.kube.errors import ApiError
+from aicr_pytest.kube.run import DEFAULT_NAMESPACE
+from aicr_pytest.snapshot.cluster import CaptureError, CaptureOptions, capture_live
+from aicr_pytest.snapshot.output import dumps
+
+Emit = Callable[[str], None]
+
+MSG_FAILED: Final = "failed to capture snapshot: {err}"
+LINE_CAPTURED: Final = (
+    "snapshot: none given, so one was captured from node {node} and saved to {path} "
+    "(readiness evaluates it; pass it with --snapshot to reuse it)"
+)
+
+
+def capture_for_validate(
+    *,
+    recipe: str,
+    kubeconfig: str | None,
+    kube_context: str | None,
+    node_selector: Sequence[str] | None,
+    toleration: Sequence[str] | None,
+    image: str,
+    no_cleanup: bool,
+    emit: Emit,
+    directory: str | Path | None = None,
+) -> tuple[str | None, int]:
+    """Capture the snapshot validate evaluates: ``(path, 0)``, or ``(None, exit code)`` after one
+    ``aicr-pytest: error: failed to capture snapshot: ...`` line (5: the agent timed out; 8: it
+    failed). Bad input raises :class:`UsageError` (exit 2) before the cluster is touched."""
+    from aicr_pytest.kube import connect
+
+    selector = parse_node_selector(node_selector)
+    tolerations = tuple(parse_toleration(t) for t in toleration) if toleration else None
+    cluster = None
+    if recipe.strip().startswith("cm://"):
+        cluster = connect(kubeconfig, kube_context)
+    reader = cluster.read_configmap if cluster is not None else None
+    parse_recipe(load_yaml_document(recipe, "recipe", reader), recipe)  # a bad recipe fails first
+    if cluster is None:
+        cluster = connect(kubeconfig, kube_context)
+    opts = CaptureOptions(
+        image=image, namespace=DEFAULT_NAMESPACE, node_selector=selector, tolerations=tolerations
+    )
+    connected = cluster
+
+    def report_cleanup(lines: list[str]) -> None:
+        for line in lines:
+            emit(line)
+
+    try:
+        live = capture_live(
+            lambda: connected, opts, no_cleanup=no_cleanup, emit=emit, on_cleanup=report_cleanup
+        )
+    except CaptureError as err:
+        emit(f"aicr-pytest: error: {MSG_FAILED.format(err=err)}")
+        return None, err.exit_code
+    except ApiError as err:
+        emit(f"aicr-pytest: error: {MSG_FAILED.format(err=f'[INTERNAL] {err}')}")
+        return None, 8
+    for warning in live.result.warnings:
+        emit(f"WARNING: {warning}")
+    path = Path(directory or tempfile.gettempdir()) / f"aicr-pytest-snapshot-{live.run_id}.yaml"
+    path.write_text(dumps(live.result.document, "yaml"), encoding="utf-8")
+    emit(LINE_CAPTURED.format(node=live.result.source_node, path=path))
+    return str(path), 0
+
+
+__all__ = ["LINE_CAPTURED", "MSG_FAILED", "capture_for_validate"]
