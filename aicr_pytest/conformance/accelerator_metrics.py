@@ -76,9 +76,9 @@ def run_accelerator_metrics(ctx: ConformanceContext) -> None:
     answer = endpoints.get(DCGM_EXPORTER, "/metrics")
     ctx.emit(f"DCGM exporter {answer.url}: HTTP {answer.status} ({answer.route})")
     body = answer.require_ok().text()
-    ctx.recorder.record("DCGM Exporter Metrics (sample)", sample_of(body))
+    ctx.record("DCGM Exporter Metrics (sample)", sample_of(body))
     found = metrics_found(body)
-    ctx.recorder.record("Required DCGM Metrics", required_metrics_report(found))
+    ctx.record("Required DCGM Metrics", required_metrics_report(found))
     missing = [name for name, ok in found.items() if not ok]
     if missing:
         raise failure("NOT_FOUND", f"DCGM metrics missing: {', '.join(missing)}")

@@ -27,14 +27,13 @@ from aicr_pytest.conformance.common import failure, format_go_duration, inconclu
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.endpoints import (
     EndpointAnswerError,
-    EndpointUnreachable,
     Endpoints,
+    EndpointUnreachable,
     ServiceEndpoint,
     api_error_text,
     api_get,
 )
 from aicr_pytest.core.errors import Inconclusive
-from aicr_pytest.core.recipe import ComponentRef
 from aicr_pytest.kube.rawhttp import RawResponse
 from aicr_pytest.kube.transport import Target
 
@@ -70,11 +69,11 @@ MSG_UNREACHABLE = (
 )
 
 
-def prometheus_namespace(refs: Iterable[ComponentRef]) -> str:
+def prometheus_namespace(refs: Iterable[Mapping[str, Any]]) -> str:
     """The ``kube-prometheus-stack`` componentRef's namespace (its enabled flag is not looked at)."""
     for ref in refs:
-        if ref.name == PROMETHEUS_COMPONENT and (ref.namespace or "").strip():
-            return str(ref.namespace).strip()
+        if ref.get("name") == PROMETHEUS_COMPONENT and str(ref.get("namespace") or "").strip():
+            return str(ref["namespace"]).strip()
     raise failure("NOT_FOUND", f'component "{PROMETHEUS_COMPONENT}" not found in recipe or has no namespace')
 
 
@@ -95,9 +94,9 @@ def parse_query_result(body: bytes) -> tuple[str, list[Any]]:
         raise failure("INTERNAL", "failed to parse Prometheus response", exc) from exc
     if not isinstance(doc, dict):
         raise failure("INTERNAL", "failed to parse Prometheus response", "not a JSON object")
-    data = doc.get("data") if isinstance(doc.get("data"), dict) else {}
-    result = data.get("result") if isinstance(data.get("result"), list) else []
-    return str(doc.get("status") or ""), list(result)
+    data = doc.get("data")
+    result = data.get("result") if isinstance(data, dict) else None
+    return str(doc.get("status") or ""), list(result) if isinstance(result, list) else []
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,9 @@ def _discover_prometheus(ctx: ConformanceContext, namespace: str) -> ServiceEndp
         name = pick_prometheus_service(services)
         if name:
             return ServiceEndpoint(namespace, name, PROMETHEUS_PORT)
-    raise failure("NOT_FOUND", f'no Prometheus service with port {PROMETHEUS_PORT} found in namespace "{namespace}"')
+    raise failure(
+        "NOT_FOUND", f'no Prometheus service with port {PROMETHEUS_PORT} found in namespace "{namespace}"'
+    )
 
 
 def _query_gpu_metrics(ctx: ConformanceContext, prometheus: ServiceEndpoint) -> None:
@@ -156,8 +157,7 @@ def _query_gpu_metrics(ctx: ConformanceContext, prometheus: ServiceEndpoint) -> 
     ctx.emit(f"Prometheus: {prometheus.url} ({endpoints.route(prometheus, '/api/v1/query', query)})")
     started = ctx.clock.time()
     budget_end = started + QUERY_TIMEOUT_S
-    remaining = ctx.remaining()
-    check_end = None if remaining is None else started + remaining
+    check_end = ctx.deadline
     attempt = 0
     while True:
         attempt += 1
@@ -173,21 +173,21 @@ def _query_gpu_metrics(ctx: ConformanceContext, prometheus: ServiceEndpoint) -> 
             raise failure("SERVICE_UNAVAILABLE", MSG_UNREACHABLE.format(url=prometheus.url), exc) from exc
         status, result = parse_query_result(answer.body)
         if result:
-            ctx.recorder.record(
+            ctx.record(
                 f"Prometheus Query: {GPU_UTIL_QUERY}", f"Status: {status}\nTime series count: {len(result)}"
             )
-            ctx.recorder.record("Prometheus query response (GPU util)", answer.text())
+            ctx.record("Prometheus query response (GPU util)", answer.text())
             return
         now = ctx.clock.time()
         ctx.emit(f"no {GPU_UTIL_QUERY} time series yet (attempt {attempt}); retrying in 10s")
-        if check_end is not None and now + QUERY_INTERVAL_S > check_end and check_end < budget_end:
+        if now + QUERY_INTERVAL_S > check_end and check_end < budget_end:
             raise inconclusive(
-                "TIMEOUT", "parent context canceled while waiting for GPU metrics", "context deadline exceeded"
+                "TIMEOUT",
+                "parent context canceled while waiting for GPU metrics",
+                "context deadline exceeded",
             )
         if now + QUERY_INTERVAL_S > budget_end:
-            ctx.recorder.record(
-                f"Prometheus Query: {GPU_UTIL_QUERY}", f"Status: {status}\nTime series count: 0"
-            )
+            ctx.record(f"Prometheus Query: {GPU_UTIL_QUERY}", f"Status: {status}\nTime series count: 0")
             raise failure(
                 "NOT_FOUND",
                 f"no {GPU_UTIL_QUERY} time series in Prometheus after {format_go_duration(QUERY_TIMEOUT_S)} "
@@ -199,14 +199,14 @@ def _query_gpu_metrics(ctx: ConformanceContext, prometheus: ServiceEndpoint) -> 
 def _custom_metrics_api(ctx: ConformanceContext) -> None:
     raw: RawResponse = api_get(ctx.cluster, CUSTOM_METRICS_PATH, Target("get", "", CUSTOM_METRICS_PATH))
     if raw.status != 200:
-        ctx.recorder.record("Custom Metrics API", f"HTTP status: {raw.status}\nStatus: unavailable")
+        ctx.record("Custom Metrics API", f"HTTP status: {raw.status}\nStatus: unavailable")
         raise failure(
             "NOT_FOUND",
             "custom metrics API not available — verify prometheus-adapter is deployed and healthy",
             api_error_text(raw),
         )
     summary = parse_api_resource_list(raw.body)
-    ctx.recorder.record("Custom Metrics API", custom_metrics_report(raw.status, summary))
+    ctx.record("Custom Metrics API", custom_metrics_report(raw.status, summary))
 
 
 def run_ai_service_metrics(ctx: ConformanceContext) -> None:

@@ -67,9 +67,7 @@ def external_metric_target(namespace: str, metric: str = EXTERNAL_METRIC) -> Tar
     return Target("list", "external.metrics.k8s.io", metric, namespace)
 
 
-def hpa_manifest(
-    name: str, namespace: str, *, max_replicas: int, scale_down_window: int | None
-) -> JSON:
+def hpa_manifest(name: str, namespace: str, *, max_replicas: int, scale_down_window: int | None) -> JSON:
     """An ``autoscaling/v2`` HPA of Deployment ``name`` on the cluster-wide external GPU metric."""
     hpa: JSON = {
         "apiVersion": "autoscaling/v2",
@@ -136,11 +134,9 @@ def retry_metrics_api(
         why = api_error_text(raw) if raw.status != 200 else accept(raw)
         if why is None:
             return Attempt(raw, "")
-        now = ctx.clock.time()
-        remaining = ctx.remaining()
-        if now + HPA_POLL_INTERVAL_S > end:
+        if ctx.clock.time() + HPA_POLL_INTERVAL_S > end:
             return Attempt(None, why)
-        if remaining is not None and remaining < HPA_POLL_INTERVAL_S:
+        if ctx.remaining() < HPA_POLL_INTERVAL_S:
             raise inconclusive("TIMEOUT", f"check deadline reached while retrying {path}", why)
         ctx.clock.sleep(HPA_POLL_INTERVAL_S)
 
@@ -160,8 +156,7 @@ def wait_for_view(
 ) -> T:
     """Watch until ``check(view)`` answers; AICR's bound running out fails with ``[TIMEOUT] message:
     <state>``, the check's deadline coming first is ``other``, an API error is ``other``."""
-    remaining = ctx.remaining()
-    bound = timeout if remaining is None else max(0.0, min(timeout, remaining))
+    bound = ctx.bounded(timeout)
     try:
         return observe(
             ctx.cluster,

@@ -113,7 +113,12 @@ def gpu_workload_manifest(name: str, namespace: str, pool: str) -> JSON:
                     "restartPolicy": "Always",
                     "nodeSelector": {NODEPOOL_LABEL: pool},
                     "tolerations": [
-                        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+                        {
+                            "key": "nvidia.com/gpu",
+                            "operator": "Equal",
+                            "value": "present",
+                            "effect": "NoSchedule",
+                        },
                         {"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"},
                     ],
                     "securityContext": {
@@ -184,39 +189,45 @@ def _node_lines(nodes: Sequence[Mapping[str, Any]]) -> str:
 def _karpenter(ctx: ConformanceContext, dep: JSON) -> None:
     available, expected = deployment_replicas(dep)
     ns, name = str(meta(dep).get("namespace") or ""), str(meta(dep).get("name") or "")
-    ctx.recorder.record(
+    ctx.record(
         "Karpenter Controller",
         f"Deployment: {ns}/{name}\nImage: {first_image(dep)}\nAvailable: {available}/{expected}",
     )
     if available < expected or expected == 0:
-        raise failure("INTERNAL", f"Karpenter deployment exists but is unhealthy: {available}/{expected} available")
+        raise failure(
+            "INTERNAL", f"Karpenter deployment exists but is unhealthy: {available}/{expected} available"
+        )
     try:
-        selector = ",".join(f"{k}={v}" for k, v in ((spec(dep).get("selector") or {}).get("matchLabels") or {}).items())
+        selector = ",".join(
+            f"{k}={v}" for k, v in ((spec(dep).get("selector") or {}).get("matchLabels") or {}).items()
+        )
         pods = list(ctx.cluster.list("v1", "pods", ns, label_selector=selector or None))
-        ctx.recorder.record(
+        ctx.record(
             "Karpenter pods",
-            "\n".join(f"{meta(p).get('name')}: {status(p).get('phase') or 'Pending'}" for p in pods) or "(none)",
+            "\n".join(f"{meta(p).get('name')}: {status(p).get('phase') or 'Pending'}" for p in pods)
+            or "(none)",
         )
     except ApiError as exc:
-        ctx.recorder.record("Karpenter pods", f"failed to list pods: {exc}")
+        ctx.record("Karpenter pods", f"failed to list pods: {exc}")
     try:
         pools = list(ctx.cluster.list("karpenter.sh/v1", "nodepools"))
     except NotFound as exc:
         raise failure("NOT_FOUND", "failed to list NodePools", exc) from exc
     except ApiError as exc:
         raise inconclusive("NOT_FOUND", "failed to list NodePools", exc) from exc
-    ctx.recorder.record(
+    ctx.record(
         "GPU NodePools",
-        "\n".join(f"{meta(p).get('name')}: limits={dict(spec(p).get('limits') or {})}" for p in pools) or "(none)",
+        "\n".join(f"{meta(p).get('name')}: limits={dict(spec(p).get('limits') or {})}" for p in pools)
+        or "(none)",
     )
     gpu_pools = gpu_nodepools(pools)
-    ctx.recorder.record("GPU NodePools (filtered)", "\n".join(gpu_pools) or "(none)")
+    ctx.record("GPU NodePools (filtered)", "\n".join(gpu_pools) or "(none)")
     if not gpu_pools:
         raise failure("NOT_FOUND", "no NodePool with nvidia.com/gpu limits found")
     try:
-        ctx.recorder.record("GPU nodes", _node_lines(_gpu_nodes(ctx)))
+        ctx.record("GPU nodes", _node_lines(_gpu_nodes(ctx)))
     except Inconclusive as exc:  # informational only
-        ctx.recorder.record("GPU nodes", str(exc))
+        ctx.record("GPU nodes", str(exc))
     last: BaseException | None = None
     for index, pool in enumerate(gpu_pools):
         try:
@@ -247,8 +258,17 @@ def _karpenter_behaviour(ctx: ConformanceContext, pool: str, index: int) -> None
     try:
         name = ns
         pool_selector = f"{NODEPOOL_LABEL}={pool}"
-        baseline = len(list_objects(ctx.cluster, "v1", "nodes", None, "failed to list NodePool nodes", label_selector=pool_selector))
-        ctx.recorder.record(
+        baseline = len(
+            list_objects(
+                ctx.cluster,
+                "v1",
+                "nodes",
+                None,
+                "failed to list NodePool nodes",
+                label_selector=pool_selector,
+            )
+        )
+        ctx.record(
             "Apply test manifest",
             f"namespace/{ns} created\ndeployment.apps/{name} created (1x nvidia.com/gpu, nodeSelector "
             f"{pool_selector})\nhorizontalpodautoscaler.autoscaling/{name} created (external metric "
@@ -263,18 +283,19 @@ def _karpenter_behaviour(ctx: ConformanceContext, pool: str, index: int) -> None
         nodes = _wait_nodes(ctx, pool_selector, baseline)
         running = _wait_pods(ctx, ns)
         result = _Behaviour(desired, current, baseline, nodes, running)
-        ctx.recorder.record(
+        ctx.record(
             "Cluster Autoscaling Behavioral Test",
-            f"NodePool: {pool}\nHPA desired replicas: {result.desired}\nHPA current replicas: {result.current}\n"
+            f"NodePool: {pool}\nHPA desired replicas: {result.desired}\n"
+            f"HPA current replicas: {result.current}\n"
             f"NodePool nodes: {result.baseline} -> {result.nodes}\nRunning test pods: {result.running}\n"
             "Result: PASS",
         )
     finally:
         try:
             ctx.cluster.delete("v1", "Namespace", ns, propagation="Background", missing_ok=True)
-            ctx.recorder.record("Delete test namespace", f"namespace/{ns} deleted")
+            ctx.record("Delete test namespace", f"namespace/{ns} deleted")
         except ApiError as exc:
-            ctx.recorder.record("Delete test namespace", f"namespace/{ns}: delete failed: {exc}")
+            ctx.record("Delete test namespace", f"namespace/{ns}: delete failed: {exc}")
 
 
 def _wait_intent(ctx: ConformanceContext, ns: str, name: str) -> tuple[int, int]:
@@ -349,15 +370,15 @@ def _eks(ctx: ConformanceContext) -> None:
     labels = meta(nodes[0]).get("labels") or {}
     nodegroup = str(labels.get("eks.amazonaws.com/nodegroup") or labels.get("nodeGroup") or "")
     region = str(labels.get("topology.kubernetes.io/region") or "")
-    ctx.recorder.record("GPU Nodes", _node_lines(nodes))
-    ctx.recorder.record(
+    ctx.record("GPU Nodes", _node_lines(nodes))
+    ctx.record(
         "EKS Cluster Details",
         f"Node group: {nodegroup or '(none)'}\nRegion: {region or '(unknown)'}\n"
         f"Instance type: {labels.get('node.kubernetes.io/instance-type', '')}\nGPU nodes: {len(nodes)}",
     )
     autoscaler = _cluster_autoscaler(ctx)
     if autoscaler:
-        ctx.recorder.record("Cluster Autoscaler", f"Deployment {autoscaler} available")
+        ctx.record("Cluster Autoscaler", f"Deployment {autoscaler} available")
     if not nodegroup and not autoscaler:
         raise failure(
             "NOT_FOUND",
@@ -370,8 +391,10 @@ def _eks(ctx: ConformanceContext) -> None:
             "group provides autoscaling capability."
         )
     else:
-        result = f"PASS — EKS cluster with {len(nodes)} GPU nodes; Cluster Autoscaler {autoscaler} is available."
-    ctx.recorder.record("EKS Cluster Autoscaling Result", result)
+        result = (
+            f"PASS — EKS cluster with {len(nodes)} GPU nodes; Cluster Autoscaler {autoscaler} is available."
+        )
+    ctx.record("EKS Cluster Autoscaling Result", result)
 
 
 def _gke(ctx: ConformanceContext) -> None:
@@ -380,9 +403,9 @@ def _gke(ctx: ConformanceContext) -> None:
         raise failure("NOT_FOUND", "no GPU nodes found in GKE cluster")
     provider = str(spec(nodes[0]).get("providerID") or "").removeprefix("gce://")
     parts = provider.split("/")
-    project, zone = (parts + ["", ""])[:2]
-    ctx.recorder.record("GPU Nodes", _node_lines(nodes))
-    ctx.recorder.record("GKE Cluster Details", f"Project: {project}\nZone: {zone}\nGPU nodes: {len(nodes)}")
+    project, zone = [*parts, "", ""][:2]
+    ctx.record("GPU Nodes", _node_lines(nodes))
+    ctx.record("GKE Cluster Details", f"Project: {project}\nZone: {zone}\nGPU nodes: {len(nodes)}")
     configmap: str | None = None
     for ns in CA_NAMESPACES:
         try:
@@ -390,7 +413,7 @@ def _gke(ctx: ConformanceContext) -> None:
         except ApiError:
             continue
         configmap = f"{ns}/cluster-autoscaler-status"
-        ctx.recorder.record("Cluster Autoscaler Status", str(data.get("status") or "")[:2000])
+        ctx.record("Cluster Autoscaler Status", str(data.get("status") or "")[:2000])
         break
     disabled = [
         str(meta(n).get("name"))
@@ -398,20 +421,24 @@ def _gke(ctx: ConformanceContext) -> None:
         if (meta(n).get("annotations") or {}).get("cluster-autoscaler.kubernetes.io/scale-down-disabled")
     ]
     if disabled:
-        ctx.recorder.record("Scale-down disabled nodes", "\n".join(disabled))
+        ctx.record("Scale-down disabled nodes", "\n".join(disabled))
     try:
         events = [e for e in ctx.cluster.list("v1", "events") if e.get("reason") in GKE_SCALE_REASONS]
-        ctx.recorder.record(
+        ctx.record(
             "Autoscaler events",
             "\n".join(f"{e.get('reason')}: {e.get('message') or ''}" for e in events[-10:]) or "(none)",
         )
     except ApiError as exc:
-        ctx.recorder.record("Autoscaler events", f"failed to list events: {exc}")
+        ctx.record("Autoscaler events", f"failed to list events: {exc}")
     verdict = "PASS" if configmap else "PASS (partial)"
-    ctx.recorder.record(
+    ctx.record(
         "GKE Cluster Autoscaling Result",
         f"{verdict} — GKE cluster with {len(nodes)} GPU nodes"
-        + (f"; autoscaler status in {configmap}." if configmap else "; no cluster-autoscaler-status ConfigMap."),
+        + (
+            f"; autoscaler status in {configmap}."
+            if configmap
+            else "; no cluster-autoscaler-status ConfigMap."
+        ),
     )
 
 

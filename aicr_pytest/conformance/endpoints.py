@@ -136,7 +136,7 @@ DirectOpener = Callable[[str, float, int], tuple[int, bytes]]
 def _urllib_open(url: str, timeout: float, max_bytes: int) -> tuple[int, bytes]:
     request = urllib.request.Request(url, method="GET")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) only
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return int(response.status), bytes(response.read(max_bytes + 1))
     except urllib.error.HTTPError as err:  # an answer, not a transport failure
         with err:
@@ -173,9 +173,7 @@ class Endpoints:
             proxied += "?" + urlencode(list(query), quote_via=quote)
         return f"GET {proxied} (the API server's service proxy)"
 
-    def get(
-        self, endpoint: ServiceEndpoint, path: str, query: Sequence[tuple[str, str]] = ()
-    ) -> HttpAnswer:
+    def get(self, endpoint: ServiceEndpoint, path: str, query: Sequence[tuple[str, str]] = ()) -> HttpAnswer:
         """One GET of ``path`` (no retry); raises :class:`EndpointUnreachable` (module docstring)."""
         url = self.url(endpoint, path, query)
         route = self.route(endpoint, path, query)
@@ -185,7 +183,9 @@ class Endpoints:
             except (OSError, ValueError) as exc:
                 raise EndpointUnreachable(url, route, f"{type(exc).__name__}: {exc}") from exc
             return HttpAnswer(status, body[:MAX_BODY_BYTES], url, route, len(body) > MAX_BODY_BYTES)
-        target = Target("get", "", "services/proxy", endpoint.namespace, f"{endpoint.service}:{endpoint.port}")
+        target = Target(
+            "get", "", "services/proxy", endpoint.namespace, f"{endpoint.service}:{endpoint.port}"
+        )
         try:
             raw = send_once(
                 self.cluster,

@@ -21,9 +21,9 @@ from typing import Any
 import yaml
 
 from aicr_pytest.conformance.common import (
+    failure,
     find_condition,
     first_image,
-    failure,
     inconclusive,
     list_objects,
     meta,
@@ -61,7 +61,9 @@ REQUIRED_CRDS: tuple[str, ...] = (
     "httproutes.gateway.networking.k8s.io",
     "inferencepools.inference.networking.x-k8s.io",
 )
-SKIP_NO_AGENTGATEWAY = "agentgateway not in recipe — inference gateway check applies to inference clusters only"
+SKIP_NO_AGENTGATEWAY = (
+    "agentgateway not in recipe — inference gateway check applies to inference clusters only"
+)
 _CONTROL_PLANE_PARTS = ("controller-manager", "webhook", "metrics")
 _GW = "gateway.networking.k8s.io/v1"
 
@@ -158,18 +160,19 @@ def _best_effort_inventory(ctx: ConformanceContext) -> None:
                 f"{meta(d).get('name')}: {status(d).get('availableReplicas') or 0}/{desired} available, "
                 f"image={first_image(d)}"
             )
-        ctx.recorder.record("agentgateway deployments", "\n".join(lines) or "(none)")
+        ctx.record("agentgateway deployments", "\n".join(lines) or "(none)")
     except ApiError as exc:
-        ctx.recorder.record("agentgateway deployments", f"failed to list deployments: {exc}")
+        ctx.record("agentgateway deployments", f"failed to list deployments: {exc}")
     try:
         pods = list(ctx.cluster.list("v1", "pods", GATEWAY_NAMESPACE))
         text = "\n".join(
-            f"{meta(p).get('name')}: phase={status(p).get('phase') or 'Pending'} node={spec(p).get('nodeName') or ''}"
+            f"{meta(p).get('name')}: phase={status(p).get('phase') or 'Pending'} "
+            f"node={spec(p).get('nodeName') or ''}"
             for p in pods
         )
-        ctx.recorder.record("agentgateway pods", text or "(none)")
+        ctx.record("agentgateway pods", text or "(none)")
     except ApiError as exc:
-        ctx.recorder.record("agentgateway pods", f"failed to list pods: {exc}")
+        ctx.record("agentgateway pods", f"failed to list pods: {exc}")
 
 
 def _gateway_class(ctx: ConformanceContext) -> None:
@@ -181,7 +184,7 @@ def _gateway_class(ctx: ConformanceContext) -> None:
         cond = find_condition(gc, "Accepted")
     except AssertionError as exc:
         raise failure("INTERNAL", "GatewayClass not accepted", str(exc)) from exc
-    ctx.recorder.record(
+    ctx.record(
         "GatewayClass",
         f"Name: {GATEWAY_CLASS}\nController: {spec(gc).get('controllerName') or ''}\n"
         f"Accepted: {cond.status} (reason={cond.reason})",
@@ -203,12 +206,12 @@ def _gateway(ctx: ConformanceContext) -> dict[str, Any]:
     except AssertionError as exc:
         raise failure("INTERNAL", "Gateway not programmed", str(exc)) from exc
     addresses = status(gw).get("addresses") or []
-    ctx.recorder.record(
+    ctx.record(
         "Gateways",
         f"{GATEWAY_NAMESPACE}/{GATEWAY_NAME}: class={spec(gw).get('gatewayClassName') or ''} "
         f"Programmed={cond.status} AddressCount={len(addresses)}",
     )
-    ctx.recorder.record("Gateway details", yaml.safe_dump(gw, sort_keys=False).rstrip())
+    ctx.record("Gateway details", yaml.safe_dump(gw, sort_keys=False).rstrip())
     if cond.status != "True":
         raise failure(
             "INTERNAL",
@@ -218,21 +221,23 @@ def _gateway(ctx: ConformanceContext) -> dict[str, Any]:
 
 
 def _crds(ctx: ConformanceContext) -> None:
-    lines = []
+    lines: list[str] = []
     for name in REQUIRED_CRDS:
         try:
             ctx.cluster.get("apiextensions.k8s.io/v1", "customresourcedefinitions", name)
         except ApiError as exc:
-            ctx.recorder.record("Required CRDs", "\n".join([*lines, f"{name}: MISSING"]))
+            ctx.record("Required CRDs", "\n".join([*lines, f"{name}: MISSING"]))
             raise _read_failure(exc, f"CRD {name} not found") from exc
         lines.append(f"{name}: present")
-    ctx.recorder.record("Required CRDs", "\n".join(lines))
+    ctx.record("Required CRDs", "\n".join(lines))
 
 
 def _data_plane(ctx: ConformanceContext, gw: Mapping[str, Any]) -> None:
     listeners = status(gw).get("listeners") or []
     routes_total = 0
-    attached = sum(int((lst or {}).get("attachedRoutes") or 0) for lst in listeners if isinstance(lst, Mapping))
+    attached = sum(
+        int((lst or {}).get("attachedRoutes") or 0) for lst in listeners if isinstance(lst, Mapping)
+    )
     try:
         routes = list(ctx.cluster.list(_GW, "httproutes"))
         routes_total = len(routes)
@@ -251,7 +256,7 @@ def _data_plane(ctx: ConformanceContext, gw: Mapping[str, Any]) -> None:
         f"failed to list EndpointSlices in {GATEWAY_NAMESPACE}",
     )
     matching, ready = ready_endpoints(slices)
-    ctx.recorder.record(
+    ctx.record(
         "Gateway Data Plane",
         f"Listeners: {len(listeners)}\nAttached routes: {attached}\nHTTPRoutes total: {routes_total}\n"
         f"Matching EndpointSlices: {matching}\nReady endpoints: {ready}",
@@ -271,7 +276,7 @@ def _exposure(ctx: ConformanceContext) -> None:
                 f"failed to list Services for gateway exposure assessment under {SCOPED_ENV}=true",
                 exc,
             ) from exc
-        ctx.recorder.record(
+        ctx.record(
             "Inference Gateway Exposure",
             f"Could not list Services in {GATEWAY_NAMESPACE}: {exc}\n"
             "Advisory finding skipped (non-fatal); set "
@@ -280,19 +285,19 @@ def _exposure(ctx: ConformanceContext) -> None:
         return
     exposure = assess_exposure(services)
     if exposure.in_scope == 0:
-        ctx.recorder.record(
+        ctx.record(
             "Inference Gateway Exposure",
             f"No LoadBalancer Service in {GATEWAY_NAMESPACE} (gateway is not internet-facing via a cloud "
             "load balancer).",
         )
         return
-    ctx.recorder.record("Inference Gateway Exposure", "\n".join(exposure.lines))
+    ctx.record("Inference Gateway Exposure", "\n".join(exposure.lines))
     if not exposure.open_services:
         return
     message = exposure_message(exposure.open_services)
     if enforce:
         raise failure("INVALID_REQUEST", message)
-    ctx.recorder.record(
+    ctx.record(
         "Inference Gateway Exposure WARNING",
         f"WARNING: {message}\nNon-fatal finding (open-by-default is intentional). Set "
         f"{SCOPED_ENV}=true to make an open gateway fail this check.",

@@ -111,7 +111,7 @@ def _custom_metrics_discovery(ctx: ConformanceContext) -> None:
             "NOT_FOUND", "custom metrics API not available (prometheus-adapter not ready)", attempt.error
         )
     summary = parse_api_resource_list(attempt.raw.body)
-    ctx.recorder.record("Custom Metrics API", custom_metrics_report(attempt.raw.status, summary))
+    ctx.record("Custom Metrics API", custom_metrics_report(attempt.raw.status, summary))
 
 
 def _pod_metric_sample(ctx: ConformanceContext) -> None:
@@ -124,16 +124,17 @@ def _pod_metric_sample(ctx: ConformanceContext) -> None:
                 raw: RawResponse = api_get(ctx.cluster, path, target)
                 items = metric_items(raw) if raw.status == 200 else []
                 if items:
-                    ctx.recorder.record("Custom metric sample", f"Path: {path}\nItems: {len(items)}")
+                    ctx.record("Custom metric sample", f"Path: {path}\nItems: {len(items)}")
                     return
         if attempt == POD_METRIC_ATTEMPTS:
             break
-        remaining = ctx.remaining()
-        if remaining is not None and remaining < HPA_POLL_INTERVAL_S:
-            raise inconclusive("TIMEOUT", "timed out waiting for GPU custom metrics", "context deadline exceeded")
+        if ctx.remaining() < HPA_POLL_INTERVAL_S:
+            raise inconclusive(
+                "TIMEOUT", "timed out waiting for GPU custom metrics", "context deadline exceeded"
+            )
         ctx.clock.sleep(HPA_POLL_INTERVAL_S)
     ctx.emit("WARN: no pod-scoped GPU custom metrics (expected on DRA clusters)")
-    ctx.recorder.record(
+    ctx.record(
         "Custom metric sample",
         "Pod-scoped GPU custom metrics not available (no exported_pod attribution; typical for "
         "DRA-allocated GPUs). Autoscaling capability is proven with the external metric "
@@ -151,7 +152,7 @@ def _external_metric(ctx: ConformanceContext) -> None:
         raise failure("NOT_FOUND", f"external metric {EXTERNAL_METRIC} not available", attempt.error)
     items = metric_items(attempt.raw)
     values = ", ".join(str((i or {}).get("value")) for i in items[:5] if isinstance(i, Mapping))
-    ctx.recorder.record("External Metrics API", f"Path: {path}\nItems: {len(items)}\nValues: {values}")
+    ctx.record("External Metrics API", f"Path: {path}\nItems: {len(items)}\nValues: {values}")
 
 
 def _behavioural_test(ctx: ConformanceContext) -> None:
@@ -164,7 +165,7 @@ def _behavioural_test(ctx: ConformanceContext) -> None:
         name = ns  # namespace, Deployment and HPA share the run-scoped name
         dep = deployment_manifest(name, ns)
         hpa = hpa_manifest(name, ns, max_replicas=3, scale_down_window=0)
-        ctx.recorder.record(
+        ctx.record(
             "Apply test manifest",
             f"namespace/{ns} created\ndeployment.apps/{name} created (replicas=1, image={TEST_IMAGE})\n"
             f"horizontalpodautoscaler.autoscaling/{name} created (external metric {EXTERNAL_METRIC}, "
@@ -185,7 +186,7 @@ def _behavioural_test(ctx: ConformanceContext) -> None:
             ctx, ns, name, lambda n: n <= 1,
             "deployment did not scale down within timeout — HPA scale-down may not be effective",
         )  # fmt: skip
-        ctx.recorder.record(
+        ctx.record(
             "HPA Behavioral Test",
             f"HPA desired replicas: {desired}\nHPA current replicas: {current}\n"
             f"Deployment scaled up to: {up}\nDeployment scaled down to: {down}\nResult: PASS",
@@ -238,10 +239,14 @@ def _raise_target(ctx: ConformanceContext, ns: str, name: str) -> None:
         raise inconclusive("INTERNAL", "failed to get HPA for scale-down test", exc) from exc
     metrics = list((hpa.get("spec") or {}).get("metrics") or [])
     if not metrics or not isinstance(metrics[0], dict) or "external" not in metrics[0]:
-        raise inconclusive("INTERNAL", "failed to update HPA target for scale-down", "HPA has no external metric")
+        raise inconclusive(
+            "INTERNAL", "failed to update HPA target for scale-down", "HPA has no external metric"
+        )
     metrics[0]["external"].setdefault("target", {})["averageValue"] = SCALE_DOWN_TARGET
     try:
-        ctx.cluster.patch("autoscaling/v2", "horizontalpodautoscalers", name, {"spec": {"metrics": metrics}}, ns)
+        ctx.cluster.patch(
+            "autoscaling/v2", "horizontalpodautoscalers", name, {"spec": {"metrics": metrics}}, ns
+        )
     except ApiError as exc:
         raise inconclusive("INTERNAL", "failed to update HPA target for scale-down", exc) from exc
 
@@ -249,14 +254,16 @@ def _raise_target(ctx: ConformanceContext, ns: str, name: str) -> None:
 def _delete_namespace(ctx: ConformanceContext, ns: str) -> None:
     try:
         ctx.cluster.delete("v1", "Namespace", ns, propagation="Background", missing_ok=True)
-        ctx.recorder.record("Delete test namespace", f"namespace/{ns} deleted")
+        ctx.record("Delete test namespace", f"namespace/{ns} deleted")
     except ApiError as exc:  # the run scope's cleanup tries again and reports it
-        ctx.recorder.record("Delete test namespace", f"namespace/{ns}: delete failed: {exc}")
+        ctx.record("Delete test namespace", f"namespace/{ns}: delete failed: {exc}")
 
 
 def run_pod_autoscaling(ctx: ConformanceContext) -> None:
     """The check (module docstring)."""
-    pods = list_objects(ctx.cluster, "v1", "pods", None, "failed to list DCGM exporter pods", label_selector=DCGM_SELECTOR)
+    pods = list_objects(
+        ctx.cluster, "v1", "pods", None, "failed to list DCGM exporter pods", label_selector=DCGM_SELECTOR
+    )
     if not pods:
         raise CheckSkip(SKIP_NO_DCGM)
     _custom_metrics_discovery(ctx)

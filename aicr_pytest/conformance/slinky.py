@@ -96,7 +96,9 @@ _SRUN = (
     "srun --immediate=30 --time=1:00 --nodes=1 --ntasks=1 --cpus-per-task=1 --mem=128M --gres=gpu:1 "
     f"/bin/sh -c {shlex.quote(_INNER)}"
 )
-IMEX_SCRIPT = f"{_SRUN} & a=$!; {_SRUN} & b=$!; wait $a; ra=$?; wait $b; rb=$?; [ $ra -eq 0 ] && [ $rb -eq 0 ]"
+IMEX_SCRIPT = (
+    f"{_SRUN} & a=$!; {_SRUN} & b=$!; wait $a; ra=$?; wait $b; rb=$?; [ $ra -eq 0 ] && [ $rb -eq 0 ]"
+)
 
 
 # -- pure decisions ----------------------------------------------------------------------------------
@@ -122,9 +124,7 @@ def pick_login_pod(pods: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | Non
     usable = [
         p
         for p in pods
-        if not meta(p).get("deletionTimestamp")
-        and status(p).get("phase") == "Running"
-        and _ready(p)
+        if not meta(p).get("deletionTimestamp") and status(p).get("phase") == "Running" and _ready(p)
     ]
     usable.sort(key=lambda p: str(meta(p).get("creationTimestamp") or ""))
     return usable[-1] if usable else None
@@ -183,10 +183,9 @@ class SlurmPods:
 
 
 def _slurm_namespace(ctx: ConformanceContext) -> str:
-    ref = ctx.enabled_component(COMPONENT)
-    if ref is None:
+    if not ctx.has_component(COMPONENT):
         raise CheckSkip(SKIP_NOT_IN_RECIPE)
-    return (ref.namespace or "").strip() or DEFAULT_NAMESPACE
+    return ctx.component_namespace(COMPONENT, DEFAULT_NAMESPACE)
 
 
 def _discover(ctx: ConformanceContext) -> None:
@@ -197,7 +196,9 @@ def _discover(ctx: ConformanceContext) -> None:
         raise CheckSkip(SKIP_API) from exc
     except ApiError as exc:
         raise inconclusive("INTERNAL", "failed to discover Slinky Slurm API", exc) from exc
-    served = {(str(r.get("name")), str(r.get("kind"))) for r in body.get("resources") or [] if isinstance(r, dict)}
+    served = {
+        (str(r.get("name")), str(r.get("kind"))) for r in body.get("resources") or [] if isinstance(r, dict)
+    }
     if ("loginsets", "LoginSet") not in served or ("nodesets", "NodeSet") not in served:
         raise CheckSkip(SKIP_SETS_API)
 
@@ -206,9 +207,13 @@ def _set_pods(ctx: ConformanceContext, namespace: str, plural: str, kind: str) -
     try:
         sets = list(ctx.cluster.list(GROUP_VERSION, plural, namespace))
     except NotFound as exc:
-        raise failure("NOT_FOUND", f"failed to list Slinky Slurm {kind}s in namespace {namespace}", exc) from exc
+        raise failure(
+            "NOT_FOUND", f"failed to list Slinky Slurm {kind}s in namespace {namespace}", exc
+        ) from exc
     except ApiError as exc:
-        raise inconclusive("INTERNAL", f"failed to list Slinky Slurm {kind}s in namespace {namespace}", exc) from exc
+        raise inconclusive(
+            "INTERNAL", f"failed to list Slinky Slurm {kind}s in namespace {namespace}", exc
+        ) from exc
     owned = []
     for obj in sets:
         ref = spec(obj).get("controllerRef") or {}
@@ -220,12 +225,16 @@ def _set_pods(ctx: ConformanceContext, namespace: str, plural: str, kind: str) -
     for obj in owned:
         selector = str(status(obj).get("selector") or "").strip()
         if not selector:
-            raise failure("NOT_FOUND", f"Slinky Slurm {kind} {namespace}/{meta(obj).get('name')} has no status.selector")
+            raise failure(
+                "NOT_FOUND", f"Slinky Slurm {kind} {namespace}/{meta(obj).get('name')} has no status.selector"
+            )
         try:
             for pod in ctx.cluster.list("v1", "pods", namespace, label_selector=selector):
                 pods[str(meta(pod).get("name"))] = pod
         except ApiError as exc:
-            raise inconclusive("INTERNAL", f"failed to list pods of Slinky Slurm {kind} {meta(obj).get('name')}", exc) from exc
+            raise inconclusive(
+                "INTERNAL", f"failed to list pods of Slinky Slurm {kind} {meta(obj).get('name')}", exc
+            ) from exc
     return [pods[k] for k in sorted(pods)]
 
 
@@ -255,11 +264,11 @@ def _guards(ctx: ConformanceContext) -> SlurmPods:
     if _all_on_kwok(ctx, nodeset_pods):
         raise CheckSkip(SKIP_KWOK)
     login_pods = _set_pods(ctx, namespace, "loginsets", "LoginSet")
-    ctx.recorder.record(
+    ctx.record(
         "Slinky Slurm pods",
         "\n".join(_pod_summary(p) for p in login_pods) or "(none)",
     )
-    ctx.recorder.record(
+    ctx.record(
         "Slinky Slurm NodeSet pods",
         "\n".join(_pod_summary(p) + f" node={spec(p).get('nodeName') or ''}" for p in nodeset_pods),
     )
@@ -270,18 +279,23 @@ def _login_pod(ctx: ConformanceContext, pods: SlurmPods) -> tuple[str, str]:
     pod = pick_login_pod(pods.login_pods)
     if pod is None:
         summary = "\n".join(_pod_summary(p) for p in pods.login_pods) or "  (no pods)"
-        raise failure("NOT_FOUND", f"no ready login pod found for Slinky LoginSet selectors in {pods.namespace}:\n{summary}")
+        raise failure(
+            "NOT_FOUND",
+            f"no ready login pod found for Slinky LoginSet selectors in {pods.namespace}:\n{summary}",
+        )
     name, container = str(meta(pod).get("name")), exec_container(pod)
-    ctx.recorder.record(
+    ctx.record(
         "Selected Slinky Slurm login pod",
-        f"{pods.namespace}/{name} (container {container}, created {meta(pod).get('creationTimestamp') or ''})",
+        f"{pods.namespace}/{name} (container {container}, "
+        f"created {meta(pod).get('creationTimestamp') or ''})",
     )
     return name, container
 
 
-def _exec(ctx: ConformanceContext, namespace: str, pod: str, container: str, argv: Sequence[str]) -> ExecResult:
-    remaining = ctx.remaining()
-    timeout = EXEC_TIMEOUT_S if remaining is None else max(1.0, min(EXEC_TIMEOUT_S, remaining))
+def _exec(
+    ctx: ConformanceContext, namespace: str, pod: str, container: str, argv: Sequence[str]
+) -> ExecResult:
+    timeout = max(1.0, ctx.bounded(EXEC_TIMEOUT_S))
     try:
         return exec_in_pod(ctx.cluster, namespace, pod, container, argv, timeout=timeout)
     except NotFound as exc:  # the pod went away: the command could not run (RBAC, transport: other)
@@ -309,11 +323,11 @@ def run_slinky_slurm_health(ctx: ConformanceContext) -> None:
     name, container = _login_pod(ctx, pods)
     problems: list[str] = []
     for cmd in HEALTH_COMMANDS:
-        if ctx.remaining() is not None and (ctx.remaining() or 0) <= 0:
+        if ctx.remaining() <= 0:
             problems.append(f"{cmd.label}: exec failed: context deadline exceeded")
             continue
         result = _exec(ctx, pods.namespace, name, container, cmd.argv)
-        ctx.recorder.record(f"Slinky Slurm {cmd.label} result", _result_text(result))
+        ctx.record(f"Slinky Slurm {cmd.label} result", _result_text(result))
         why = command_failure(cmd, result)
         if why is not None:
             problems.append(f"{cmd.label}: {why}")
@@ -321,7 +335,9 @@ def run_slinky_slurm_health(ctx: ConformanceContext) -> None:
         raise failure("INTERNAL", "Slinky Slurm health commands failed:\n" + "\n".join(problems))
 
 
-def _read_imex_object(ctx: ConformanceContext, api_version: str, plural: str, kind: str, namespace: str, name: str) -> None:
+def _read_imex_object(
+    ctx: ConformanceContext, api_version: str, plural: str, kind: str, namespace: str, name: str
+) -> None:
     try:
         ctx.cluster.get(api_version, plural, name, namespace)
     except NotFound as exc:
@@ -333,16 +349,25 @@ def _read_imex_object(ctx: ConformanceContext, api_version: str, plural: str, ki
 def run_slinky_slurm_imex_channel(ctx: ConformanceContext) -> None:
     """§2.11: two concurrent one-GPU jobs each see exactly one IMEX channel, and not the same one."""
     pods = _guards(ctx)
-    _read_imex_object(ctx, "resource.nvidia.com/v1beta1", "computedomains", "ComputeDomain", pods.namespace, COMPUTE_DOMAIN)
     _read_imex_object(
-        ctx, "resource.k8s.io/v1", "resourceclaimtemplates", "ResourceClaimTemplate", pods.namespace, CLAIM_TEMPLATE
+        ctx, "resource.nvidia.com/v1beta1", "computedomains", "ComputeDomain", pods.namespace, COMPUTE_DOMAIN
+    )
+    _read_imex_object(
+        ctx,
+        "resource.k8s.io/v1",
+        "resourceclaimtemplates",
+        "ResourceClaimTemplate",
+        pods.namespace,
+        CLAIM_TEMPLATE,
     )
     name, container = _login_pod(ctx, pods)
     result = _exec(ctx, pods.namespace, name, container, ("/bin/sh", "-c", IMEX_SCRIPT))
-    ctx.recorder.record("Slinky Slurm IMEX channel result", _result_text(result))
+    ctx.record("Slinky Slurm IMEX channel result", _result_text(result))
     if result.exit_code is None:
-        raise failure("INTERNAL", "failed to run concurrent Slinky Slurm IMEX jobs", result.error or "no exit status")
+        raise failure(
+            "INTERNAL", "failed to run concurrent Slinky Slurm IMEX jobs", result.error or "no exit status"
+        )
     if result.exit_code != 0:
         raise failure("INTERNAL", f"concurrent Slinky Slurm IMEX jobs: exit code {result.exit_code}")
     first, second = imex_channels(result.stdout)
-    ctx.recorder.record("Slinky Slurm IMEX channels", f"first={first}\nsecond={second}")
+    ctx.record("Slinky Slurm IMEX channels", f"first={first}\nsecond={second}")

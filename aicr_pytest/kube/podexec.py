@@ -104,7 +104,7 @@ def exec_in_pod(
         cluster.stats.requests += 1
         cluster.stats.by_verb["create"] += 1
     try:
-        sock: Any = create_websocket(api_client.configuration, url, headers)
+        sock: Any = create_websocket(api_client.configuration, url, headers)  # type: ignore[no-untyped-call]
     except WebSocketBadStatusException as exc:
         body = exc.resp_body if isinstance(exc.resp_body, bytes) else str(exc.resp_body or "").encode()
         raise map_status_error(int(exc.status_code), "", body, target) from exc

@@ -108,7 +108,9 @@ def send_once(
                 resp.release_conn()
     except _transport_errors() as exc:
         raise ApiUnreachable(
-            MSG_UNREACHABLE.format(method=method, path=path, cause=f"{type(exc).__name__}: {exc}", attempts=1),
+            MSG_UNREACHABLE.format(
+                method=method, path=path, cause=f"{type(exc).__name__}: {exc}", attempts=1
+            ),
             verb=target.verb,
             group=target.group,
             resource=target.resource,

@@ -7,14 +7,17 @@ log") and ``PodScript`` entries for pods a check creates, reading ``profile.faul
 cue.
 
 Importing this package registers the built-in players, in this order: ``nvidia-smi``
-(:mod:`.nvidia_smi`), ``nccl`` (:mod:`.nccl`) and ``inference`` (:mod:`.inference`). A user's own
+(:mod:`.nvidia_smi`), ``nccl`` (:mod:`.nccl`), ``inference`` (:mod:`.inference`), ``metrics``
+(:mod:`.metrics`: DCGM exporter, Prometheus, prometheus-adapter), ``autoscaling``
+(:mod:`.autoscaling`: HPA controller, Deployments a run creates, Karpenter) and ``slinky``
+(:mod:`.slinky`: Slurm answers in the login pod). A user's own
 check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
 
 from aicr_pytest.testing.model import Player, register_player
-from aicr_pytest.testing.players import inference, nccl, nvidia_smi
+from aicr_pytest.testing.players import autoscaling, inference, metrics, nccl, nvidia_smi, slinky
 
 __all__ = ["BUILTIN_PLAYERS"]
 
@@ -23,6 +26,9 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("nvidia-smi", nvidia_smi.install),
     ("nccl", nccl.install),
     ("inference", inference.install),
+    ("metrics", metrics.install),
+    ("autoscaling", autoscaling.install),
+    ("slinky", slinky.install),
 )
 
 for _name, _install in BUILTIN_PLAYERS:

@@ -532,6 +532,8 @@ def install_gateway_api(fc: SimulatedCluster, profile: ClusterProfile, comp: Com
         crd(GATEWAY_GROUP, "gateways", "Gateway", ["v1"]),
         crd(GATEWAY_GROUP, "httproutes", "HTTPRoute", ["v1"]),
         crd(INFERENCE_GROUP, "inferencepools", "InferencePool", ["v1"]),
+        # the Inference Extension's alpha group, which AICR's inference-gateway check requires
+        crd("inference.networking.x-k8s.io", "inferencepools", "InferencePool", ["v1alpha2"]),
     ):
         crd_established(fc, obj)
 
@@ -608,6 +610,47 @@ def install_gateway(fc: SimulatedCluster, profile: ClusterProfile, comp: Compone
                 "spec": {"type": "ClusterIP", "selector": {"app": GATEWAY_NAME}, "ports": ports},
             }
         )
+    if comp.options.get("load_balancer"):
+        # the public LoadBalancer (``agentgateway.allowedSourceRanges`` → loadBalancerSourceRanges)
+        rt = fc.store.resolve("v1", "Service")
+
+        def expose(obj: Obj) -> None:
+            obj["spec"]["type"] = "LoadBalancer"
+            ranges = list(comp.options.get("source_ranges") or [])
+            if ranges:
+                obj["spec"]["loadBalancerSourceRanges"] = ranges
+
+        fc.store.mutate(rt, GATEWAY_NAMESPACE, GATEWAY_NAME, expose)
+    proxies = fc.list("v1", "Pod", GATEWAY_NAMESPACE, label_selector=f"app={GATEWAY_NAME}")
+    fc.add(
+        {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {
+                "name": f"{GATEWAY_NAME}-x7k2p",
+                "namespace": GATEWAY_NAMESPACE,
+                "labels": {
+                    "kubernetes.io/service-name": GATEWAY_NAME,
+                    "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                },
+            },
+            "addressType": "IPv4",
+            "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+            "endpoints": [
+                {
+                    "addresses": [f"192.168.1.{10 + i}"],
+                    "conditions": {"ready": True, "serving": True, "terminating": False},
+                    "nodeName": (pod.get("spec") or {}).get("nodeName"),
+                    "targetRef": {
+                        "kind": "Pod",
+                        "name": pod["metadata"]["name"],
+                        "namespace": GATEWAY_NAMESPACE,
+                    },
+                }
+                for i, pod in enumerate(proxies)
+            ],
+        }
+    )
 
 
 def aiperf_export(throughput: float, ttft_p99: float, concurrency: int) -> dict[str, Any]:

@@ -76,9 +76,12 @@ from aicr_pytest.testing.builders import crd, daemonset, deployment
 from aicr_pytest.testing.model import ClusterProfile, Component
 from aicr_pytest.testing.profiles.eks import (
     gb200_eks_training,
+    gb200_eks_training_slurm,
     gb300_eks_roce_training,
     h100_eks_inference,
+    h100_eks_inference_gateway,
     h100_eks_training,
+    h100_eks_training_karpenter,
 )
 from aicr_pytest.testing.profiles.faults import FAULTS, apply_fault
 from aicr_pytest.testing.profiles.gke import h100_gke_training
@@ -93,9 +96,12 @@ __all__ = [
     "daemonset",
     "deployment",
     "gb200_eks_training",
+    "gb200_eks_training_slurm",
     "gb300_eks_roce_training",
     "h100_eks_inference",
+    "h100_eks_inference_gateway",
     "h100_eks_training",
+    "h100_eks_training_karpenter",
     "h100_gke_training",
     "resolve_profile",
 ]
@@ -106,6 +112,9 @@ PROFILES: dict[str, Callable[[], ClusterProfile]] = {
     "h100-eks-inference": h100_eks_inference,
     "h100-gke-training": h100_gke_training,
     "gb300-eks-roce-training": gb300_eks_roce_training,
+    "h100-eks-training-karpenter": h100_eks_training_karpenter,
+    "h100-eks-inference-gateway": h100_eks_inference_gateway,
+    "gb200-eks-training-slurm": gb200_eks_training_slurm,
 }
 
 

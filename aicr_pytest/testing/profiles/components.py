@@ -21,6 +21,7 @@ from aicr_pytest.testing.builders import (
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
 
 GPU_OPERATOR_VERSION = "v25.10.0"
+ADAPTER_IMAGE = "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"
 
 
 def install_kube_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
@@ -141,6 +142,23 @@ def install_gpu_operator(fc: SimulatedCluster, profile: ClusterProfile, comp: Co
             crashloop_nodes=crash.get(name, ()),
             container=container,
         )
+    # the exporter's Service (the GPU operator's dcgm-exporter: port 9400, ``gpu-metrics``)
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": "nvidia-dcgm-exporter",
+                "namespace": ns,
+                "labels": {"app": "nvidia-dcgm-exporter"},
+            },
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app": "nvidia-dcgm-exporter"},
+                "ports": [{"name": "gpu-metrics", "port": 9400, "targetPort": 9400, "protocol": "TCP"}],
+            },
+        }
+    )
     state = "notReady" if any(crash.values()) else "ready"
     fc.add(
         {
@@ -356,7 +374,7 @@ def install_prometheus(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
             "registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.16.0",
         ),
         ("kube-prometheus-stack-grafana", "docker.io/grafana/grafana:12.0.2"),
-        ("prometheus-adapter", "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"),
+        *((("prometheus-adapter", ADAPTER_IMAGE),) if comp.options.get("adapter", True) else ()),
     ):
         deployment(
             fc, ns, name, image, sysnode, labels={"app.kubernetes.io/instance": "kube-prometheus-stack"}
@@ -424,7 +442,12 @@ def install_prometheus(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
         {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": "kube-prometheus-stack-prometheus", "namespace": ns},
+            # the chart's labels: AICR finds it by ``self-monitor=true`` (no app.kubernetes.io/name)
+            "metadata": {
+                "name": "kube-prometheus-stack-prometheus",
+                "namespace": ns,
+                "labels": {"app": "kube-prometheus-stack-prometheus", "self-monitor": "true"},
+            },
             "spec": {
                 "type": "ClusterIP",
                 "clusterIP": "172.20.10.10",
@@ -433,6 +456,56 @@ def install_prometheus(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
             },
         }
     )
+    if comp.options.get("adapter", True):
+        install_prometheus_adapter(fc, ns)
+
+
+def install_prometheus_adapter(fc: SimulatedCluster, ns: str) -> None:
+    """prometheus-adapter's Service and the two APIServices it serves (``v1beta1.custom.metrics.k8s.io``,
+    ``v1beta1.external.metrics.k8s.io``, Available); the metrics player answers for them."""
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": "prometheus-adapter",
+                "namespace": ns,
+                "labels": {"app": "prometheus-adapter"},
+            },
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app": "prometheus-adapter"},
+                "ports": [{"name": "https", "port": 443, "targetPort": 6443, "protocol": "TCP"}],
+            },
+        }
+    )
+    for group in ("custom.metrics.k8s.io", "external.metrics.k8s.io"):
+        fc.add(
+            {
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": f"v1beta1.{group}", "labels": {"app": "prometheus-adapter"}},
+                "spec": {
+                    "group": group,
+                    "version": "v1beta1",
+                    "service": {"namespace": ns, "name": "prometheus-adapter", "port": 443},
+                    "insecureSkipTLSVerify": True,
+                    "groupPriorityMinimum": 100,
+                    "versionPriority": 100,
+                },
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Available",
+                            "status": "True",
+                            "reason": "Passed",
+                            "message": "all checks passed",
+                            "lastTransitionTime": fc.clock.timestamp(),
+                        }
+                    ]
+                },
+            }
+        )
 
 
 def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from aicr_pytest.testing.builders import ROCE_DEVICE_CLASS, ROCE_DRIVER, add_namespace, daemonset
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
+from aicr_pytest.testing.players.autoscaling import install_karpenter
+from aicr_pytest.testing.players.inference import install_gateway, install_gateway_api
+from aicr_pytest.testing.players.slinky import install_slinky
 from aicr_pytest.testing.profiles.components import (
     install_cert_manager,
     install_dra_driver,
@@ -76,6 +79,28 @@ def h100_eks_inference() -> ClusterProfile:
     return profile
 
 
+def h100_eks_training_karpenter() -> ClusterProfile:
+    """The training profile with Karpenter and a GPU NodePool (cluster-autoscaling's behavioural path)."""
+    profile = h100_eks_training()
+    profile.name = "h100-eks-training-karpenter"
+    profile.description += ", Karpenter with a GPU NodePool"
+    profile.components.append(Component("karpenter", install_karpenter))
+    return profile
+
+
+def h100_eks_inference_gateway() -> ClusterProfile:
+    """The inference profile with the agentgateway inference gateway behind a LoadBalancer scoped to
+    ``10.0.0.0/8`` (the ``gateway-open`` fault drops the source ranges)."""
+    profile = h100_eks_inference()
+    profile.name = "h100-eks-inference-gateway"
+    profile.description += ", agentgateway inference gateway (LoadBalancer scoped to 10.0.0.0/8)"
+    profile.components.append(Component("agentgateway-crds", install_gateway_api))
+    profile.components.append(
+        Component("agentgateway", install_gateway, {"load_balancer": True, "source_ranges": ["10.0.0.0/8"]})
+    )
+    return profile
+
+
 def gb200_eks_training() -> ClusterProfile:
     """GB200 on EKS: 4x p6e-gb200.36xlarge (4 GPUs each, one NVL72 IMEX clique) for -net/-nvls."""
     arm = {"kubernetes.io/arch": "arm64", "beta.kubernetes.io/arch": "arm64"}
@@ -116,6 +141,15 @@ def gb200_eks_training() -> ClusterProfile:
             },
         ),
     ]
+    return profile
+
+
+def gb200_eks_training_slurm() -> ClusterProfile:
+    """GB200 training with Slinky Slurm (NodeSet on the GPU nodes, a login pod, IMEX ComputeDomain)."""
+    profile = gb200_eks_training()
+    profile.name = "gb200-eks-training-slurm"
+    profile.description += ", Slinky Slurm"
+    profile.components.append(Component("slinky-slurm", install_slinky))
     return profile
 
 

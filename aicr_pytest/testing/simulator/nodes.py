@@ -70,6 +70,9 @@ class NodeProfile:
     driver_version: str = "580.95.05"
     ready: bool = True
     unschedulable: bool = False
+    #: ``aws`` (``aws:///<zone>/i-…``) or ``gce`` (``gce://<project>/<zone>/<name>``): ``spec.providerID``
+    provider: str = "aws"
+    gce_project: str = "aicr-sim"
 
     def node_name(self, index: int) -> str:
         return f"{self.name_prefix}-{index}"
@@ -121,7 +124,10 @@ class NodeProfile:
         labels.update(self.labels)
         resources.update(self.extra_resources)
         taints = [dict(t) for t in self.taints]
-        spec: Obj = {"providerID": f"aws:///{self.zone}/i-{index:017x}"}
+        if self.provider == "gce":
+            spec: Obj = {"providerID": f"gce://{self.gce_project}/{self.zone}/{name}"}
+        else:
+            spec = {"providerID": f"aws:///{self.zone}/i-{index:017x}"}
         if taints:
             spec["taints"] = taints
         if self.unschedulable:
