@@ -16,7 +16,15 @@ Shared layer:
   availability (instant and bounded wait), DaemonSet readiness, condition lookup, pod-stuck
   detection, the watch-based terminal-pod wait, create-pod-when-SA-ready, the GPU work budget, AICR's
   timeouts (§1.5) and Go durations;
-* :mod:`.testns` — the per-run GPU test namespace (ownership label, adopt/foreign, ordered cleanup).
+* :mod:`.testns` — the per-run GPU test namespace (ownership label, adopt/foreign, ordered cleanup);
+* :mod:`.dra` — the served ``resource.k8s.io`` version, NVIDIA ResourceSlice validation, the
+  allocation-mode probe and the configured-policy verdict;
+* :mod:`.gpu_workload` — the behavioural GPU pods (claim, granted/unauthorized containers, the
+  no-allocation probe), their output parsing and verdicts.
+
+Phase I checks: :mod:`.dra_support`, :mod:`.gang_scheduling`, :mod:`.robust_controller`,
+:mod:`.secure_access` (``secure-accelerator-access``), :mod:`.gpu_operator_health`,
+:mod:`.platform_health`.
 
 Checks (catalog name → module): see :data:`CHECKS`.
 """
@@ -45,7 +53,14 @@ from aicr_pytest.conformance.testns import CleanupStatus, GpuTestNamespace
 CheckFunction = Callable[[ConformanceContext], None]
 
 #: catalog name → ``"module:function"`` of the conformance checks implemented so far
-CHECKS: dict[str, str] = {}
+CHECKS: dict[str, str] = {
+    "dra-support": "dra_support:run_dra_support",
+    "gang-scheduling": "gang_scheduling:run_gang_scheduling",
+    "robust-controller": "robust_controller:run_robust_controller",
+    "secure-accelerator-access": "secure_access:run_secure_accelerator_access",
+    "gpu-operator-health": "gpu_operator_health:run_gpu_operator_health",
+    "platform-health": "platform_health:run_platform_health",
+}
 
 
 def check_function(name: str) -> CheckFunction:

@@ -184,7 +184,12 @@ class GpuTestNamespace:
         for api_version, kind, name in sorted(self.tracked, key=lambda t: t[1] != "Pod"):
             try:
                 cluster.delete(
-                    api_version, kind, name, self.name, propagation="Background", missing_ok=True,
+                    api_version,
+                    kind,
+                    name,
+                    self.name,
+                    propagation="Background",
+                    missing_ok=True,
                     grace_period_seconds=0 if kind == "Pod" else None,
                 )
             except ApiError:
@@ -221,7 +226,10 @@ class GpuTestNamespace:
                     observed = True
                     try:
                         cluster.delete(
-                            "v1", "Namespace", self.name, propagation="Background",
+                            "v1",
+                            "Namespace",
+                            self.name,
+                            propagation="Background",
                             preconditions={"uid": self.uid},
                         )
                         accepted = True

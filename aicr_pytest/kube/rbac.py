@@ -132,6 +132,19 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "inference-perf gateway-epp: the run's HTTPRoute": _p(
         "get,list,watch,create,delete", "gateway.networking.k8s.io", "httproutes"
     ),
+    "conformance gang-scheduling: the run's KAI PodGroup": _p(
+        "get,list,watch,create,delete", "scheduling.run.ai", "podgroups"
+    ),
+    "conformance robust-controller: the operator's validating webhook and its endpoints": (
+        _p("list", "admissionregistration.k8s.io", "validatingwebhookconfigurations")
+        + _p("list", "discovery.k8s.io", "endpointslices")
+    ),
+    "conformance robust-controller (Dynamo): DynamoComponentDeployment inventory": _p(
+        "list", "nvidia.com", "dynamocomponentdeployments"
+    ),
+    "conformance gpu-operator-health, secure-accelerator-access: ClusterPolicy state": _p(
+        "get", "nvidia.com", "clusterpolicies"
+    ),
     "run-scoped RBAC for in-cluster workloads (no cluster-admin binding)": _p(
         "get,list,watch,create,delete", _RBAC_GROUP, "roles,rolebindings"
     ),

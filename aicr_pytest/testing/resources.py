@@ -238,8 +238,15 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         short=["hpa"],
         sub=["status"],
     ),
-    _t("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
     _t("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, sub=["status"]),
+    _t("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+    _t(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        False,
+    ),
     # Dynamic Resource Allocation (resource.k8s.io/v1, GA in Kubernetes 1.34)
     _t("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     _t(

@@ -62,6 +62,11 @@ ALLOWANCE: set[Permission] = (
     | P("get,list,watch,create,delete", "nvidia.com", "dynamographdeployments")  # inference-perf
     | P("get,list,watch,create,delete", "scheduling.run.ai", "queues")  # inference-perf KAI Queue
     | P("get,list,watch,create,delete", "gateway.networking.k8s.io", "httproutes")  # gateway-epp
+    | P("get,list,watch,create,delete", "scheduling.run.ai", "podgroups")  # gang-scheduling PodGroup
+    | P("list", "admissionregistration.k8s.io", "validatingwebhookconfigurations")  # robust-controller
+    | P("list", "discovery.k8s.io", "endpointslices")  # robust-controller webhook endpoints
+    | P("list", "nvidia.com", "dynamocomponentdeployments")  # robust-controller (Dynamo) inventory
+    | P("get", "nvidia.com", "clusterpolicies")  # gpu-operator-health, secure-accelerator-access
 )
 
 
