@@ -98,7 +98,14 @@ StrList = list[str]
 #: Profiles a control-plane session may seed: their CRDs are installed when the control plane starts
 #: (:func:`profile_crds`), before the controller-manager, so its garbage collector acts on owner
 #: references to custom resources at once (it rediscovers resources only every 30 s).
-CONTROLPLANE_PROFILES = ("h100-eks-training", "h100-eks-inference", "gb200-eks-training")
+CONTROLPLANE_PROFILES = (
+    "h100-eks-training",
+    "h100-eks-inference",
+    "gb200-eks-training",
+    "h100-eks-training-karpenter",
+    "h100-eks-inference-gateway",
+    "gb200-eks-training-slurm",
+)
 
 #: The GFD label that names a node's GPU model (how a profile's GPU nodes map onto kwok's).
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -112,7 +119,14 @@ BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-n
 #: Workload kinds whose pods and status the real controllers own.
 CONTROLLED_KINDS = frozenset({"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job"})
 #: Kinds whose status the apiserver or a controller owns: never written by the seeder.
-SERVER_STATUS_KINDS = CONTROLLED_KINDS | {"CustomResourceDefinition", "Namespace", "Node", "Service"}
+SERVER_STATUS_KINDS = CONTROLLED_KINDS | {
+    "CustomResourceDefinition",
+    "Namespace",
+    "Node",
+    "Service",
+    "APIService",  # the aggregator's availability controller writes it
+    "Pod",  # a profile's unowned pods (Slinky's) land on kwok nodes: kwok writes their status
+}
 _SERVER_METADATA = (
     "uid",
     "resourceVersion",
@@ -439,8 +453,10 @@ class ControlPlaneSession:
         (:mod:`.controlplane_players`), Kubeflow Trainer/JobSet and the NCCL launcher
         (:mod:`.controlplane_trainer`), the DRA driver's ComputeDomains
         (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
-        inference Jobs' pods (:mod:`.controlplane_dynamo`)."""
+        inference Jobs' pods (:mod:`.controlplane_dynamo`), the metrics endpoints and Karpenter
+        (:mod:`.controlplane_conformance`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
+        from tests.harness.controlplane_conformance import KarpenterController, MetricsEndpoints
         from tests.harness.controlplane_dynamo import (
             INFERENCE_JOBS_SELECTOR,
             DynamoController,
@@ -472,6 +488,8 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
+                    MetricsEndpoints(self.cp).start(),
+                    KarpenterController(self.cp).start(),
                 ]
 
     def player_errors(self) -> list[str]:
@@ -514,6 +532,7 @@ class ControlPlaneSession:
             if self._current == key:
                 return
             started = time.monotonic()
+            self.ensure_players()  # before seeding: the metrics adapter is served when its APIService appears
             product = profile_gpu_product(profile)
             gpu = gpu_node_names(self.cp, product)
             other = [n for n in self.cp.node_names if n not in gpu_node_names(self.cp)]
@@ -531,9 +550,13 @@ class ControlPlaneSession:
             self._current, self._objects, self._pod_states = key, objects, states
             self.profiles[profile] = key[1]
             self.ensure_players()
+            wait_apiservices_available(self.cp, objects)
             from tests.harness.controlplane_dynamo import apply_faults
 
             apply_faults(self.player("dynamo-controller"), self.inference_jobs, faults)
+            from tests.harness.controlplane_conformance import apply_faults as apply_metrics_faults
+
+            apply_metrics_faults(self.player("metrics-endpoints"), faults)
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
             self.profile_seconds[source + target] = time.monotonic() - started
@@ -1169,6 +1192,23 @@ def _workload_ready(obj: Obj) -> bool:
         desired = int(status.get("desiredNumberScheduled") or 0)
         return desired > 0 and int(status.get("numberReady") or 0) == desired
     return True
+
+
+def wait_apiservices_available(cp: ControlPlane, objects: Iterable[Obj], timeout: float = 90.0) -> None:
+    """Wait until every seeded APIService is ``Available`` (the aggregator reaches its test server):
+    a namespace cannot finish deleting while an aggregated API's discovery fails."""
+    names = [str(o["metadata"]["name"]) for o in objects if o.get("kind") == "APIService"]
+
+    def available() -> bool:
+        for name in names:
+            conds = (cp.get(f"/apis/apiregistration.k8s.io/v1/apiservices/{name}").get("status") or {}).get(
+                "conditions"
+            ) or []
+            if not any(c.get("type") == "Available" and c.get("status") == "True" for c in conds):
+                return False
+        return True
+
+    _wait(f"APIServices {names} Available", available, timeout, interval=0.2)
 
 
 def wait_workloads_ready(cp: ControlPlane, objects: Iterable[Obj], timeout: float = 120.0) -> None:

@@ -78,6 +78,11 @@ GATEWAY_CONTROLLER: Final = "agentgateway.dev/agentgateway"
 GATEWAY_PORT: Final = 80
 GATEWAY_IMAGE: Final = "cr.agentgateway.dev/agentgateway:v0.7.5"
 EPP_PORT: Final = 9002
+#: ``api-approved.kubernetes.io`` of the upstream CRDs (required for ``*.k8s.io`` groups)
+API_APPROVALS: Final = {
+    GATEWAY_GROUP: "https://github.com/kubernetes-sigs/gateway-api/pull/2466",
+    INFERENCE_GROUP: "https://github.com/kubernetes-sigs/gateway-api-inference-extension/pull/1173",
+}
 
 
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
@@ -535,6 +540,9 @@ def install_gateway_api(fc: SimulatedCluster, profile: ClusterProfile, comp: Com
         # the Inference Extension's alpha group, which AICR's inference-gateway check requires
         crd("inference.networking.x-k8s.io", "inferencepools", "InferencePool", ["v1alpha2"]),
     ):
+        group = str(obj["spec"]["group"])
+        if group.endswith(".k8s.io"):  # a protected group: the API server wants the approval annotation
+            obj["metadata"]["annotations"] = {"api-approved.kubernetes.io": API_APPROVALS[group]}
         crd_established(fc, obj)
 
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, urlsplit
 
@@ -45,6 +47,7 @@ __all__ = [
     "FAULT_PROMETHEUS_DOWN",
     "POWER_WATTS",
     "STATE_KEY",
+    "MetricsBackend",
     "dcgm_body",
     "install",
 ]
@@ -69,13 +72,6 @@ DCGM_METRICS: Final[tuple[tuple[str, str, str], ...]] = (
     ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", "gauge"),
     ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", "gauge"),
 )
-
-
-def _gpu_nodes(fc: SimulatedCluster) -> list[Obj]:
-    return sorted(
-        fc.list("v1", "Node", label_selector="nvidia.com/gpu.present=true"),
-        key=lambda n: str(n["metadata"]["name"]),
-    )
 
 
 def _gpus(node: Obj) -> int:
@@ -122,16 +118,34 @@ def dcgm_body(node: Obj | None, *, no_gpus: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-class _MetricsPlayer:
-    def __init__(self, fc: SimulatedCluster, faults: list[str]) -> None:
-        self.fc = fc
-        self.faults = faults
+class MetricsBackend:
+    """What the DCGM exporter, Prometheus and prometheus-adapter answer, over any cluster view:
+    ``gpu_nodes()`` (Node objects), ``exporter_pods(namespace)`` (DCGM exporter pod names there),
+    ``now()`` (epoch seconds), ``state`` (the scenario knobs of the module docstring) and
+    ``faults``. The fake's player builds one over the FakeCluster; the control-plane harness builds
+    one over the real apiserver and serves it over real HTTP."""
+
+    def __init__(
+        self,
+        gpu_nodes: Callable[[], list[Obj]],
+        exporter_pods: Callable[[str], list[str]],
+        now: Callable[[], float],
+        state: dict[str, Any],
+        faults: Sequence[str],
+    ) -> None:
+        self.gpu_nodes = gpu_nodes
+        self.exporter_pods = exporter_pods
+        self.now = now
+        self._state = state
+        self.faults = list(faults)
         self.prometheus_queries = 0
 
     @property
     def state(self) -> dict[str, Any]:
-        state: dict[str, Any] = self.fc.state.setdefault(STATE_KEY, {})
-        return state
+        return self._state
+
+    def timestamp(self) -> str:
+        return datetime.fromtimestamp(self.now(), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     @property
     def no_series(self) -> bool:
@@ -146,7 +160,7 @@ class _MetricsPlayer:
             return int(self.state["dcgm_status"]), "injected failure\n"
         if method != "GET" or urlsplit(path).path != "/metrics":
             return 404, "404 page not found\n"
-        nodes = _gpu_nodes(self.fc)
+        nodes = self.gpu_nodes()
         return 200, dcgm_body(nodes[0] if nodes else None, no_gpus=self.no_series)
 
     # -- Prometheus -------------------------------------------------------------------------------
@@ -164,8 +178,8 @@ class _MetricsPlayer:
         if not self.no_series and self.prometheus_queries > empty_first:
             names = {m[0] for m in DCGM_METRICS}
             if query in names:
-                now = self.fc.clock.time()
-                for node in _gpu_nodes(self.fc):
+                now = self.now()
+                for node in self.gpu_nodes():
                     for gpu in range(_gpus(node)):
                         metric = {"__name__": query, **_labels(node, gpu), "job": "nvidia-dcgm-exporter"}
                         result.append({"metric": metric, "value": [now, f"{_value(query, gpu):g}"]})
@@ -193,17 +207,17 @@ class _MetricsPlayer:
             ns, metric = parts[1], parts[4]
             items: list[Obj] = []
             if not self.no_series:
-                for pod in self.fc.list("v1", "Pod", ns, label_selector="app=nvidia-dcgm-exporter"):
+                for pod in self.exporter_pods(ns):
                     items.append(
                         {
                             "describedObject": {
                                 "kind": "Pod",
                                 "namespace": ns,
-                                "name": pod["metadata"]["name"],
+                                "name": pod,
                                 "apiVersion": "/v1",
                             },
                             "metricName": metric,
-                            "timestamp": self.fc.clock.timestamp(),
+                            "timestamp": self.timestamp(),
                             "value": "0" if metric != "gpu_power_usage" else f"{int(self.power())}",
                         }
                     )
@@ -233,7 +247,7 @@ class _MetricsPlayer:
                     {
                         "metricName": parts[2],
                         "metricLabels": {},
-                        "timestamp": self.fc.clock.timestamp(),
+                        "timestamp": self.timestamp(),
                         "value": f"{value:g}",
                     }
                 )
@@ -254,8 +268,18 @@ def _not_found(message: str) -> Obj:
 
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
     """Serve what the profile's components run (harmless on a profile without them)."""
-    player = _MetricsPlayer(fc, list(profile.faults))
-    fc.state.setdefault(STATE_KEY, {})
+
+    def gpu_nodes() -> list[Obj]:
+        nodes = fc.list("v1", "Node", label_selector="nvidia.com/gpu.present=true")
+        return sorted(nodes, key=lambda n: str(n["metadata"]["name"]))
+
+    def exporter_pods(namespace: str) -> list[str]:
+        pods = fc.list("v1", "Pod", namespace, label_selector="app=nvidia-dcgm-exporter")
+        return [str(p["metadata"]["name"]) for p in pods]
+
+    player = MetricsBackend(
+        gpu_nodes, exporter_pods, fc.clock.time, fc.state.setdefault(STATE_KEY, {}), profile.faults
+    )
     fc.state["metrics_player"] = player
     if profile.component("gpu-operator") is not None:
         fc.server.proxy_handlers[(DCGM_NAMESPACE, DCGM_SERVICE)] = player.dcgm

@@ -88,8 +88,7 @@ def install_slinky(fc: SimulatedCluster, profile: ClusterProfile, comp: Componen
             pod = running_pod(
                 fc, NAMESPACE, f"{name}-{i}", obj, dict(labels), image, node, container=container
             )
-            if kind == "LoginSet":
-                _annotate_login(fc, pod, ready=bool(comp.options.get("login_ready", True)))
+            _finish_pod(fc, pod, login=kind == "LoginSet", ready=bool(comp.options.get("login_ready", True)))
     fc.add(
         {
             "apiVersion": "resource.nvidia.com/v1beta1",
@@ -123,10 +122,16 @@ def install_slinky(fc: SimulatedCluster, profile: ClusterProfile, comp: Componen
     )
 
 
-def _annotate_login(fc: SimulatedCluster, pod: Obj, *, ready: bool) -> None:
+def _finish_pod(fc: SimulatedCluster, pod: Obj, *, login: bool, ready: bool) -> None:
+    """Slinky's pods as the sets select them. They carry no owner reference here: the set controller
+    that would own them is not simulated, and an unowned pod is what a real control plane can be
+    seeded with (the test harness copies a profile's unowned pods onto kwok nodes)."""
     rt = fc.store.resolve("v1", "Pod")
 
     def fn(obj: Obj) -> None:
+        obj["metadata"].pop("ownerReferences", None)
+        if not login:
+            return
         obj["metadata"].setdefault("annotations", {})["kubectl.kubernetes.io/default-container"] = "login"
         if not ready:
             for cond in obj["status"]["conditions"]:
