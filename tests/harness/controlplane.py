@@ -302,7 +302,10 @@ def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
             },
         },
         # EKS-shaped provider IDs: the platform cluster-autoscaling detects from the first node
-        "spec": {"taints": [dict(t) for t in profile.taints], "providerID": f"aws:///us-east-1a/i-{instance}"},
+        "spec": {
+            "taints": [dict(t) for t in profile.taints],
+            "providerID": f"aws:///us-east-1a/i-{instance}",
+        },
         "status": {
             "capacity": capacity,
             "allocatable": capacity,

@@ -141,6 +141,7 @@ class MetricsEndpoints(Poller):
         return [str(p["metadata"]["name"]) for p in self.cp.get(path)["items"]]
 
     def _dcgm(self, path: str) -> tuple[int, str, str]:
+        # "unreachable" is played by not routing (the real apiserver answers), never by the server
         status, body = self.backend.dcgm("GET", path, b"")
         return status, body, "text/plain; version=0.0.4"
 
@@ -157,18 +158,29 @@ class MetricsEndpoints(Poller):
         if segments[:3] == ["apis", "external.metrics.k8s.io", "v1beta1"]:
             rest = "/" + "/".join(segments[3:]) if len(segments) > 3 else ""
             return _json(self.backend.external_metrics("GET", rest, {}))
-        return 404, json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404}), "application/json"
+        return (
+            404,
+            json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404}),
+            "application/json",
+        )
 
     # -- routing ----------------------------------------------------------------------------------
     def tick(self) -> None:
         egress = self.cp.egress
         assert egress is not None
         wanted: dict[tuple[str, int], Address] = {}
+        unreachable = set(self.state.get("unreachable") or ())
         for ns, selector, port, server, on in (
-            ("gpu-operator", EXPORTER_SELECTOR, DCGM_PORT, self.dcgm, True),
-            ("monitoring", PROMETHEUS_SELECTOR, PROMETHEUS_PORT, self.prometheus, self.route_prometheus),
+            ("gpu-operator", EXPORTER_SELECTOR, DCGM_PORT, self.dcgm, "dcgm" not in unreachable),
+            (
+                "monitoring",
+                PROMETHEUS_SELECTOR,
+                PROMETHEUS_PORT,
+                self.prometheus,
+                self.route_prometheus and "prometheus" not in unreachable,
+            ),
         ):
-            if not on:
+            if not on:  # not routed: the egress refuses, the apiserver answers 503
                 continue
             pods = self.cp.get(f"/api/v1/namespaces/{ns}/pods?labelSelector={quote(selector)}")["items"]
             for pod in pods:
@@ -243,7 +255,10 @@ class KarpenterController(Poller):
         busy: set[str] = set()
         for pod in pods:
             spec, meta = pod.get("spec") or {}, pod["metadata"]
-            if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in (
+                "Succeeded",
+                "Failed",
+            ):
                 continue
             if spec.get("nodeName"):
                 busy.add(str(spec["nodeName"]))

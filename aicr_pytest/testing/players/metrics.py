@@ -23,7 +23,10 @@ only ``# HELP``/``# TYPE`` lines, so Prometheus has no DCGM series and the adapt
 
 ``fc.state["metrics"]`` tunes a scenario (read on every request): ``power_watts`` (the external
 metric's value), ``prometheus_empty_queries`` (that many empty results before the series appear),
-``dcgm_status`` / ``prometheus_status`` (every proxied request gets that HTTP status).
+``dcgm_status`` / ``prometheus_status`` (every proxied request gets that HTTP status),
+``dcgm_extra_bytes`` (that many bytes of comment lines appended to ``/metrics``),
+``prometheus_body`` (the query answer's body, as is), ``unreachable`` (a collection of ``dcgm`` /
+``prometheus``: the API server finds no ready endpoint for that Service and answers 503).
 """
 
 from __future__ import annotations
@@ -155,16 +158,43 @@ class MetricsBackend:
         return float(self.state.get("power_watts", POWER_WATTS))
 
     # -- DCGM exporter ----------------------------------------------------------------------------
+    def unreachable(self, what: str, service: str) -> tuple[int, str] | None:
+        """The API server's own 503 when ``what`` is scripted unreachable (no ready endpoint)."""
+        if what not in (self.state.get("unreachable") or ()):
+            return None
+        status = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": f'no endpoints available for service "{service}"',
+            "reason": "ServiceUnavailable",
+            "code": 503,
+        }
+        return 503, json.dumps(status)
+
     def dcgm(self, method: str, path: str, body: bytes) -> tuple[int, str]:
+        refused = self.unreachable("dcgm", DCGM_SERVICE)
+        if refused is not None:
+            return refused
         if "dcgm_status" in self.state:
             return int(self.state["dcgm_status"]), "injected failure\n"
         if method != "GET" or urlsplit(path).path != "/metrics":
             return 404, "404 page not found\n"
         nodes = self.gpu_nodes()
-        return 200, dcgm_body(nodes[0] if nodes else None, no_gpus=self.no_series)
+        text = dcgm_body(nodes[0] if nodes else None, no_gpus=self.no_series)
+        extra = int(self.state.get("dcgm_extra_bytes", 0))
+        if extra > 0:
+            text += ("# padding " + "x" * 1013 + "\n") * (extra // 1024 + 1)
+        return 200, text
 
     # -- Prometheus -------------------------------------------------------------------------------
     def prometheus(self, method: str, path: str, body: bytes) -> tuple[int, str]:
+        refused = self.unreachable("prometheus", PROMETHEUS_SERVICE)
+        if refused is not None:
+            return refused
+        if "prometheus_body" in self.state:
+            return 200, str(self.state["prometheus_body"])
         if "prometheus_status" in self.state:
             return int(self.state["prometheus_status"]), json.dumps({"status": "error", "error": "injected"})
         parts = urlsplit(path)
