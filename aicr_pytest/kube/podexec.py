@@ -10,8 +10,8 @@ connection is set up with the ``kubernetes`` client's TLS and proxy settings (im
 (:class:`AccessDenied` for RBAC, :class:`NotFound` for a missing pod, :class:`ApiError` otherwise) or
 could not be reached (:class:`ApiUnreachable`). Once the command runs, everything else -- a non-zero
 exit, a failure status without an exit code, a stream that ended early, the deadline -- is data in
-the returned :class:`ExecResult`, for the caller to judge. The request is recorded as
-``create pods/exec`` (the RBAC verb the API server checks for an exec upgrade).
+the returned :class:`ExecResult`, for the caller to judge. The request is recorded as ``get`` and
+``create pods/exec``: the API server authorizes a WebSocket exec upgrade (an HTTP GET) for both.
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ def exec_in_pod(
     from kubernetes.stream.ws_client import create_websocket
     from websocket import ABNF, WebSocketBadStatusException, WebSocketException
 
+    cluster._record(Target("get", "", "pods/exec", namespace, pod))
     target = Target("create", "", "pods/exec", namespace, pod)
     cluster._record(target)
     api_client = cluster.api_client

@@ -162,7 +162,7 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
         "get", "gateway.networking.k8s.io", "gatewayclasses,gateways"
     ),
     "conformance slinky-slurm-*: Slinky LoginSets/NodeSets and commands in the login pod": (
-        _p("list", "slinky.slurm.net", "loginsets,nodesets") + _p("create", "", "pods/exec")
+        _p("list", "slinky.slurm.net", "loginsets,nodesets") + _p("get,create", "", "pods/exec")
     ),
     "run-scoped RBAC for in-cluster workloads (no cluster-admin binding)": _p(
         "get,list,watch,create,delete", _RBAC_GROUP, "roles,rolebindings"

@@ -9,10 +9,13 @@ Every implemented check also runs end to end on the control plane as that user: 
 checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), ``nccl-all-reduce-bw`` on H100
 (tests/controlplane/test_checks_on_controlplane.py), the GB200 NCCL variants ``-net`` and ``-nvls``
 (tests/controlplane/test_gb200_on_controlplane.py: kwok GB200 pool, ComputeDomain test controller, real
-DRA allocation of the IMEX channel claims) and ``inference-perf``
+DRA allocation of the IMEX channel claims), ``inference-perf``
 (tests/controlplane/test_inference_on_controlplane.py: Dynamo operator, volume provisioner and AIPerf
-played by test controllers; the probe goes through the apiserver's service proxy and its egress). This
-replay also covers the NCCL paths with no kwok pool on the control plane (GKE/TCPXO, RoCE on EKS).
+played by test controllers; the probe goes through the apiserver's service proxy and its egress) and the
+phase-II conformance checks (tests/cluster/test_conformance_phase2.py: metrics endpoints behind the real
+service proxy and aggregation layer, the real HPA controller, Karpenter and Slurm through kwok exec
+played by test controllers). This replay also covers the NCCL paths with no kwok pool on the control
+plane (GKE/TCPXO, RoCE on EKS).
 """
 
 from __future__ import annotations
@@ -67,6 +70,15 @@ def gb200_recipe(tmp: Path) -> Path:
     return path
 
 
+#: the phase-II conformance checks a training cluster has the prerequisites of
+CONFORMANCE_II_TRAINING = (
+    "accelerator-metrics",
+    "ai-service-metrics",
+    "pod-autoscaling",
+    "cluster-autoscaling",
+)
+
+
 #: scenario id -> (profile, phase, recipe(tmp), snapshot, checks that must pass on the fake)
 SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ...]]] = {
     "deployment": (
@@ -111,7 +123,54 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         EXAMPLES / "h100-eks-inference-snapshot.yaml",
         ("inference-perf",),
     ),
+    "conformance-ii": (
+        "h100-eks-training",
+        "conformance",
+        lambda tmp: conformance_recipe(tmp, CONFORMANCE_II_TRAINING),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        CONFORMANCE_II_TRAINING,
+    ),
+    "conformance-ii-karpenter": (
+        "h100-eks-training-karpenter",
+        "conformance",
+        lambda tmp: conformance_recipe(tmp, ("cluster-autoscaling",)),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("cluster-autoscaling",),
+    ),
+    "conformance-ii-gateway": (
+        "h100-eks-inference-gateway",
+        "conformance",
+        lambda tmp: conformance_recipe(tmp, ("inference-gateway",), {"name": "agentgateway"}),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("inference-gateway",),
+    ),
+    "conformance-ii-slinky": (
+        "gb200-eks-training-slurm",
+        "conformance",
+        lambda tmp: conformance_recipe(
+            tmp,
+            ("slinky-slurm-health", "slinky-slurm-imex-channel"),
+            {"name": "slinky-slurm", "namespace": "slurm"},
+        ),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("slinky-slurm-health", "slinky-slurm-imex-channel"),
+    ),
 }
+
+#: the phase-II conformance checks a training cluster has the prerequisites of
+CONFORMANCE_II_TRAINING = (
+    "accelerator-metrics",
+    "ai-service-metrics",
+    "pod-autoscaling",
+    "cluster-autoscaling",
+)
+
+
+def conformance_recipe(tmp: Path, checks: tuple[str, ...], *refs: dict[str, Any]) -> Path:
+    recipe: dict[str, Any] = yamlio.load(training_recipe().read_text())
+    recipe["validation"]["conformance"] = {"checks": list(checks)}
+    recipe["componentRefs"] = [*recipe["componentRefs"], *refs]
+    return written(tmp, "conformance.yaml", recipe)
 
 
 #: scenario id -> the CLI environment it runs with

@@ -75,7 +75,7 @@ ALLOWANCE: set[Permission] = (
     | P("list", "karpenter.sh", "nodepools")  # cluster-autoscaling
     | P("get", "gateway.networking.k8s.io", "gatewayclasses,gateways")  # inference-gateway
     | P("list", "slinky.slurm.net", "loginsets,nodesets")  # slinky-slurm-*
-    | P("create", "", "pods/exec")  # slinky-slurm-*: scontrol/sinfo/srun in the login pod
+    | P("get,create", "", "pods/exec")  # slinky-slurm-*: scontrol/sinfo/srun in the login pod
 )
 
 
