@@ -449,6 +449,14 @@ class FakeApiServer:
         if found is None:
             raise _status_error(404, "the server could not find the requested resource")
         ns, name = found.group(1), found.group(2)
+        if self.faults.take("GET", path, False, ("deny",)) is not None:
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'pods "{name}" is forbidden: User "{self.user}" cannot create resource "pods/exec" in API '
+                f'group "" in the namespace "{ns}"',
+                {"name": name, "kind": "pods"},
+            )
         pods = self.store.resource("", "v1", "pods")
         assert pods is not None
         pod = self.store.get(pods, ns, name)
