@@ -37,6 +37,20 @@ Profiles:
   driver runs ComputeDomains only (``resources.gpus.enabled=false``: no ``gpu.nvidia.com`` slices),
   so whole GPUs come from the device plugin alone. The inference player
   (:mod:`aicr_pytest.testing.players.inference`) plays the Dynamo operator, the endpoint and AIPerf.
+* ``h100-eks-training-karpenter`` -- the training profile plus Karpenter (namespace ``karpenter``,
+  ``karpenter.sh`` CRDs, NodePool ``gpu-autoscaling-test`` with an ``nvidia.com/gpu`` limit); the
+  autoscaling player (:mod:`aicr_pytest.testing.players.autoscaling`) provisions its GPU nodes.
+* ``h100-eks-inference-gateway`` -- the inference profile plus agentgateway (Gateway API and
+  InferencePool CRDs, GatewayClass, Gateway, proxy, EndpointSlice) behind a LoadBalancer Service
+  scoped to ``10.0.0.0/8``.
+* ``gb200-eks-training-slurm`` -- the GB200 training profile plus Slinky Slurm (namespace ``slurm``:
+  NodeSet/LoginSet, their pods, IMEX ComputeDomain and ResourceClaimTemplate); the slinky player
+  (:mod:`aicr_pytest.testing.players.slinky`) answers ``pods/exec`` in the login pod.
+
+Every profile with the GPU Operator and the Prometheus stack also serves the GPU metrics pipeline
+(:mod:`aicr_pytest.testing.players.metrics`: the DCGM exporter's ``/metrics``, Prometheus queries,
+prometheus-adapter's custom and external metrics APIs), and the HPA controller of the autoscaling
+player scales the Deployments a run creates.
 
 Faults:
 
@@ -62,7 +76,17 @@ Faults:
 * ``roce-driver-missing`` -- (RoCE) no RoCE DRA driver, DeviceClass or ResourceSlices;
 * ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);
 * ``inference-low-throughput`` -- AIPerf reports ~20,000 tokens/sec (inference-perf fails);
-* ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout).
+* ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout);
+* ``prometheus-down`` -- Prometheus has no ready endpoint (the service proxy answers 503);
+* ``dcgm-exporter-no-gpu-series`` -- the DCGM exporter sees no GPU (only HELP/TYPE lines), so
+  Prometheus has no DCGM series and prometheus-adapter no data;
+* ``prometheus-adapter-missing`` -- no adapter Deployment, Service or APIServices;
+* ``hpa-never-scales`` -- the HPA controller gets no external metric and never scales;
+* ``no-managed-node-group`` -- no Karpenter and no ``eks.amazonaws.com/nodegroup`` node label;
+* ``karpenter-unhealthy`` -- Karpenter's controller has no available replica;
+* ``gateway-open`` -- the inference gateway's LoadBalancer has no ``loadBalancerSourceRanges``;
+* ``slurm-controller-down``, ``imex-channels-shared`` -- (Slinky) slurmctld does not answer; two
+  concurrent IMEX jobs get the same channel.
 """
 
 from __future__ import annotations
