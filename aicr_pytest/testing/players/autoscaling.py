@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 FAULT_HPA_NEVER_SCALES: Final = "hpa-never-scales"
-HPA_SYNC_S: Final = 15.0
+HPA_SYNC_S: Final = 5.0
 POD_START_S: Final = 1.0
 KARPENTER_PROVISION_S: Final = 20.0
 KARPENTER_CONSOLIDATE_S: Final = 30.0
