@@ -7,14 +7,15 @@ log") and ``PodScript`` entries for pods a check creates, reading ``profile.faul
 cue.
 
 Importing this package registers the built-in players, in this order: ``nvidia-smi``
-(:mod:`.nvidia_smi`), ``nccl`` (:mod:`.nccl`) and ``inference`` (:mod:`.inference`). A user's own
+(:mod:`.nvidia_smi`), ``nccl`` (:mod:`.nccl`), ``inference`` (:mod:`.inference`) and ``conformance``
+(:mod:`.conformance`: the conformance phase's GPU probe pods, KAI gangs, operator webhooks). A user's own
 check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
 
 from aicr_pytest.testing.model import Player, register_player
-from aicr_pytest.testing.players import inference, nccl, nvidia_smi
+from aicr_pytest.testing.players import conformance, inference, nccl, nvidia_smi
 
 __all__ = ["BUILTIN_PLAYERS"]
 
@@ -23,6 +24,7 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("nvidia-smi", nvidia_smi.install),
     ("nccl", nccl.install),
     ("inference", inference.install),
+    ("conformance", conformance.install),
 )
 
 for _name, _install in BUILTIN_PLAYERS:
