@@ -432,6 +432,8 @@ class ControlPlaneSession:
         self._players_lock = threading.Lock()
         #: plays the inference check's Job pods (:class:`~.controlplane_dynamo.InferenceJobs`)
         self.inference_jobs: Any = None
+        #: the operators' validating webhooks (:class:`~.controlplane_conformance.WebhookServer`)
+        self.webhooks: Any = None
         self.players: list[Poller] = []
 
     def ensure_players(self) -> None:
@@ -439,8 +441,17 @@ class ControlPlaneSession:
         (:mod:`.controlplane_players`), Kubeflow Trainer/JobSet and the NCCL launcher
         (:mod:`.controlplane_trainer`), the DRA driver's ComputeDomains
         (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
-        inference Jobs' pods (:mod:`.controlplane_dynamo`)."""
+        inference Jobs' pods (:mod:`.controlplane_dynamo`), and for the conformance checks their
+        pods, KAI's gang binder and the operators' validating webhooks
+        (:mod:`.controlplane_conformance`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
+        from tests.harness.controlplane_conformance import (
+            CONFORMANCE_SELECTOR,
+            ConformancePods,
+            GangBinder,
+            WebhookServer,
+            WebhookSync,
+        )
         from tests.harness.controlplane_dynamo import (
             INFERENCE_JOBS_SELECTOR,
             DynamoController,
@@ -463,7 +474,13 @@ class ControlPlaneSession:
         with self._players_lock:
             if not self.players:
                 self.inference_jobs = InferenceJobs(self.cp)
+                self.webhooks = WebhookServer(self.cp, self.current_faults).start()
                 self.players += [
+                    PodPlayer(
+                        self.cp, CONFORMANCE_SELECTOR, ConformancePods(self.cp, self.current_faults)
+                    ).start(),
+                    GangBinder(self.cp).start(),
+                    WebhookSync(self.cp, self.webhooks).start(),
                     PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
                     TrainerController(self.cp).start(),
                     PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
@@ -473,6 +490,10 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
                 ]
+
+    def current_faults(self) -> tuple[str, ...]:
+        """The seeded profile's faults (what the test controllers honour)."""
+        return self._current[1] if self._current else ()
 
     def player_errors(self) -> list[str]:
         return [e for p in self.players for e in p.errors]
@@ -534,6 +555,7 @@ class ControlPlaneSession:
             from tests.harness.controlplane_dynamo import apply_faults
 
             apply_faults(self.player("dynamo-controller"), self.inference_jobs, faults)
+            self.webhooks.sync()  # before any test creates a TrainJob or DynamoGraphDeployment
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
             self.profile_seconds[source + target] = time.monotonic() - started

@@ -37,8 +37,14 @@ if TYPE_CHECKING:
     from aicr_pytest.testing.model import ClusterProfile, SimulatedCluster
 
 __all__ = [
+    "ABSENCE_MARK",
+    "FAULT_ISOLATION",
+    "FAULT_VISIBLE",
     "GANG_LABEL",
+    "GRANT_MARK",
     "container_output",
+    "echo_text",
+    "granted_gpus",
     "install",
 ]
 
@@ -115,7 +121,8 @@ def _uid_is(uid: object) -> Callable[[Obj], bool]:
     return match
 
 
-def _echo_text(script: str) -> str:
+def echo_text(script: str) -> str:
+    """What ``echo '<text>'`` prints (a gang worker's whole script); ``""`` for anything else."""
     m = re.fullmatch(r"\s*echo\s+'([^']*)'\s*", script) or re.fullmatch(r'\s*echo\s+"([^"]*)"\s*', script)
     return m.group(1) + "\n" if m else ""
 
@@ -201,7 +208,7 @@ def _binder(sim: Simulator, pod: Obj) -> Callable[[], None]:
 def _gang_logs(sim: Simulator, pod: Obj) -> None:
     uid = pod["metadata"].get("uid")
     logs = {
-        str(c.get("name")): _echo_text(_script(c)) for c in (pod.get("spec") or {}).get("containers") or []
+        str(c.get("name")): echo_text(_script(c)) for c in (pod.get("spec") or {}).get("containers") or []
     }
     sim.script(
         PodScript(
@@ -288,13 +295,19 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
 
     def on_pod(sim: Simulator, pod: Obj) -> None:
         meta = pod.get("metadata") or {}
+        if any(s.matches(pod) for s in sim.scripts):
+            return  # a test scripted this pod itself: its script wins
         if (meta.get("labels") or {}).get("app.kubernetes.io/managed-by") == "aicr-pytest":
             _script_probe_pod(sim, pod, faults)
         if kai and _is_gang_pod(pod):
             _gang_logs(sim, pod)
-            _schedule_gangs(sim, str(meta.get("namespace") or ""), faults)
+
+    def on_gang_pod(sim: Simulator, pod: Obj) -> None:
+        if kai and _is_gang_pod(pod):
+            _schedule_gangs(sim, str((pod.get("metadata") or {}).get("namespace") or ""), faults)
 
     sim.on_create("", "v1", "pods", on_pod)
+    sim.on_create("", "v1", "pods", on_gang_pod)
     if kai:
         sim.defer_scheduling.append(_is_gang_pod)
         sim.on_create(

@@ -410,14 +410,7 @@ def install_kubeflow_trainer(fc: SimulatedCluster, profile: ClusterProfile, comp
                 TRAINER_WEBHOOK_CONFIG,
                 ns,
                 "kubeflow-trainer-controller-manager",
-                [
-                    (f"validator.{kind}.trainer.kubeflow.org", group, plural)
-                    for kind, plural in (
-                        ("trainjob", "trainjobs"),
-                        ("trainingruntime", "trainingruntimes"),
-                        ("clustertrainingruntime", "clustertrainingruntimes"),
-                    )
-                ],
+                [("validator.trainjob.trainer.kubeflow.org", group, "trainjobs")],
             )
         )
     deployment(
