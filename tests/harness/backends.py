@@ -1106,7 +1106,12 @@ def apply_pod_states(cp: ControlPlane, old: Sequence[Obj], new: Sequence[Obj], t
 
     def settled() -> bool:
         for path, bad in unready.items():
-            status = cp.get(path).get("status") or {}
+            try:
+                status = cp.get(path).get("status") or {}
+            except urllib.error.HTTPError as e:
+                if e.code == 404 and bad == 0:
+                    continue  # a healed DaemonSet the new profile does not have (its namespace went)
+                raise
             if int(status.get("desiredNumberScheduled") or 0) - int(status.get("numberReady") or 0) != bad:
                 return False
         return True
