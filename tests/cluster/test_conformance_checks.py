@@ -201,8 +201,9 @@ def test_policy_mismatch_fails_both_gpu_checks(pytester: pytest.Pytester, k8s_ba
         test = result.tests[name]
         assert test["status"] == "failed"
         assert test["message"].startswith(
-            '[INVALID_REQUEST] GPU allocation policy mismatch: the recipe configures "dra-resource-claim" but '
-            "the cluster has no usable full-GPU DRA (gpu.nvidia.com DeviceClass + validated ResourceSlices).\n"
+            "[INVALID_REQUEST] GPU allocation policy mismatch: the recipe configures "
+            '"dra-resource-claim" but the cluster has no usable full-GPU DRA (gpu.nvidia.com DeviceClass + '
+            "validated ResourceSlices).\n"
             "Observed state:\nDRA (gpu.nvidia.com): usable=false nodes=[]\n"
         ), test["message"]
         assert "full-GPU DRA not usable: DeviceClass gpu.nvidia.com not found" in test["message"]
@@ -222,7 +223,8 @@ def test_device_plugin_recipe_on_a_dra_only_cluster_fails(
     ]
     assert test["status"] == "failed"
     assert test["message"].startswith(
-        '[INVALID_REQUEST] GPU allocation policy mismatch: the recipe configures "device-plugin-extended-resource" '
+        "[INVALID_REQUEST] GPU allocation policy mismatch: the recipe configures "
+        '"device-plugin-extended-resource" '
         "but no Ready, schedulable node advertises allocatable nvidia.com/gpu.\nObserved state:\n"
     )
 
@@ -338,7 +340,8 @@ def test_secure_access_gpu_visible_without_allocation_fails(
     ]
     assert (test["status"], test["message"]) == (
         "failed",
-        "[INTERNAL] GPU devices visible without any GPU allocation — isolation broken (container exit code 1)",
+        "[INTERNAL] GPU devices visible without any GPU allocation — isolation broken "
+        "(container exit code 1)",
     )
     assert "Exit code: 1" in artifact(test, "Device Plugin Isolation Test")
 
@@ -539,7 +542,8 @@ def test_gpu_operator_health_fails_without_the_operator(
     test = run(pytester, k8s_backend, recipe(TRAINING, "gpu-operator-health")).tests["gpu-operator-health"]
     assert test["status"] == "failed"
     assert test["message"].startswith(
-        "[NOT_FOUND] GPU operator deployment not found (checked label app.kubernetes.io/name=gpu-operator and "
+        "[NOT_FOUND] GPU operator deployment not found (checked label "
+        "app.kubernetes.io/name=gpu-operator and "
         "exact name): [NOT_FOUND] deployment gpu-operator/gpu-operator not found: "
     )
 
