@@ -7,7 +7,7 @@ Registered as ``conformance`` (after ``nvidia-smi``, ``nccl``, ``inference``). O
   or the devices of the ResourceClaim it references -- and prints/exit as the probe script does; a
   container running the absence probe (``ls /dev/nvidia*``) sees none. Each container gets its own
   log and exit code (:class:`~aicr_pytest.testing.simulator.PodScript` ``exit_codes``); pods start
-  after 2 s and run 3 s (clock seconds).
+  2 s after binding and run 3 s (clock seconds; :func:`player` builds one with other latencies).
 * **KAI gang scheduling**: pods with ``schedulerName: kai-scheduler`` and the
   ``pod-group.scheduling.run.ai/name`` label are held until their PodGroup exists and ``minMember``
   of them are pending, then all are bound in the same instant (all-or-nothing); each worker prints
@@ -34,7 +34,7 @@ from aicr_pytest.testing.simulator import PodScript, Simulator, parse_quantity
 from aicr_pytest.testing.store import Obj
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.model import ClusterProfile, SimulatedCluster
+    from aicr_pytest.testing.model import ClusterProfile, Player, SimulatedCluster
 
 __all__ = [
     "ABSENCE_MARK",
@@ -46,6 +46,7 @@ __all__ = [
     "echo_text",
     "granted_gpus",
     "install",
+    "player",
 ]
 
 GANG_LABEL: Final = "pod-group.scheduling.run.ai/name"
@@ -127,7 +128,7 @@ def echo_text(script: str) -> str:
     return m.group(1) + "\n" if m else ""
 
 
-def _script_probe_pod(sim: Simulator, pod: Obj, faults: frozenset[str]) -> None:
+def _script_probe_pod(sim: Simulator, pod: Obj, faults: frozenset[str], timing: tuple[float, float]) -> None:
     containers = (pod.get("spec") or {}).get("containers") or []
     scripts = {str(c.get("name")): _script(c) for c in containers}
     if not any(GRANT_MARK in s or ABSENCE_MARK in s for s in scripts.values()):
@@ -155,8 +156,8 @@ def _script_probe_pod(sim: Simulator, pod: Obj, faults: frozenset[str]) -> None:
             predicate=_uid_is(uid),
             logs=logs,
             exit_codes=codes,
-            start_after=2.0,
-            run_for=3.0,
+            start_after=timing[0],
+            run_for=timing[1],
         )
     )
 
@@ -205,7 +206,7 @@ def _binder(sim: Simulator, pod: Obj) -> Callable[[], None]:
     return bind
 
 
-def _gang_logs(sim: Simulator, pod: Obj) -> None:
+def _gang_logs(sim: Simulator, pod: Obj, timing: tuple[float, float]) -> None:
     uid = pod["metadata"].get("uid")
     logs = {
         str(c.get("name")): echo_text(_script(c)) for c in (pod.get("spec") or {}).get("containers") or []
@@ -214,8 +215,8 @@ def _gang_logs(sim: Simulator, pod: Obj) -> None:
         PodScript(
             predicate=_uid_is(uid),
             logs=logs,
-            start_after=1.0,
-            run_for=2.0,
+            start_after=timing[0],
+            run_for=timing[1],
         )
     )
 
@@ -288,7 +289,7 @@ def _install_webhooks(fc: SimulatedCluster, profile: ClusterProfile, faults: fro
 # --- the player -------------------------------------------------------------------------------------
 
 
-def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
+def _install(fc: SimulatedCluster, profile: ClusterProfile, timing: tuple[float, float]) -> None:
     faults = frozenset(profile.faults)
     sim = fc.sim
     kai = profile.component(KAI) is not None
@@ -298,9 +299,9 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
         if any(s.matches(pod) for s in sim.scripts):
             return  # a test scripted this pod itself: its script wins
         if (meta.get("labels") or {}).get("app.kubernetes.io/managed-by") == "aicr-pytest":
-            _script_probe_pod(sim, pod, faults)
+            _script_probe_pod(sim, pod, faults, timing)
         if kai and _is_gang_pod(pod):
-            _gang_logs(sim, pod)
+            _gang_logs(sim, pod, timing)
 
     def on_gang_pod(sim: Simulator, pod: Obj) -> None:
         if kai and _is_gang_pod(pod):
@@ -328,3 +329,17 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
     _install_webhooks(fc, profile, faults)
     if FAULT_POLICY_NOT_READY in faults and fc.find("nvidia.com/v1", "ClusterPolicy", "cluster-policy"):
         sim.set_status("nvidia.com/v1", "ClusterPolicy", "cluster-policy", {"state": "notReady"})
+
+
+def player(*, pod_start_s: float = 2.0, pod_run_s: float = 3.0) -> Player:
+    """The conformance player with its pods taking ``pod_start_s`` from binding to Running and
+    ``pod_run_s`` from Running to exit (clock seconds; benchmarks register a slower one)."""
+
+    def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
+        _install(fc, profile, (pod_start_s, pod_run_s))
+
+    return install
+
+
+#: the built-in player (pods start 2 s after binding and run 3 s)
+install: Player = player()
