@@ -404,8 +404,8 @@ def test_gang_scheduling_forbidden_kai_is_other_not_skip(
     test = run(pytester, k8s_backend, doc, denial_expected=True).tests["gang-scheduling"]
     assert test["status"] == "other"
     assert test["message"] == (
-        "[INTERNAL] failed to read deployment kai-scheduler/kai-scheduler-default: RBAC denied: cannot get "
-        'deployments.apps "kai-scheduler-default" in namespace kai-scheduler (403 Forbidden)'
+        "[INTERNAL] failed to read gang scheduling CRD queues.scheduling.run.ai: RBAC denied: cannot get "
+        'customresourcedefinitions.apiextensions.k8s.io "queues.scheduling.run.ai" (403 Forbidden)'
     )
 
 

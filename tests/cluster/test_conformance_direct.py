@@ -215,3 +215,49 @@ def test_every_check_function_runs_outside_pytest(fake_cluster_factory: Any) -> 
             check_function(name)(ctx)
         assert ctx.artifacts_json(), name
         assert lines[0].startswith("--- "), name
+
+
+KAI_GATE = r"^/apis/apps/v1/namespaces/kai-scheduler/deployments/kai-scheduler-default$"
+
+
+@pytest.mark.parametrize(
+    ("inject", "expected"),
+    [
+        (
+            lambda fc: fc.faults.deny("GET", KAI_GATE),
+            "[INTERNAL] failed to read deployment kai-scheduler/kai-scheduler-default: RBAC denied: "
+            'cannot get deployments.apps "kai-scheduler-default" in namespace kai-scheduler (403 Forbidden)',
+        ),
+        (
+            lambda fc: fc.faults.server_error("GET", KAI_GATE, times=None, status=503),
+            "[INTERNAL] failed to read deployment kai-scheduler/kai-scheduler-default: API unreachable: GET ",
+        ),
+        (
+            lambda fc: fc.faults.drop_connection("GET", KAI_GATE, times=None),
+            "[INTERNAL] failed to read deployment kai-scheduler/kai-scheduler-default: API unreachable: GET ",
+        ),
+    ],
+    ids=["rbac", "5xx", "transport"],
+)
+def test_gang_gate_errors_are_other_not_skip(fake_cluster_factory: Any, inject: Any, expected: str) -> None:
+    from aicr_pytest.conformance import gang_scheduling
+
+    fc = fake_cluster_factory("h100-eks-training")
+    inject(fc)
+    with direct(fc, "gang-scheduling") as (ctx, _), pytest.raises(Inconclusive) as info:
+        gang_scheduling.run_gang_scheduling(ctx)
+    assert not isinstance(info.value, CheckSkip)
+    assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_gang_gate_skips_when_a_kai_crd_is_absent(fake_cluster_factory: Any) -> None:
+    from aicr_pytest.conformance import gang_scheduling
+
+    fc = fake_cluster_factory("h100-eks-training")
+    fc.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "podgroups.scheduling.run.ai")
+    with direct(fc, "gang-scheduling") as (ctx, _), pytest.raises(CheckSkip) as info:
+        gang_scheduling.run_gang_scheduling(ctx)
+    assert info.value.reason == (
+        "KAI scheduler not found — cluster may use a different scheduler "
+        "(CustomResourceDefinition podgroups.scheduling.run.ai not found)"
+    )

@@ -319,12 +319,11 @@ def _install(fc: SimulatedCluster, profile: ClusterProfile, timing: tuple[float,
         )
         if FAULT_QUEUE_MISSING in faults and fc.find("scheduling.run.ai/v2", "Queue", "default-queue"):
             fc.delete("scheduling.run.ai/v2", "Queue", "default-queue")
-        if FAULT_KAI_FORBIDDEN in faults:
+        if FAULT_KAI_FORBIDDEN in faults:  # KAI runs, but its CRDs and queues are not readable
             fc.faults.deny(
                 None,
-                r"^/apis/apps/v1/namespaces/kai-scheduler/|"
-                r"^/apis/apiextensions\.k8s\.io/v1/customresourcedefinitions/(queues|podgroups)\.scheduling\.run\.ai$|"
-                r"^/apis/scheduling\.run\.ai/v2/queues",
+                r"^/apis/apiextensions\.k8s\.io/v1/customresourcedefinitions/(queues|podgroups)\.scheduling\.run\.ai$"
+                r"|^/apis/scheduling\.run\.ai/v2/queues",
             )
     _install_webhooks(fc, profile, faults)
     if FAULT_POLICY_NOT_READY in faults and fc.find("nvidia.com/v1", "ClusterPolicy", "cluster-policy"):

@@ -49,8 +49,8 @@ Faults:
   ``dra-gpu-slices-missing`` -- the DRA driver runs ComputeDomains only (``resources.gpus.enabled=false``:
   ``compute-domain.nvidia.com`` slices, no ``gpu.nvidia.com`` DeviceClass/slices); with a
   ``dra-resource-claim`` recipe that is the policy mismatch;
-  ``kai-forbidden`` -- KAI is installed but the validator is refused (403) its Deployments, CRDs and
-  queues (gang-scheduling is ``other``, not skipped); ``kai-gang-split`` -- KAI binds the second
+  ``kai-forbidden`` -- KAI is installed but the validator is refused (403) KAI's CRDs and queues
+  (gang-scheduling is ``other``, not skipped); ``kai-gang-split`` -- KAI binds the second
   gang worker 45 s after the first (not co-scheduled); ``kai-queue-missing`` -- no ``default-queue``;
   ``trainer-webhook-missing`` -- no ``validator.trainer.kubeflow.org`` configuration;
   ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
