@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import FrameType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pytest
 
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.plugin import options
+
+if TYPE_CHECKING:
+    from aicr_pytest.plugin.state import RunOutcome
 
 EXIT_OK = 0
 EXIT_INVALID = 2
@@ -38,68 +43,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
 
 
-def _bool_flag(value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in ("true", "1", "yes", "t"):
-        return True
-    if lowered in ("false", "0", "no", "f"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r} (use true or false)")
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(table: Sequence[options.Option] | None = None) -> argparse.ArgumentParser:
+    """The command line; ``validate``'s options come from the option table (``table`` for tests)."""
     parser = _Parser(prog="aicr-pytest", description="pytest-native validator for GPU Kubernetes clusters")
     parser.add_argument("--version", action="version", version=f"aicr-pytest {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     v = sub.add_parser("validate", help="validate a cluster against a recipe (like `aicr validate`)")
-    v.add_argument("-r", "--recipe", required=True, help="recipe: file, https:// URL or cm://namespace/name")
-    v.add_argument("-s", "--snapshot", help="snapshot: file, https:// URL or cm://namespace/name")
-    v.add_argument("--phase", action="append", help="deployment|conformance|performance|all (repeatable)")
-    v.add_argument("--no-cluster", action="store_true", help="offline: snapshot only; behavioral checks skip")
-    v.add_argument("--fail-fast", action="store_true", help="skip later phases after a failing phase")
-    v.add_argument(
-        "--fail-on-error",
-        type=_bool_flag,
-        nargs="?",
-        const=True,
-        default=True,
-        metavar="BOOL",
-        help="exit 8 when a phase fails (default true); --fail-on-error=false reports only",
-    )
-    v.add_argument("-o", "--output", help="CTRF report destination: a file path or - for stdout (default)")
-    v.add_argument("--data", help="external data directory layered over the embedded data")
-    v.add_argument(
-        "--node-selector",
-        action="append",
-        metavar="KEY=VALUE",
-        help="node selector for inner GPU workloads (repeatable)",
-    )
-    v.add_argument(
-        "--toleration",
-        action="append",
-        metavar="KEY=VALUE:EFFECT",
-        help="toleration for inner GPU workloads (repeatable; * tolerates all)",
-    )
-    v.add_argument(
-        "-k", "--kubeconfig", help="kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)"
-    )
-    v.add_argument("--kube-context", help="kubeconfig context")
-    v.add_argument("--no-cleanup", action="store_true", help="keep created objects; print kubectl commands")
-    v.add_argument("--nvidia-smi-image", help="CUDA image for check-nvidia-smi")
-    v.add_argument("--evidence-dir", help="directory for evidence files")
-    v.add_argument(
-        "--simulate",
-        metavar="PROFILE",
-        help="run against a SIMULATED cluster started in-process with this profile",
-    )
-    v.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="with --simulate: inject a simulated fault (repeatable)",
-    )
+    options.add_argparse_options(v, table)
     v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
 
     s = sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C")
@@ -134,117 +85,96 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-class _Capture:
-    """pytest plugin object that keeps the aicr plugin's state for the exit-code decision."""
+#: what ``validate`` always passes to pytest
+PYTEST_BASE_ARGS = ("-p", "no:cacheprovider", "-rN", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
+
+class _OutcomeReceiver:
+    """pytest plugin object: receives the run's :class:`RunOutcome` from the aicr plugin."""
 
     def __init__(self) -> None:
-        self.state: Any = None
+        self.outcome: RunOutcome | None = None
 
-    def pytest_unconfigure(self, config: Any) -> None:
-        from aicr_pytest.plugin import STATE_KEY
-
-        self.state = config.stash.get(STATE_KEY, None)
-
-
-def _pytest_args(ns: argparse.Namespace, kubeconfig: str | None) -> list[str]:
-    args = [
-        "--recipe",
-        ns.recipe,
-        "-p",
-        "no:cacheprovider",
-        "-rN",
-        "-W",
-        "ignore::pytest.PytestAssertRewriteWarning",
-    ]
-    if ns.snapshot:
-        args += ["--snapshot", ns.snapshot]
-    for phase in ns.phase or ():
-        args += ["--phase", phase]
-    if ns.no_cluster:
-        args.append("--no-cluster")
-    if ns.fail_fast:
-        args.append("--fail-fast")
-    if ns.data:
-        args += ["--data", ns.data]
-    for sel in ns.node_selector or ():
-        args += ["--node-selector", sel]
-    for tol in ns.toleration or ():
-        args += ["--toleration", tol]
-    if kubeconfig:
-        args += ["--kubeconfig", kubeconfig]
-    if ns.kube_context:
-        args += ["--kube-context", ns.kube_context]
-    if ns.no_cleanup:
-        args.append("--no-cleanup")
-    if ns.nvidia_smi_image:
-        args += ["--nvidia-smi-image", ns.nvidia_smi_image]
-    if ns.evidence_dir:
-        args += ["--evidence-dir", ns.evidence_dir]
-    if ns.output and ns.output != "-":
-        args += ["--ctrf-report", ns.output]
-    extra = list(ns.pytest_args or ())
-    if extra and extra[0] == "--":
-        extra = extra[1:]
-    elif extra:
-        raise UsageError(f"unexpected arguments: {' '.join(extra)} (pass pytest arguments after --)")
-    return args + extra
+    # optional: without the aicr plugin (``-- -p no:aicr``) the hook has no spec and never runs
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_aicr_run_finished(self, config: pytest.Config, outcome: RunOutcome) -> None:
+        self.outcome = outcome
 
 
-def exit_code_for(state: Any, pytest_exit: int, fail_on_error: bool) -> int:
+def _pytest_args(
+    values: Mapping[str, Any], *, output: str | None, simulated: str | None, extra: Sequence[str]
+) -> list[str]:
+    """pytest's arguments: the options both entry points take, as given; ``-o``; extra args."""
+    table = options.by_name()
+    args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS]
+    if output and output != "-":
+        args += table["ctrf_report"].to_args(options.PYTEST, output)
+    if simulated:
+        args += table["simulated"].to_args(options.PYTEST, simulated)
+    rest = list(extra)
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    elif rest:
+        raise UsageError(f"unexpected arguments: {' '.join(rest)} (pass pytest arguments after --)")
+    return args + rest
+
+
+def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: bool) -> int:
     """Map a finished run to ``aicr validate``'s exit codes."""
-    import pytest
-
     if pytest_exit == pytest.ExitCode.USAGE_ERROR:
         return EXIT_INVALID
     if pytest_exit == pytest.ExitCode.INTERRUPTED:
         return EXIT_INTERRUPTED
-    if state is None or state.run is None:
+    if outcome is None:
         return EXIT_INVALID if pytest_exit else EXIT_OK
-    if state.run.readiness.blocked or state.usage_error_in_check:
+    if outcome.readiness_blocked or outcome.usage_error:
         return EXIT_INVALID
     if pytest_exit == pytest.ExitCode.INTERNAL_ERROR:
         return EXIT_FAILED
-    failing = any(a.status in ("failed", "other") for a in state.results)
-    if failing and fail_on_error:
+    if outcome.failing and fail_on_error:
         return EXIT_FAILED
     return EXIT_OK
 
 
 def cmd_validate(ns: argparse.Namespace) -> int:
-    import pytest
-
+    given = options.values_from(ns, options.VALIDATE)
+    run = options.resolved(given, options.VALIDATE)
+    faults = list(run["fault"] or ())
     sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
-    if ns.simulate:
+    if run["simulate"]:
         from aicr_pytest.testing.serve import simulated_cluster
 
-        sim_ctx = simulated_cluster(ns.simulate, ns.fault)
-    elif ns.fault:
+        sim_ctx = simulated_cluster(run["simulate"], faults)
+    elif faults:
         raise UsageError("--fault needs --simulate PROFILE")
     with sim_ctx as sim:
-        kubeconfig = ns.kubeconfig
+        simulated: str | None = None
         if sim is not None:
-            kubeconfig = str(sim.kubeconfig_path)
-            os.environ["AICR_PYTEST_SIMULATED"] = "1"
-            print(f"SIMULATED cluster: profile {ns.simulate}, kubeconfig {kubeconfig}", file=sys.stderr)
-        args = _pytest_args(ns, kubeconfig)
-        capture = _Capture()
-        to_stdout = not ns.output or ns.output == "-"
+            simulated = str(run["simulate"])
+            given = {**given, "kubeconfig": str(sim.kubeconfig_path)}
+            print(
+                f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
+            )
+        output = run["output"]
+        args = _pytest_args(given, output=output, simulated=simulated, extra=ns.pytest_args or ())
+        receiver = _OutcomeReceiver()
+        to_stdout = not output or output == "-"
         real_stdout = sys.stdout
         try:
             with _sigterm_as_interrupt():
                 if to_stdout:
                     sys.stdout = sys.stderr  # terminal progress to stderr, the report to stdout
                 try:
-                    code = int(pytest.main(args, plugins=[capture]))
+                    code = int(pytest.main(args, plugins=[receiver]))
                 finally:
                     sys.stdout = real_stdout
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
-        state = capture.state
-        if to_stdout and state is not None and state.report is not None:
-            real_stdout.write(_dumps(state.report))
+        outcome = receiver.outcome
+        if to_stdout and outcome is not None and outcome.report is not None:
+            real_stdout.write(_dumps(outcome.report))
             real_stdout.flush()
-        return exit_code_for(state, code, ns.fail_on_error)
+        return exit_code_for(outcome, code, bool(run["fail_on_error"]))
 
 
 def _dumps(report: dict[str, Any]) -> str:

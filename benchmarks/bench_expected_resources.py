@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aicr_pytest import deployment
 from aicr_pytest.core import yamlio
+from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.recipe import parse_recipe
 from aicr_pytest.deployment.fetch import ClusterFetch
@@ -75,6 +75,19 @@ def add_skyhook(fc: FakeCluster) -> None:
     fc.add(cr)
 
 
+class _AdvancingClock:
+    """The fake cluster's virtual clock; sleeping advances it (and the simulator with it)."""
+
+    def __init__(self, fc: FakeCluster) -> None:
+        self._fc = fc
+
+    def time(self) -> float:
+        return self._fc.clock.time()
+
+    def sleep(self, seconds: float) -> None:
+        self._fc.advance(seconds)
+
+
 def run_once(mode: str, *, nodewright: bool = False) -> tuple[float, list[str]]:
     """One ``expected-resources`` run; returns (wall seconds, the check's stdout lines)."""
     recipe = load_recipe(nodewright)
@@ -92,8 +105,7 @@ def run_once(mode: str, *, nodewright: bool = False) -> tuple[float, list[str]]:
             add_skyhook(fc)
         cluster = connect(str(fc.kubeconfig_path))
         try:
-            now: Callable[[], float] = time.time if mode == "real" else fc.clock.time
-            sleep: Callable[[float], None] = time.sleep if mode == "real" else fc.advance
+            clock: Clock = SYSTEM_CLOCK if mode == "real" else _AdvancingClock(fc)
             start = time.perf_counter()
             deployment.check_expected_resources(
                 recipe.component_refs,
@@ -101,9 +113,8 @@ def run_once(mode: str, *, nodewright: bool = False) -> tuple[float, list[str]]:
                 read_data_file=read_data_file,
                 registry_entry=data.registry_entry,
                 emit=lines.append,
-                clock=now,
-                sleep=sleep,
-                deadline=now() + 480.0,  # the catalog's 8m budget
+                clock=clock,
+                deadline=clock.time() + 480.0,  # the catalog's 8m budget
             )
             elapsed = time.perf_counter() - start
         finally:

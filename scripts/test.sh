@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup-env.sh
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy"; .venv/bin/mypy
+echo "== import-linter (layers, pyproject.toml)"; .venv/bin/lint-imports --no-cache
 echo "== control plane (build once per machine, cached; see tools/controlplane/MEASUREMENTS.md)"
 cp_status=0
 nice -n 10 bash scripts/controlplane.sh build || cp_status=$?

@@ -442,6 +442,58 @@ def wait_pod_terminal(
         raise inconclusive("INTERNAL", f"failed to watch {what}", err) from err
 
 
+def wait_pod_bound(
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    what: str,
+    timeout: float,
+    clock: Clock,
+) -> JSON:
+    """The pod once the scheduler has bound it (``spec.nodeName``) or it ended; the same failure and
+    ``other`` rules as :func:`wait_pod_terminal` (stuck fails, deleted/timeout/watch errors are ``other``)."""
+    key = f"{namespace}/{name}"
+    last: list[JSON] = []
+
+    def check(view: dict[str, JSON]) -> JSON | None:
+        pod = view.get(key)
+        if pod is None:
+            if last:
+                raise inconclusive("INTERNAL", f"{what} was deleted while waiting for it to be scheduled")
+            return None
+        last[:] = [pod]
+        if spec(pod).get("nodeName") or pod_phase(pod) in ("Succeeded", "Failed"):
+            return pod
+        stuck = pod_stuck_reason(pod, what)
+        if stuck is not None:
+            raise ConformanceFailure(stuck)
+        return None
+
+    try:
+        return observe(
+            cluster,
+            "v1",
+            "pods",
+            namespace,
+            check,
+            timeout=max(0.0, timeout),
+            clock=clock,
+            what=what,
+            describe=lambda view: pod_phase(view.get(key) or {}),
+            field_selector=f"metadata.name={name}",
+        )
+    except WaitTimeout as err:
+        pod = last[0] if last else None
+        raise inconclusive(
+            "TIMEOUT",
+            f"{what} was not scheduled in time "
+            f"(last phase={pod_phase(pod or {})}, status={waiting_summary(pod)})",
+            f"no node within {format_go_duration(timeout)}",
+        ) from err
+    except ApiError as err:
+        raise inconclusive("INTERNAL", f"failed to watch {what}", err) from err
+
+
 def create_pod_when_sa_ready(
     run: RunScope, pod: Mapping[str, Any], clock: Clock, *, timeout: float = SA_PROVISION_TIMEOUT
 ) -> JSON:
@@ -552,6 +604,7 @@ __all__ = [
     "status",
     "status_of",
     "wait_deployment_available",
+    "wait_pod_bound",
     "wait_pod_terminal",
     "waiting_summary",
 ]

@@ -27,6 +27,7 @@ from aicr_pytest.conformance.common import (
     read_error,
     spec,
     status,
+    wait_pod_bound,
     wait_pod_terminal,
 )
 from aicr_pytest.conformance.context import ConformanceContext
@@ -162,6 +163,12 @@ def _exercise(
             create_pod_when_sa_ready(ctx.run, pod, ctx.clock)
         except ApiError as err:
             raise inconclusive("INTERNAL", f"failed to create {mechanism} GPU test pod", err) from err
+        # The no-allocation probe runs on the GPU pod's node while the GPU is allocated there (AICR
+        # starts it only after the GPU pod ended: same verdicts, one pod lifetime less).
+        limit = max(0.0, min(DRA_TEST_POD_TIMEOUT, deadline - ctx.clock.time()))
+        scheduled = wait_pod_bound(ctx.cluster, ns.name, ns.pod_name, "GPU test pod", limit, ctx.clock)
+        if spec(scheduled).get("nodeName"):
+            _start_probe(ctx, ns, str(spec(scheduled)["nodeName"]))
         bound = max(0.0, min(DRA_TEST_POD_TIMEOUT, deadline - ctx.clock.time()))
         done = wait_pod_terminal(ctx.cluster, ns.name, ns.pod_name, "GPU test pod", bound, ctx.clock)
         ctx.record(
@@ -245,15 +252,21 @@ def _verify_pod(
         raise failure("INTERNAL", verdict)
 
 
-def _probe(ctx: ConformanceContext, ns: GpuTestNamespace, node: str, deadline: float, label: str) -> None:
-    """The no-allocation probe pinned to the GPU test pod's node: it must see no GPU."""
-    what = f"no-allocation probe pod (node={node})"
+def _start_probe(ctx: ConformanceContext, ns: GpuTestNamespace, node: str) -> None:
+    """Create the no-allocation probe pinned to ``node`` (the GPU test pod's)."""
     ns.track("v1", "Pod", ns.probe_name)
     probe = gw.build_probe_pod(ns.probe_name, ns.name, node, ns.labels())
     try:
         create_pod_when_sa_ready(ctx.run, probe, ctx.clock)
     except ApiError as err:
         raise inconclusive("INTERNAL", "failed to create no-allocation probe pod", err) from err
+
+
+def _probe(ctx: ConformanceContext, ns: GpuTestNamespace, node: str, deadline: float, label: str) -> None:
+    """The no-allocation probe pinned to the GPU test pod's node: it must see no GPU."""
+    what = f"no-allocation probe pod (node={node})"
+    if ("v1", "Pod", ns.probe_name) not in ns.tracked:  # not started yet (the GPU pod ended unbound)
+        _start_probe(ctx, ns, node)
     bound = max(0.0, min(DRA_TEST_POD_TIMEOUT, deadline - ctx.clock.time()))
     done = wait_pod_terminal(ctx.cluster, ns.name, ns.probe_name, what, bound, ctx.clock)
     log = pod_log(ctx.cluster, ns.name, ns.probe_name, gw.PROBE_CONTAINER)

@@ -1,15 +1,16 @@
 """Validated run options: one object, built once in ``pytest_configure``.
 
 Both entry points (plain ``pytest --recipe ...`` and ``aicr-pytest validate``) end up here, so
-flag validation and its messages live in one place.
+flag validation and its messages live in one place.  How each option is spelled, its default and
+its environment variable are declared once, in :mod:`aicr_pytest.plugin.options`; this module is
+the pytest-free model the check families receive.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,9 +79,13 @@ def parse_toleration(raw: str) -> Toleration:
 
 
 class Settings(BaseModel):
-    """Everything a run needs to know from the command line."""
+    """Everything a run needs to know from the command line.
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    One field per option of :data:`aicr_pytest.plugin.options.OPTIONS` that declares a
+    ``setting`` (a test keeps the two in step), plus :data:`DERIVED_FIELDS`.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
 
     recipe: str | None = None
     snapshot: str | None = None
@@ -97,7 +102,8 @@ class Settings(BaseModel):
     ctrf_report: str | None = None
     nvidia_smi_image: str = DEFAULT_NVIDIA_SMI_IMAGE
     evidence_dir: Path | None = None
-    simulated: bool = False
+    #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
+    simulated: str | None = None
 
     @property
     def active(self) -> bool:
@@ -105,52 +111,41 @@ class Settings(BaseModel):
         return self.recipe is not None
 
 
-def build_settings(
-    *,
-    recipe: str | None,
-    snapshot: str | None,
-    phase: Sequence[str] | None,
-    no_cluster: bool,
-    fail_fast: bool,
-    data: str | None,
-    node_selector: Sequence[str] | None,
-    toleration: Sequence[str] | None,
-    kubeconfig: str | None,
-    kube_context: str | None,
-    no_cleanup: bool,
-    ctrf_report: str | None,
-    nvidia_smi_image: str | None,
-    evidence_dir: str | None,
-) -> Settings:
-    """Validate raw option values; raises :class:`UsageError` with one clear line."""
+#: fields computed from other options' values, not set by an option of their own
+DERIVED_FIELDS: frozenset[str] = frozenset({"phases_explicit"})
+
+
+def build_settings(raw: Mapping[str, Any]) -> Settings:
+    """Validate raw option values, keyed by :class:`Settings` field; one clear :class:`UsageError`.
+
+    ``raw`` holds what the command line (or an environment variable, or the option's default)
+    gave: ``phases``, ``node_selector`` and ``tolerations`` as the repeated strings, ``data`` and
+    ``evidence_dir`` as strings.  Every other field is passed to :class:`Settings` as it is.
+    """
+    values = dict(raw)
+    phase: Sequence[str] | None = values.pop("phases", None)
     phases = parse_phases(phase)
-    if recipe is None and (snapshot or no_cluster or phase):
+    if values.get("recipe") is None and (values.get("snapshot") or values.get("no_cluster") or phase):
         raise UsageError("--recipe is required")
-    if no_cluster and not snapshot:
+    if values.get("no_cluster") and not values.get("snapshot"):
         raise UsageError("--no-cluster requires --snapshot; cannot capture a snapshot without cluster access")
+    data: str | None = values.pop("data", None)
     data_path: Path | None = None
     if data is not None:
         data_path = Path(data).expanduser()
         if not data_path.is_dir():
             raise UsageError(f"--data {data}: not a directory")
         data_path = data_path.resolve()
+    toleration: Sequence[str] | None = values.pop("tolerations", None)
     tolerations = tuple(parse_toleration(t) for t in toleration) if toleration else None
-    image = nvidia_smi_image or os.environ.get("AICR_NVIDIA_SMI_IMAGE") or DEFAULT_NVIDIA_SMI_IMAGE
+    node_selector = parse_node_selector(values.pop("node_selector", None))
+    evidence_dir = values.pop("evidence_dir", None)
     return Settings(
-        recipe=recipe,
-        snapshot=snapshot,
+        **values,
         phases=tuple(phases),
         phases_explicit=bool(phase),
-        no_cluster=no_cluster,
-        fail_fast=fail_fast,
         data=data_path,
-        node_selector=parse_node_selector(node_selector),
+        node_selector=node_selector,
         tolerations=tolerations,
-        kubeconfig=kubeconfig,
-        kube_context=kube_context,
-        no_cleanup=no_cleanup,
-        ctrf_report=ctrf_report,
-        nvidia_smi_image=image,
         evidence_dir=Path(evidence_dir) if evidence_dir else None,
-        simulated=os.environ.get("AICR_PYTEST_SIMULATED") == "1",
     )

@@ -4,8 +4,8 @@
 namespaces Active, overlay-declared ``expectedResources`` healthy, the GPU readiness signals
 (Nodewright/Skyhook CRs, the DRA kubelet-plugin DaemonSet: :func:`wait_for_readiness_signals`,
 one polling loop with overlapping dwell windows) and the component health checks
-(:mod:`aicr_pytest.deployment.healthcheck`) at the same time.  Time comes from injected
-``clock``/``sleep`` callables.
+(:mod:`aicr_pytest.deployment.healthcheck`) at the same time.  Time comes from an injected
+:class:`~aicr_pytest.core.clock.Clock`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from aicr_pytest.core.clock import Clock
 from aicr_pytest.deployment import healthcheck
 from aicr_pytest.deployment.common import (
     CheckFailed,
@@ -239,8 +240,7 @@ class _SignalState:
 def wait_for_readiness_signals(
     signals: Sequence[ReadinessSignal],
     *,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    clock: Clock,
     deadline: float | None = None,
     window: float = SIGNAL_WINDOW,
     dwell: float = SIGNAL_DWELL,
@@ -254,14 +254,14 @@ def wait_for_readiness_signals(
     """
     if not signals:
         return []
-    start = clock()
+    start = clock.time()
     limit = start + window
     parent_limited = deadline is not None and deadline < limit
     if deadline is not None:
         limit = min(limit, deadline)
     states = [_SignalState(s) for s in signals]
     while True:
-        now = clock()
+        now = clock.time()
         for st in states:
             if st.outcome is not None:
                 continue
@@ -297,7 +297,7 @@ def wait_for_readiness_signals(
                     failure = MSG_SIGNAL_NOT_HELD.format(label=label, dwell=dwell_text, window=window_text)
                 st.outcome = SignalOutcome(label, False, failure=failure)
             break
-        sleep(min(interval, limit - now))
+        clock.sleep(min(interval, limit - now))
     return [st.outcome for st in states if st.outcome is not None]
 
 
@@ -422,8 +422,7 @@ def check_expected_resources(
     *,
     read_data_file: Callable[[str], str],
     emit: Emit,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    clock: Clock,
     deadline: float | None = None,
     registry_entry: Callable[[str], Mapping[str, Any] | None] | None = None,
     signal_window: float = SIGNAL_WINDOW,
@@ -471,7 +470,7 @@ def check_expected_resources(
 
     # 2. overlay-declared expectedResources
     for ref in enabled:
-        if deadline is not None and clock() >= deadline:
+        if deadline is not None and clock.time() >= deadline:
             failures.append(MSG_CANCELED.format(err="check budget exhausted"))
             break
         component = str(ref.get("name") or "")
@@ -494,7 +493,6 @@ def check_expected_resources(
             checks,
             fetch,
             clock=clock,
-            sleep=sleep,
             max_parallel=max_parallel,
             default_timeout=health_check_timeout,
             deadline=deadline,
@@ -502,7 +500,6 @@ def check_expected_resources(
         signal_outcomes = wait_for_readiness_signals(
             signals,
             clock=clock,
-            sleep=sleep,
             deadline=deadline,
             window=signal_window,
             dwell=signal_dwell,

@@ -7,7 +7,7 @@ A component's health check is YAML in one of two shapes (spec §5.2.1):
 * raw multi-document Kubernetes YAML, where every document is an ``assert`` by name.
 
 We never shell out to a chainsaw binary.  Objects are read through an injected ``fetch``
-callable, and time through injected ``clock``/``sleep`` callables, so everything here runs
+callable, and time through an injected :class:`~aicr_pytest.core.clock.Clock`, so everything here runs
 without a cluster and, with a fake clock, without waiting.
 
 ``fetch(api_version, kind, namespace, name, labels) -> list[dict]``:
@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 import yaml
 
 from aicr_pytest.core import yamlio
+from aicr_pytest.core.clock import Clock
 from aicr_pytest.deployment.goduration import format_go_duration, parse_go_duration
 from aicr_pytest.deployment.treematch import AssertionEngineError, _one_line, _render, match_tree
 
@@ -557,10 +558,9 @@ def evaluate_once(a: ResourceAssertion, fetch: Fetch) -> Attempt:
 
 @dataclass(frozen=True)
 class Timing:
-    """Injected time: ``clock()`` in seconds (monotonic or epoch), ``sleep(seconds)``."""
+    """Injected time (:class:`~aicr_pytest.core.clock.Clock`) and the retry pacing."""
 
-    clock: Callable[[], float]
-    sleep: Callable[[float], None]
+    clock: Clock
     retry_interval: float = ASSERT_RETRY_INTERVAL
     absent_grace: float = ABSENT_RESOURCE_GRACE
 
@@ -568,7 +568,7 @@ class Timing:
 def run_assertion(a: ResourceAssertion, fetch: Fetch, deadline: float, timing: Timing) -> str | None:
     """Retry one operation until it passes or time runs out; ``None`` = passed, else the last
     substantive failure (never a bare "deadline exceeded").  Engine errors stop at once."""
-    start = timing.clock()
+    start = timing.clock.time()
     observed = False
     while True:
         try:
@@ -578,13 +578,13 @@ def run_assertion(a: ResourceAssertion, fetch: Fetch, deadline: float, timing: T
         if attempt.passed:
             return None
         observed = observed or attempt.observed
-        now = timing.clock()
+        now = timing.clock.time()
         limit = deadline
         if attempt.absent and not observed:
             limit = min(deadline, start + timing.absent_grace)
         if now >= limit:
             return attempt.message
-        timing.sleep(min(timing.retry_interval, limit - now))
+        timing.clock.sleep(min(timing.retry_interval, limit - now))
 
 
 @dataclass(frozen=True)
@@ -606,8 +606,7 @@ def run_health_check(
     check: HealthCheck,
     fetch: Fetch,
     *,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    clock: Clock,
     default_timeout: float = DEFAULT_TEST_TIMEOUT,
     deadline: float | None = None,
     retry_interval: float = ASSERT_RETRY_INTERVAL,
@@ -619,10 +618,10 @@ def run_health_check(
     all its steps and retries, capped by the caller's absolute ``deadline``.  Steps run in order;
     the first failing operation fails the component.
     """
-    timing = Timing(clock=clock, sleep=sleep, retry_interval=retry_interval, absent_grace=absent_grace)
+    timing = Timing(clock=clock, retry_interval=retry_interval, absent_grace=absent_grace)
     for test in check.tests:
         budget = test.timeout if test.timeout is not None else default_timeout
-        test_deadline = clock() + budget
+        test_deadline = clock.time() + budget
         if deadline is not None:
             test_deadline = min(test_deadline, deadline)
         for step in test.steps:
@@ -638,8 +637,7 @@ def run_health_checks(
     checks: Sequence[HealthCheck | HealthCheckResult],
     fetch: Fetch,
     *,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    clock: Clock,
     max_parallel: int = MAX_PARALLEL_COMPONENTS,
     default_timeout: float = DEFAULT_TEST_TIMEOUT,
     deadline: float | None = None,
@@ -658,7 +656,6 @@ def run_health_checks(
             item,
             fetch,
             clock=clock,
-            sleep=sleep,
             default_timeout=default_timeout,
             deadline=deadline,
             retry_interval=retry_interval,

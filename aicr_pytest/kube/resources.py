@@ -98,7 +98,12 @@ _KNOWN: tuple[tuple[str, str, str, bool], ...] = (
     ("scheduling.k8s.io", "PriorityClass", "priorityclasses", False),
     ("node.k8s.io", "RuntimeClass", "runtimeclasses", False),
     ("discovery.k8s.io", "EndpointSlice", "endpointslices", True),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", False),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        False,
+    ),
 )
 
 _BY_KIND: dict[tuple[str, str], tuple[str, str, bool]] = {

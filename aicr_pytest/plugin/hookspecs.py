@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.recipe import Recipe
     from aicr_pytest.core.settings import Settings
+    from aicr_pytest.plugin.state import RunOutcome
 
 
 @pytest.hookspec
@@ -28,4 +29,15 @@ def pytest_aicr_prevalidate(
     checks.  Raise :class:`aicr_pytest.UsageError` with one line for a value the user got wrong
     (exit 2; nothing is created).  Outcomes that are the check's own business (a skip, a failure
     it reports itself) are left to the check.
+    """
+
+
+@pytest.hookspec
+def pytest_aicr_run_finished(config: pytest.Config, outcome: RunOutcome) -> None:
+    """An active run ended: called once, on the controller, from ``pytest_unconfigure``.
+
+    ``outcome`` (:class:`aicr_pytest.plugin.state.RunOutcome`) says whether readiness blocked the
+    run, the statuses of its checks, a usage error a check raised, and the CTRF document.  This is
+    how ``aicr-pytest validate`` learns what it needs for its exit code; a plugin object passed to
+    ``pytest.main(..., plugins=[...])`` can do the same.
     """

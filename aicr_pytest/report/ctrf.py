@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -89,3 +90,14 @@ def build_report(
 def dumps(report: dict[str, Any]) -> str:
     """Pretty JSON (2-space indent, trailing newline), like ``aicr validate``."""
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(report: dict[str, Any], target: str, stdout: TextIO) -> None:
+    """Write the report to ``target``: a file path (parents created), or ``-`` for ``stdout``."""
+    if target == "-":
+        stdout.write(dumps(report))
+        stdout.flush()
+        return
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(report), encoding="utf-8")

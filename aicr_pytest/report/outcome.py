@@ -1,10 +1,8 @@
-"""Outcome mapping: pytest results → CTRF statuses, stdout capture rules, RESULT: lines.
+"""CTRF statuses, the skip messages the run itself gives, stdout caps and RESULT: lines.
 
-* pass → ``passed``; assertion/threshold failure (``AssertionError``, ``pytest.fail``) → ``failed``;
-  ``pytest.skip(reason)`` → ``skipped`` with the reason as message; :class:`~aicr_pytest.Inconclusive`
-  or any other error (API unreachable, pod vanished, a crash) → ``other``.
-* ``other`` is failing: it trips ``--fail-fast`` and makes the run exit non-zero (AICR v0.11 exits
-  0 on ``other``; its own docs call that a quirk).
+Which exception becomes which status is decided in one place, :mod:`aicr_pytest.plugin.outcomes`.
+``other`` is failing: it trips ``--fail-fast`` and makes the run exit non-zero (AICR v0.11 exits 0
+on ``other``; its own docs call that a quirk).
 """
 
 from __future__ import annotations

@@ -1,14 +1,32 @@
-"""From collected per-check results to the CTRF document and the phase summary (no pytest here)."""
+"""From collected per-check results to the CTRF document and the phase summary (no pytest here).
+
+The plugin attaches each item's outcome to pytest's reports as ``user_properties`` under the
+``PROP_*`` keys below (they travel from xdist workers to the controller with the report);
+:class:`RunResults` reads them back, report by report, into one :class:`ResultAccumulator` per item.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_pytest.core.constraints import ConstraintResult, format_readiness_failure
 from aicr_pytest.report import ctrf, outcome
+
+# user_properties keys (item identity, set at collection; outcome, set per report)
+PROP_NAME = "aicr.name"
+PROP_PHASE = "aicr.phase"
+PROP_ORDER = "aicr.order"
+PROP_KIND = "aicr.kind"
+PROP_STATUS = "aicr.status"
+PROP_MESSAGE = "aicr.message"
+PROP_STDOUT = "aicr.stdout"
+PROP_EXTRA = "aicr.extra"
+PROP_HINTS = "aicr.hints"
+PROP_USAGE_ERROR = "aicr.usage_error"
+PROP_CLEANUP_WARNING = "aicr.cleanup_warning"
 
 
 @dataclass
@@ -25,6 +43,56 @@ class ResultAccumulator:
     duration_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     decided: bool = False
+
+
+@dataclass
+class RunResults:
+    """Every item's result of one run, fed one pytest report (setup, call, teardown) at a time."""
+
+    finished: list[ResultAccumulator] = field(default_factory=list)
+    pending: dict[str, ResultAccumulator] = field(default_factory=dict)
+    #: the message of a :class:`~aicr_pytest.UsageError` a check raised (the run exits 2)
+    usage_error: str | None = None
+    #: ``--no-cleanup`` kubectl hints, in first-seen order, without repeats
+    cleanup_hints: list[str] = field(default_factory=list)
+
+    def add(
+        self, nodeid: str, when: str, duration_s: float, props: Mapping[str, Any]
+    ) -> ResultAccumulator | None:
+        """Fold one report in; returns the item's result once its teardown report arrived."""
+        if PROP_NAME not in props:
+            return None
+        acc = self.pending.get(nodeid)
+        if acc is None:
+            acc = ResultAccumulator(
+                props[PROP_NAME], props[PROP_PHASE], int(props[PROP_ORDER]), props[PROP_KIND]
+            )
+            self.pending[nodeid] = acc
+        acc.duration_s += duration_s
+        if PROP_STATUS in props and not acc.decided:
+            acc.status = props[PROP_STATUS]
+            acc.message = props.get(PROP_MESSAGE)
+            acc.decided = acc.status != "passed" or when == "call"
+        if props.get(PROP_STDOUT):
+            acc.stdout = list(props[PROP_STDOUT])
+        if PROP_EXTRA in props:
+            acc.extra.update(props[PROP_EXTRA])
+        if PROP_USAGE_ERROR in props:
+            self.usage_error = str(props[PROP_USAGE_ERROR])
+        for hint in props.get(PROP_HINTS, ()):
+            if hint not in self.cleanup_hints:
+                self.cleanup_hints.append(hint)
+        if PROP_CLEANUP_WARNING in props:
+            acc.extra["aicr.cleanupWarning"] = props[PROP_CLEANUP_WARNING]
+        if when != "teardown":
+            return None
+        self.pending.pop(nodeid, None)
+        self.finished.append(acc)
+        return acc
+
+    def statuses(self) -> tuple[str, ...]:
+        """Finished items' statuses in run order."""
+        return tuple(a.status for a in sorted(self.finished, key=lambda a: a.order))
 
 
 def readiness_tests(results: Sequence[ConstraintResult]) -> list[ctrf.TestResult]:

@@ -55,8 +55,7 @@ def test_expected_resources(
         read_data_file=lambda rel: data_tree.read_bytes(rel).decode("utf-8"),
         registry_entry=data_tree.registry_entry,
         emit=check.emit,
-        clock=aicr_clock.time,
-        sleep=aicr_clock.sleep,
+        clock=aicr_clock,
         deadline=deadline,
     )
 

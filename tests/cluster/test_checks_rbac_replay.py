@@ -6,7 +6,9 @@ user the control plane binds to ``deploy/rbac.yaml`` only. A denial is a red tes
 request: the check would get a 403 on a cluster where aicr-pytest has exactly that manifest.
 
 Every implemented check also runs end to end on the control plane as that user: the deployment
-checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), ``nccl-all-reduce-bw`` on H100
+checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), the conformance phase-I checks
+(tests/cluster/test_conformance_checks.py: the operators' webhooks, KAI's gang binder and the GPU probe
+pods played by tests/harness/controlplane_conformance.py), ``nccl-all-reduce-bw`` on H100
 (tests/controlplane/test_checks_on_controlplane.py), the GB200 NCCL variants ``-net`` and ``-nvls``
 (tests/controlplane/test_gb200_on_controlplane.py: kwok GB200 pool, ComputeDomain test controller, real
 DRA allocation of the IMEX channel claims), ``inference-perf``
@@ -70,6 +72,14 @@ def gb200_recipe(tmp: Path) -> Path:
     return path
 
 
+def dynamo_robust_recipe() -> dict[str, Any]:
+    """The training recipe with Dynamo enabled: robust-controller takes the Dynamo path."""
+    recipe: dict[str, Any] = yamlio.load(training_recipe().read_text())
+    recipe["componentRefs"].append({"name": "dynamo-platform", "namespace": "dynamo-system", "type": "Helm"})
+    recipe["validation"] = {"conformance": {"checks": ["robust-controller"]}}
+    return recipe
+
+
 #: the phase-II conformance checks a training cluster has the prerequisites of
 CONFORMANCE_II_TRAINING = (
     "accelerator-metrics",
@@ -115,6 +125,34 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         lambda tmp: written(tmp, "roce.yaml", roce_recipe()),
         NCCL_SNAPSHOT,
         ("nccl-all-reduce-bw-net",),
+    ),
+    "conformance": (
+        "h100-eks-training",
+        "conformance",
+        lambda tmp: training_recipe(),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        (
+            "dra-support",
+            "gang-scheduling",
+            "robust-controller",
+            "secure-accelerator-access",
+            "gpu-operator-health",
+            "platform-health",
+        ),
+    ),
+    "conformance-dra": (
+        "h100-eks-training-dra",
+        "conformance",
+        lambda tmp: EXAMPLES / "h100-eks-training-dra.yaml",
+        EXAMPLES / "h100-eks-training-dra-snapshot.yaml",
+        ("dra-support", "secure-accelerator-access"),
+    ),
+    "conformance-dynamo": (
+        "h100-eks-inference",
+        "conformance",
+        lambda tmp: written(tmp, "dynamo.yaml", dynamo_robust_recipe()),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("robust-controller",),
     ),
     "inference": (
         "h100-eks-inference",

@@ -718,7 +718,7 @@ def slurm(k8s_backend: K8sBackend) -> Any:
         yield FakeSlurm()
         return
     from tests.harness.backends import ControlPlaneBackend
-    from tests.harness.controlplane_conformance import slurm_exec
+    from tests.harness.controlplane_conformance_ii import slurm_exec
 
     assert isinstance(k8s_backend, ControlPlaneBackend)
     cp = k8s_backend.cp

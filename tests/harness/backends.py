@@ -446,6 +446,8 @@ class ControlPlaneSession:
         self._players_lock = threading.Lock()
         #: plays the inference check's Job pods (:class:`~.controlplane_dynamo.InferenceJobs`)
         self.inference_jobs: Any = None
+        #: the operators' validating webhooks (:class:`~.controlplane_conformance.WebhookServer`)
+        self.webhooks: Any = None
         self.players: list[Poller] = []
 
     def ensure_players(self) -> None:
@@ -453,10 +455,18 @@ class ControlPlaneSession:
         (:mod:`.controlplane_players`), Kubeflow Trainer/JobSet and the NCCL launcher
         (:mod:`.controlplane_trainer`), the DRA driver's ComputeDomains
         (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
-        inference Jobs' pods (:mod:`.controlplane_dynamo`), the metrics endpoints and Karpenter
-        (:mod:`.controlplane_conformance`)."""
+        inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
+        pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
+        and for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
-        from tests.harness.controlplane_conformance import KarpenterController, MetricsEndpoints
+        from tests.harness.controlplane_conformance import (
+            CONFORMANCE_SELECTOR,
+            ConformancePods,
+            GangBinder,
+            WebhookServer,
+            WebhookSync,
+        )
+        from tests.harness.controlplane_conformance_ii import KarpenterController, MetricsEndpoints
         from tests.harness.controlplane_dynamo import (
             INFERENCE_JOBS_SELECTOR,
             DynamoController,
@@ -479,7 +489,13 @@ class ControlPlaneSession:
         with self._players_lock:
             if not self.players:
                 self.inference_jobs = InferenceJobs(self.cp)
+                self.webhooks = WebhookServer(self.cp, self.current_faults).start()
                 self.players += [
+                    PodPlayer(
+                        self.cp, CONFORMANCE_SELECTOR, ConformancePods(self.cp, self.current_faults)
+                    ).start(),
+                    GangBinder(self.cp).start(),
+                    WebhookSync(self.cp, self.webhooks).start(),
                     PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
                     TrainerController(self.cp).start(),
                     PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
@@ -491,6 +507,10 @@ class ControlPlaneSession:
                     MetricsEndpoints(self.cp).start(),
                     KarpenterController(self.cp).start(),
                 ]
+
+    def current_faults(self) -> tuple[str, ...]:
+        """The seeded profile's faults (what the test controllers honour)."""
+        return self._current[1] if self._current else ()
 
     def player_errors(self) -> list[str]:
         return [e for p in self.players for e in p.errors]
@@ -554,7 +574,8 @@ class ControlPlaneSession:
             from tests.harness.controlplane_dynamo import apply_faults
 
             apply_faults(self.player("dynamo-controller"), self.inference_jobs, faults)
-            from tests.harness.controlplane_conformance import apply_faults as apply_metrics_faults
+            self.webhooks.sync()  # before any test creates a TrainJob or DynamoGraphDeployment
+            from tests.harness.controlplane_conformance_ii import apply_faults as apply_metrics_faults
 
             apply_metrics_faults(self.player("metrics-endpoints"), faults)
             target = f"{profile}{list(faults) if faults else ''}"
@@ -1107,7 +1128,12 @@ def apply_pod_states(cp: ControlPlane, old: Sequence[Obj], new: Sequence[Obj], t
 
     def settled() -> bool:
         for path, bad in unready.items():
-            status = cp.get(path).get("status") or {}
+            try:
+                status = cp.get(path).get("status") or {}
+            except urllib.error.HTTPError as e:
+                if e.code == 404 and bad == 0:
+                    continue  # a healed DaemonSet the new profile does not have (its namespace went)
+                raise
             if int(status.get("desiredNumberScheduled") or 0) - int(status.get("numberReady") or 0) != bad:
                 return False
         return True

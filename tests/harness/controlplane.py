@@ -62,7 +62,7 @@ K8S_VERSION = "v1.37.2"
 POD_CIDR = "10.244.0.1/16"
 KWOK_VERSION = "v0.8.0"
 #: Service ClusterIPs (the aggregation layer dials an APIService's Service's ClusterIP: the egress
-#: proxy routes the metrics adapter's to a test server, :mod:`.controlplane_conformance`)
+#: proxy routes the metrics adapter's to a test server, :mod:`.controlplane_conformance_ii`)
 SERVICE_CIDR = "10.0.0.0/24"
 
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -393,13 +393,13 @@ def write_kwok_stages(source: Path, target: Path) -> Path:
 
 
 #: Where the commands kwok runs for ``pods/exec`` are found (kwok runs them locally, on its ``PATH``:
-#: the Slinky checks' fake ``scontrol``/``sinfo``/``srun``, :mod:`.controlplane_conformance`).
+#: the Slinky checks' fake ``scontrol``/``sinfo``/``srun``, :mod:`.controlplane_conformance_ii`).
 EXEC_BIN_DIR = "exec-bin"
 
 
 def kwok_exec_env(workdir: Path) -> dict[str, str]:
     """kwok's environment: its ``PATH`` starts with the work directory's :data:`EXEC_BIN_DIR`."""
-    from tests.harness.controlplane_conformance import write_exec_bin
+    from tests.harness.controlplane_conformance_ii import write_exec_bin
 
     bin_dir = write_exec_bin(workdir / EXEC_BIN_DIR)
     return {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"}

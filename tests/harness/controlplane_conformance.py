@@ -1,396 +1,374 @@
-"""Test controllers for conformance phase II on the real control plane.
+"""Test controllers for the conformance checks on the real control plane: what kwok and the real
+controllers do not do.
 
-What sits behind the apiserver for these checks, played for real:
-
-* :class:`MetricsEndpoints` -- real HTTP servers for the DCGM exporter (``:9400``) and Prometheus
-  (``:9090``) and a real HTTPS server for prometheus-adapter, all answering from
-  :class:`aicr_pytest.testing.players.metrics.MetricsBackend` over the control plane's nodes and pods
-  (the same answers as on the fake). The poller routes, through the apiserver's egress proxy
-  (:mod:`.egress`), the pod IP of every DCGM exporter pod and of the Prometheus pod, and the ClusterIP
-  of the adapter's Service (which the aggregation layer dials for both APIServices), to those
-  servers. So the checks go through the real service proxy (Service -> EndpointSlice written by the
-  real controller -> pod IP) and the real aggregation layer; the real HPA controller (kube-controller-
-  manager) reads the external metric the same way.
-* :class:`KarpenterController` -- a pod left unscheduled with ``nodeSelector:
-  karpenter.sh/nodepool=<pool>`` of an existing NodePool gets a new kwok GPU node of that pool
-  (labels, taints from the pool's template); nodes it made that hold no pod for a few seconds are
-  deleted again (:meth:`KarpenterController.remove_nodes` at teardown).
-* Slurm in a login pod: kwok runs ``pods/exec`` commands locally (its ``ClusterExec``), so kwok's
-  ``PATH`` starts with :func:`write_exec_bin`'s fake ``scontrol``/``sinfo``/``srun``; a
-  ``ClusterExec`` per namespace (:func:`slurm_exec`) sets their mode through the environment
-  (``AICR_FAKE_SLURM``: ``healthy``, ``down``, ``imex-shared``).
-
-Faults (:func:`apply_faults`), the same names as on the fake: ``prometheus-down`` (the Prometheus pod
-is not routed: the egress refuses, the apiserver answers 503), ``dcgm-exporter-no-gpu-series``.
+* :class:`ConformancePods` -- the ``play`` of a :class:`~.controlplane_players.PodPlayer` for the
+  run's pods (label ``app.kubernetes.io/managed-by=aicr-pytest``): the GPU test pod's ``gpu-test``
+  container sees the GPUs it was given (its ``nvidia.com/gpu`` limit, or the devices the *real*
+  kube-scheduler allocated to its ResourceClaim), ``unauthorized`` and the no-allocation probe see
+  none, a gang worker prints its ``echo``; each container gets its own exit code
+  (:func:`aicr_pytest.testing.players.conformance.container_output`, the fake's player logic). The
+  session's faults ``gpu-isolation-broken`` / ``gpu-visible-without-allocation`` are honoured.
+* :class:`GangBinder` -- KAI's scheduler and binder for the gang test: pods with ``schedulerName:
+  kai-scheduler`` and the ``pod-group.scheduling.run.ai/name`` label (the real kube-scheduler leaves
+  them alone) are bound through ``pods/binding`` -- all members at once, once their PodGroup exists
+  and ``minMember`` of them are pending -- to a Ready kwok system node.
+* :class:`WebhookServer` -- the Kubeflow Trainer and Dynamo operators' validating webhooks, served over
+  HTTPS from this process behind the apiserver: the apiserver resolves a webhook Service to its
+  ClusterIP and dials it through its ``cluster`` egress, which :class:`~.egress.EgressProxy` routes to
+  this server; :meth:`WebhookServer.sync` points every ``<clusterIP>:443`` of the webhook Services here
+  and writes the server's CA into the profile's ValidatingWebhookConfigurations (``caBundle``). The
+  Trainer webhook denies a TrainJob whose runtime does not exist (422, as Trainer's field validation
+  does), Dynamo's a DynamoGraphDeployment without components; the session fault
+  ``trainer-webhook-admits`` makes the Trainer webhook admit everything.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
+import logging
+import shutil
 import ssl
+import subprocess
+import tempfile
 import threading
-import time
 import urllib.error
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-from tests.harness.controlplane_players import Poller
+from tests.harness.controlplane_players import Poller, http_detail
 
 if TYPE_CHECKING:
-    from aicr_pytest.testing.players.metrics import MetricsBackend
     from tests.harness.controlplane import ControlPlane
 
 __all__ = [
-    "KarpenterController",
-    "MetricsEndpoints",
-    "apply_faults",
-    "slurm_exec",
-    "write_exec_bin",
+    "CONFORMANCE_SELECTOR",
+    "WEBHOOK_SERVICES",
+    "ConformancePods",
+    "GangBinder",
+    "WebhookServer",
 ]
 
+log = logging.getLogger("tests.harness.controlplane_conformance")
 Obj = dict[str, Any]
-Address = tuple[str, int]
+Faults = Callable[[], Iterable[str]]
 
-DCGM_PORT = 9400
-PROMETHEUS_PORT = 9090
-ADAPTER = ("monitoring", "prometheus-adapter")
-EXPORTER_SELECTOR = "app=nvidia-dcgm-exporter"
-PROMETHEUS_SELECTOR = "app.kubernetes.io/name=prometheus"
+CONFORMANCE_SELECTOR = "app.kubernetes.io/managed-by=aicr-pytest"
+GANG_LABEL = "pod-group.scheduling.run.ai/name"
+POOL_LABEL = "aicr.test/pool"
+TRAINER_WEBHOOK = "validator.trainjob.trainer.kubeflow.org"
+DYNAMO_WEBHOOK = "vdynamographdeployment.nvidia.com"
+#: (namespace, Service) of the webhooks the profiles install (see aicr_pytest.testing.profiles.components)
+WEBHOOK_SERVICES = (
+    ("kubeflow", "kubeflow-trainer-controller-manager"),
+    ("dynamo-system", "dynamo-platform-dynamo-operator-webhook-service"),
+)
+WEBHOOK_CONFIGS = (
+    "validator.trainer.kubeflow.org",
+    "dynamo-platform-dynamo-operator-validating-webhook-configuration",
+)
 
 
-class _Server:
-    """A threaded HTTP(S) server on 127.0.0.1 whose GETs ``answer(path) -> (status, body, type)``."""
+def _dig(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
 
-    def __init__(self, name: str, answer: Any, errors: list[str], tls: ssl.SSLContext | None = None) -> None:
-        outer = self
+
+def _script(container: Obj) -> str:
+    argv = [str(x) for x in (container.get("command") or []) + (container.get("args") or [])]
+    return argv[2] if len(argv) >= 3 and argv[1] == "-c" else " ".join(argv)
+
+
+class ConformancePods:
+    """``play`` for the conformance checks' pods (module docstring)."""
+
+    def __init__(self, cp: ControlPlane, faults: Faults) -> None:
+        self.cp = cp
+        self.faults = faults
+
+    def _claim_devices(self, pod: Obj, container: Obj) -> int:
+        ns = pod["metadata"]["namespace"]
+        refs = {str(r.get("name")): r for r in _dig(pod, "spec", "resourceClaims") or []}
+        total = 0
+        for use in _dig(container, "resources", "claims") or []:
+            name = (refs.get(str(use.get("name"))) or {}).get("resourceClaimName")
+            if not name:
+                continue
+            with contextlib.suppress(urllib.error.HTTPError):
+                claim = self.cp.get(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}")
+                total += len(_dig(claim, "status", "allocation", "devices", "results") or [])
+        return total
+
+    def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]] | None:
+        from aicr_pytest.testing.players import conformance as player
+
+        containers = _dig(pod, "spec", "containers") or []
+        faults = set(self.faults())
+        if (pod.get("spec") or {}).get("schedulerName") == "kai-scheduler":
+            return {str(c.get("name")): (player.echo_text(_script(c)), 0) for c in containers}
+        scripts = {str(c.get("name")): _script(c) for c in containers}
+        if not any(player.GRANT_MARK in s or player.ABSENCE_MARK in s for s in scripts.values()):
+            return None
+        is_probe = str(pod["metadata"]["name"]).startswith("no-alloc-probe-")
+        out: dict[str, tuple[str, int]] = {}
+        for c in containers:
+            name = str(c.get("name"))
+            limit = str(_dig(c, "resources", "limits", "nvidia.com/gpu") or "0")
+            visible = (int(limit) if limit.isdigit() else 0) + self._claim_devices(pod, c)
+            leaks = (player.FAULT_ISOLATION in faults and not is_probe) or (
+                player.FAULT_VISIBLE in faults and is_probe
+            )
+            if visible == 0 and player.ABSENCE_MARK in scripts[name] and leaks:
+                visible = 8
+            played = player.container_output(scripts[name], visible, str(node["metadata"]["name"]))
+            if played is not None:
+                out[name] = played
+        return out or None
+
+
+class GangBinder(Poller):
+    """Binds KAI gang pods all at once (module docstring)."""
+
+    name = "kai-gang-binder"
+
+    def __init__(self, cp: ControlPlane, *, interval: float = 0.2) -> None:
+        super().__init__(cp, interval=interval)
+        #: (namespace, pod) -> node, every binding made
+        self.bound: dict[tuple[str, str], str] = {}
+
+    def _node(self) -> str:
+        nodes = self.cp.get("/api/v1/nodes?labelSelector=" + quote(f"{POOL_LABEL}=system"))["items"]
+        ready = [
+            n["metadata"]["name"]
+            for n in nodes
+            if n["metadata"]["name"] in self.cp.node_names
+            and any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in _dig(n, "status", "conditions") or []
+            )
+        ]
+        if not ready:
+            raise RuntimeError("no Ready kwok system node to bind gang pods to")
+        return str(sorted(ready)[0])
+
+    def tick(self) -> None:
+        pods = self.cp.get("/api/v1/pods?labelSelector=" + quote(GANG_LABEL))["items"]
+        groups: dict[tuple[str, str], list[Obj]] = {}
+        for pod in pods:
+            if _dig(pod, "spec", "schedulerName") != "kai-scheduler" or _dig(pod, "spec", "nodeName"):
+                continue
+            if pod["metadata"].get("deletionTimestamp"):
+                continue
+            key = (pod["metadata"]["namespace"], pod["metadata"]["labels"][GANG_LABEL])
+            groups.setdefault(key, []).append(pod)
+        for (ns, group), members in groups.items():
+            try:
+                podgroup = self.cp.get(f"/apis/scheduling.run.ai/v2alpha2/namespaces/{ns}/podgroups/{group}")
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    continue
+                raise
+            if len(members) < int(_dig(podgroup, "spec", "minMember") or 1):
+                continue
+            node = self._node()
+            for pod in members:
+                name = pod["metadata"]["name"]
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": name, "namespace": ns},
+                    "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+                }
+                try:
+                    self.cp.request("POST", f"/api/v1/namespaces/{ns}/pods/{name}/binding", body)
+                except urllib.error.HTTPError as e:
+                    if e.code != 409:  # already bound
+                        raise RuntimeError(f"binding {ns}/{name}: {http_detail(e)}") from e
+                self.bound[(ns, name)] = node
+
+
+def _openssl(args: list[str], cwd: Path) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise RuntimeError("openssl is needed for the webhook server's certificate")
+    proc = subprocess.run([openssl, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError(f"openssl {' '.join(args)}: {proc.stderr.strip()}")
+
+
+def webhook_certificate(directory: Path, services: Iterable[tuple[str, str]]) -> tuple[Path, Path, Path]:
+    """(CA cert, serving cert, serving key) for the webhook Services' in-cluster DNS names."""
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl(["req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "7",
+              "-subj", "/CN=aicr-webhook-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+              "-addext", "keyUsage=critical,keyCertSign,cRLSign"], directory)  # fmt: skip
+    sans = ",".join(f"DNS:{name}.{ns}.svc" for ns, name in services)
+    (directory / "serving.ext").write_text(
+        f"subjectAltName={sans}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n"
+        "basicConstraints=CA:FALSE\n"
+    )
+    _openssl(["req", *ec, "-keyout", "serving.key", "-out", "serving.csr", "-subj", "/CN=webhook"], directory)
+    _openssl(["x509", "-req", "-in", "serving.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+              "-out", "serving.crt", "-days", "7", "-extfile", "serving.ext"], directory)  # fmt: skip
+    return directory / "ca.crt", directory / "serving.crt", directory / "serving.key"
+
+
+class WebhookServer:
+    """The operators' validating webhooks behind the apiserver (module docstring)."""
+
+    name = "operator-webhooks"
+
+    def __init__(self, cp: ControlPlane, faults: Faults) -> None:
+        self.cp = cp
+        self.faults = faults
+        self.errors: list[str] = []
+        #: (webhook path, object name, allowed) of every review answered
+        self.reviews: list[tuple[str, str, bool]] = []
+        self._dir = Path(tempfile.mkdtemp(prefix="aicr-webhooks-"))
+        ca, cert, key = webhook_certificate(self._dir, WEBHOOK_SERVICES)
+        self.ca_bundle = base64.b64encode(ca.read_bytes()).decode()
+        owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                outer.requests.append(self.path)
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
                 try:
-                    status, body, ctype = answer(self.path)
-                except Exception as exc:  # a bug in the stub: answer 500, record it
-                    outer.errors.append(f"{type(exc).__name__}: {exc}")
-                    status, body, ctype = 500, str(exc), "text/plain"
-                data = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
+                    review = json.loads(self.rfile.read(length) or b"{}")
+                    answer = owner.review(self.path, review)
+                except Exception as e:  # answered as a webhook error, recorded for the test
+                    owner.errors.append(f"{type(e).__name__}: {e}")
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                data = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, format: str, *args: Any) -> None:
-                return
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(target=self._server.serve_forever, name=self.name, daemon=True)
 
-        self.name = name
-        self.requests: list[str] = []
-        self.errors = errors  # the owning controller's: a test asserts there are none
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        if tls is not None:
-            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
-        self.address: Address = ("127.0.0.1", int(self.server.server_address[1]))
-        self.thread = threading.Thread(target=self.server.serve_forever, name=name, daemon=True)
-        self.thread.start()
+    def start(self) -> WebhookServer:
+        self._thread.start()
+        return self
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._server.shutdown()
+        self._server.server_close()
+        shutil.rmtree(self._dir, ignore_errors=True)
 
-
-def _json(status_body: tuple[int, Any]) -> tuple[int, str, str]:
-    status, body = status_body
-    if isinstance(body, str):
-        return status, body, "text/plain"
-    return status, json.dumps(body), "application/json"
-
-
-class MetricsEndpoints(Poller):
-    """The DCGM exporter, Prometheus and prometheus-adapter behind the real apiserver (module docstring)."""
-
-    name = "metrics-endpoints"
-
-    def __init__(self, cp: ControlPlane, *, interval: float = 0.2) -> None:
-        super().__init__(cp, interval=interval)
-        from aicr_pytest.testing.players.metrics import MetricsBackend
-
-        self.state: dict[str, Any] = {}
-        self.backend: MetricsBackend = MetricsBackend(
-            self._gpu_nodes, self._exporter_pods, time.time, self.state, ()
+    # -- admission ----------------------------------------------------------------------------------
+    def _runtime_exists(self, obj: Obj) -> bool:
+        ref = _dig(obj, "spec", "runtimeRef") or {}
+        kind, name = str(ref.get("kind") or "ClusterTrainingRuntime"), str(ref.get("name") or "")
+        ns = _dig(obj, "metadata", "namespace") or "default"
+        path = (
+            f"/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/{name}"
+            if kind == "ClusterTrainingRuntime"
+            else f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainingruntimes/{name}"
         )
-        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        pki = cp.workdir / "pki"
-        tls.load_cert_chain(str(pki / "serving.crt"), str(pki / "serving.key"))
-        self.dcgm = _Server("dcgm-exporter", self._dcgm, self.errors)
-        self.prometheus = _Server("prometheus", self._prometheus, self.errors)
-        self.adapter = _Server("prometheus-adapter", self._adapter, self.errors, tls)
-        self.routed: dict[tuple[str, int], Address] = {}
-        self.route_prometheus = True
-
-    # -- answers ----------------------------------------------------------------------------------
-    def _gpu_nodes(self) -> list[Obj]:
-        nodes = self.cp.get("/api/v1/nodes?labelSelector=" + quote("nvidia.com/gpu.present=true"))["items"]
-        return sorted(nodes, key=lambda n: str(n["metadata"]["name"]))
-
-    def _exporter_pods(self, namespace: str) -> list[str]:
-        path = f"/api/v1/namespaces/{namespace}/pods?labelSelector={quote(EXPORTER_SELECTOR)}"
-        return [str(p["metadata"]["name"]) for p in self.cp.get(path)["items"]]
-
-    def _dcgm(self, path: str) -> tuple[int, str, str]:
-        # "unreachable" is played by not routing (the real apiserver answers), never by the server
-        status, body = self.backend.dcgm("GET", path, b"")
-        return status, body, "text/plain; version=0.0.4"
-
-    def _prometheus(self, path: str) -> tuple[int, str, str]:
-        status, body = self.backend.prometheus("GET", path, b"")
-        return status, body, "application/json"
-
-    def _adapter(self, path: str) -> tuple[int, str, str]:
-        parts = urlsplit(path)
-        segments = [p for p in parts.path.split("/") if p]
-        if segments[:3] == ["apis", "custom.metrics.k8s.io", "v1beta1"]:
-            rest = "/" + "/".join(segments[3:]) if len(segments) > 3 else ""
-            return _json(self.backend.custom_metrics("GET", rest, {}))
-        if segments[:3] == ["apis", "external.metrics.k8s.io", "v1beta1"]:
-            rest = "/" + "/".join(segments[3:]) if len(segments) > 3 else ""
-            return _json(self.backend.external_metrics("GET", rest, {}))
-        return (
-            404,
-            json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404}),
-            "application/json",
-        )
-
-    # -- routing ----------------------------------------------------------------------------------
-    def tick(self) -> None:
-        egress = self.cp.egress
-        assert egress is not None
-        wanted: dict[tuple[str, int], Address] = {}
-        unreachable = set(self.state.get("unreachable") or ())
-        for ns, selector, port, server, on in (
-            ("gpu-operator", EXPORTER_SELECTOR, DCGM_PORT, self.dcgm, "dcgm" not in unreachable),
-            (
-                "monitoring",
-                PROMETHEUS_SELECTOR,
-                PROMETHEUS_PORT,
-                self.prometheus,
-                self.route_prometheus and "prometheus" not in unreachable,
-            ),
-        ):
-            if not on:  # not routed: the egress refuses, the apiserver answers 503
-                continue
-            pods = self.cp.get(f"/api/v1/namespaces/{ns}/pods?labelSelector={quote(selector)}")["items"]
-            for pod in pods:
-                ip = (pod.get("status") or {}).get("podIP")
-                if ip:
-                    wanted[(str(ip), port)] = server.address
-        with contextlib.suppress(urllib.error.HTTPError):
-            svc = self.cp.get(f"/api/v1/namespaces/{ADAPTER[0]}/services/{ADAPTER[1]}")
-            ip = (svc.get("spec") or {}).get("clusterIP")
-            for port in (svc.get("spec") or {}).get("ports") or []:
-                if ip and ip != "None":
-                    wanted[(str(ip), int(port.get("port") or 443))] = self.adapter.address
-        for key in set(self.routed) - set(wanted):
-            egress.unroute(*key)
-        for key, target in wanted.items():
-            if self.routed.get(key) != target:
-                egress.route(key[0], key[1], target)
-        self.routed = wanted
-
-    def stop(self) -> None:
-        super().stop()
-        egress = self.cp.egress
-        for key in self.routed:
-            if egress is not None:
-                egress.unroute(*key)
-        for server in (self.dcgm, self.prometheus, self.adapter):
-            server.stop()
-
-
-def apply_faults(metrics: MetricsEndpoints, faults: Sequence[str]) -> None:
-    """Play the seeded profile's metrics faults (and reset them when it has none)."""
-    from aicr_pytest.testing.players.metrics import FAULT_PROMETHEUS_DOWN
-
-    metrics.backend.faults = list(faults)
-    metrics.route_prometheus = FAULT_PROMETHEUS_DOWN not in faults
-    metrics.state.clear()
-    metrics.tick()
-
-
-# -- Karpenter ---------------------------------------------------------------------------------------
-
-
-class KarpenterController(Poller):
-    """Provisions kwok GPU nodes for pods pinned to a Karpenter NodePool (module docstring)."""
-
-    name = "karpenter-controller"
-    LABEL = "karpenter.sh/nodepool"
-
-    def __init__(self, cp: ControlPlane, *, interval: float = 0.3, idle_s: float = 5.0) -> None:
-        super().__init__(cp, interval=interval)
-        self.idle_s = idle_s
-        self.created: dict[str, str] = {}  # node -> pool
-        self._idle_since: dict[str, float] = {}
-        self._seq = 0
-        self._lock = threading.Lock()
-
-    def _pools(self) -> dict[str, Obj]:
         try:
-            items = self.cp.get("/apis/karpenter.sh/v1/nodepools")["items"]
+            self.cp.get(path)
         except urllib.error.HTTPError as e:
             if e.code == 404:
-                return {}
+                return False
             raise
-        return {str(p["metadata"]["name"]): p for p in items}
+        return True
+
+    def review(self, path: str, review: Obj) -> Obj:
+        request = review.get("request") or {}
+        obj = request.get("object") or {}
+        resource = str(_dig(request, "resource", "resource") or "")
+        denial: Obj | None = None
+        if resource == "trainjobs" and "trainer-webhook-admits" not in set(self.faults()):
+            if not self._runtime_exists(obj):
+                ref = _dig(obj, "spec", "runtimeRef") or {}
+                denial = {
+                    "code": 422,
+                    "reason": "Invalid",
+                    "message": f"spec.runtimeRef: Invalid value: {json.dumps(ref, separators=(',', ':'))}: "
+                    f"{ref.get('kind', 'ClusterTrainingRuntime')}.trainer.kubeflow.org "
+                    f'"{ref.get("name")}" not found',
+                }
+        elif resource == "dynamographdeployments" and not _dig(obj, "spec", "components"):
+            denial = {
+                "code": 422,
+                "reason": "Invalid",
+                "message": "spec.components: Required value: at least one component is required",
+            }
+        self.reviews.append((path, str(_dig(obj, "metadata", "name") or ""), denial is None))
+        response: Obj = {"uid": request.get("uid", ""), "allowed": denial is None}
+        if denial is not None:
+            response["status"] = denial
+        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+    # -- wiring -------------------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Route the webhook Services' ClusterIPs here and put this server's CA into the configurations."""
+        egress = self.cp.egress
+        if egress is None:
+            raise RuntimeError("the control plane has no egress proxy")
+        for ns, name in WEBHOOK_SERVICES:
+            try:
+                svc = self.cp.get(f"/api/v1/namespaces/{ns}/services/{name}")
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    continue
+                raise
+            ip = str(_dig(svc, "spec", "clusterIP") or "")
+            if ip and ip != "None":
+                for port in _dig(svc, "spec", "ports") or []:
+                    egress.route(ip, int(port.get("port") or 443), ("127.0.0.1", self.port))
+        for config in WEBHOOK_CONFIGS:
+            path = f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{config}"
+            try:
+                current = self.cp.get(path)
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    continue
+                raise
+            hooks = current.get("webhooks") or []
+            if all(_dig(h, "clientConfig", "caBundle") == self.ca_bundle for h in hooks):
+                continue
+            patch = [
+                {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": self.ca_bundle}
+                for i in range(len(hooks))
+            ]
+            self.cp.request("PATCH", path, patch, content_type="application/json-patch+json")
+
+
+class WebhookSync(Poller):
+    """Keeps :meth:`WebhookServer.sync` applied (a profile switch re-creates Services/configurations)."""
+
+    name = "operator-webhook-sync"
+
+    def __init__(self, cp: ControlPlane, server: WebhookServer, *, interval: float = 0.5) -> None:
+        super().__init__(cp, interval=interval)
+        self.server = server
 
     def tick(self) -> None:
-        pools = self._pools()
-        if not pools and not self.created:
-            return
-        pods = self.cp.get("/api/v1/pods")["items"]
-        pending: dict[str, int] = {}
-        busy: set[str] = set()
-        for pod in pods:
-            spec, meta = pod.get("spec") or {}, pod["metadata"]
-            if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in (
-                "Succeeded",
-                "Failed",
-            ):
-                continue
-            if spec.get("nodeName"):
-                busy.add(str(spec["nodeName"]))
-                continue
-            pool = (spec.get("nodeSelector") or {}).get(self.LABEL)
-            if pool in pools:
-                pending[str(pool)] = pending.get(str(pool), 0) + 1
-        with self._lock:
-            for pool, _count in pending.items():
-                if not any(p == pool and n not in busy for n, p in self.created.items()):
-                    self._provision(pool, pools[pool])
-            now = time.monotonic()
-            for node in list(self.created):
-                if node in busy or self.created[node] in pending:
-                    self._idle_since.pop(node, None)
-                elif now - self._idle_since.setdefault(node, now) > self.idle_s:
-                    self._delete(node)
-
-    def _provision(self, pool: str, nodepool: Obj) -> None:
-        from tests.harness.controlplane import H100_NODES, NodeProfile, create_nodes
-
-        template = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
-        self._seq += 1
-        profile = NodeProfile(
-            prefix=f"{pool}-karpenter-{self._seq}",
-            count=1,
-            labels={**H100_NODES.labels, self.LABEL: pool, "aicr.test/pool": "karpenter"},
-            taints=tuple(dict(t) for t in template.get("taints") or []),
-            capacity=dict(H100_NODES.capacity),
-        )
-        for name in create_nodes(self.cp, [profile]):
-            self.created[name] = pool
-
-    def _delete(self, node: str) -> None:
-        with contextlib.suppress(urllib.error.HTTPError):
-            self.cp.request("DELETE", f"/api/v1/nodes/{node}")
-        self.created.pop(node, None)
-        self._idle_since.pop(node, None)
-
-    def remove_nodes(self) -> None:
-        """Delete every node this controller made (test teardown)."""
-        with self._lock:
-            for node in list(self.created):
-                self._delete(node)
+        self.server.sync()
+        if self.server.errors:
+            self.errors.extend(self.server.errors)
+            self.server.errors.clear()
 
     def stop(self) -> None:
         super().stop()
-        self.remove_nodes()
-
-
-# -- Slurm in a login pod ----------------------------------------------------------------------------
-
-_SCONTROL = """#!/bin/sh
-# aicr-pytest test harness: a stand-in for Slurm's scontrol (kwok runs pods/exec commands locally)
-[ "$1" = ping ] || { echo "scontrol: unsupported in the test harness: $*" >&2; exit 2; }
-case "${AICR_FAKE_SLURM:-healthy}" in
-  down) echo "Slurmctld(primary) at slinky-slurm-controller-0 is DOWN"; exit 1 ;;
-esac
-echo "Slurmctld(primary) at slinky-slurm-controller-0 is UP"
-"""
-_SINFO = """#!/bin/sh
-# aicr-pytest test harness: sinfo -h -Ne -t idle,mix
-case "${AICR_FAKE_SLURM:-healthy}" in
-  down) exit 0 ;;
-esac
-echo "slinky-slurm-gpu-0 1 gpu idle"
-"""
-_SRUN = """#!/bin/sh
-# aicr-pytest test harness: srun (hostname, or one IMEX job: --gres=gpu:1 ... /bin/sh -c <inner>)
-mode="${AICR_FAKE_SLURM:-healthy}"
-if [ "$mode" = down ]; then
-  echo "srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)" >&2
-  exit 1
-fi
-for last; do :; done
-if [ "$last" = hostname ]; then echo "slinky-slurm-gpu-0"; exit 0; fi
-case " $* " in
-  *" --gres=gpu:1 "*)
-    state="${AICR_FAKE_SLURM_STATE:-/tmp}"
-    i=0
-    if [ "$mode" != imex-shared ]; then
-      while ! mkdir "$state/channel$i" 2>/dev/null; do i=$((i+1)); done
-    fi
-    echo "IMEX_CHANNEL_COUNT=1" >&2
-    echo "IMEX_CHANNEL=/dev/nvidia-caps-imex-channels/channel$i"
-    sleep 1
-    rmdir "$state/channel$i" 2>/dev/null
-    exit 0 ;;
-esac
-echo "srun: unsupported in the test harness: $*" >&2
-exit 2
-"""
-
-
-def write_exec_bin(directory: Path) -> Path:
-    """Write the fake Slurm commands into ``directory`` (kwok's ``PATH`` starts there)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in (("scontrol", _SCONTROL), ("sinfo", _SINFO), ("srun", _SRUN)):
-        path = directory / name
-        path.write_text(text)
-        path.chmod(0o755)
-    return directory
-
-
-def slurm_exec(cp: ControlPlane, namespace: str, mode: str = "healthy") -> str:
-    """A kwok ``ClusterExec`` that runs ``pods/exec`` in ``namespace``'s pods locally with
-    ``AICR_FAKE_SLURM=mode``; returns its name (delete it at teardown)."""
-    from tests.harness.controlplane import KWOK_API_VERSION
-
-    state = cp.workdir / "slurm-state" / namespace
-    state.mkdir(parents=True, exist_ok=True)
-    name = f"aicr-slurm-{namespace}"
-    body = {
-        "apiVersion": KWOK_API_VERSION,
-        "kind": "ClusterExec",
-        "metadata": {"name": name},
-        "spec": {
-            "selector": {"matchNamespaces": [namespace]},
-            "execs": [
-                {
-                    "local": {
-                        "workDir": str(state),
-                        "envs": [
-                            {"name": "AICR_FAKE_SLURM", "value": mode},
-                            {"name": "AICR_FAKE_SLURM_STATE", "value": str(state)},
-                        ],
-                    }
-                }
-            ],
-        },
-    }
-    with contextlib.suppress(urllib.error.HTTPError):
-        cp.request("DELETE", f"/apis/{KWOK_API_VERSION}/clusterexecs/{name}")
-    cp.request("POST", f"/apis/{KWOK_API_VERSION}/clusterexecs", body)
-    return name
+        self.server.stop()

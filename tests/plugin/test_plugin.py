@@ -520,3 +520,15 @@ def test_xdist_fail_fast_and_phase_barrier(pytester: pytest.Pytester, write_inpu
         ("dra-support", "skipped"),
     ]
     assert tests[2]["message"] == "skipped due to previous phase failure"
+
+
+def test_aicr_clock_is_the_core_system_clock(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_clock="""
+from aicr_pytest.core.clock import SYSTEM_CLOCK, SystemClock
+
+def test_clock(aicr_clock):
+    assert aicr_clock is SYSTEM_CLOCK and isinstance(aicr_clock, SystemClock)
+"""
+    )
+    run(pytester).assert_outcomes(passed=1)

@@ -11,7 +11,8 @@ from aicr_pytest.deployment.healthcheck import NotRegistered
 
 
 class FakeTime:
-    """``clock()``/``sleep()`` pair: sleeping advances virtual time instantly."""
+    """A :class:`~aicr_pytest.core.clock.Clock` (``time()``/``sleep()``; ``clock()`` is ``time()``):
+    sleeping advances virtual time instantly."""
 
     def __init__(self, start: float = 1000.0) -> None:
         self.now = start
@@ -20,9 +21,11 @@ class FakeTime:
         self._lock = threading.Lock()
         self.on_advance: list[Callable[[float], None]] = []
 
-    def clock(self) -> float:
+    def time(self) -> float:
         with self._lock:
             return self.now
+
+    clock = time
 
     def sleep(self, seconds: float) -> None:
         with self._lock:

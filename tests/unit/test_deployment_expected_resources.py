@@ -10,6 +10,7 @@ import pytest
 from _kube_store import FakeTime, Store, daemonset, deployment, namespace, obj, statefulset
 
 from aicr_pytest import deployment as d
+from aicr_pytest.core.clock import SYSTEM_CLOCK
 from aicr_pytest.deployment import CheckFailed
 
 SKYHOOK = "skyhook.nvidia.com/v1alpha1"
@@ -94,8 +95,7 @@ class Run:
             self.store.fetch,
             read_data_file=read,
             emit=self.lines.append,
-            clock=self.t.clock,
-            sleep=self.t.sleep,
+            clock=self.t,
             **kw,
         )
 
@@ -349,7 +349,7 @@ def test_nodewright_get_error_cause() -> None:
     t = FakeTime()
     with pytest.raises(CheckFailed) as exc:
         d.check_expected_resources(
-            [NODEWRIGHT], fetch, read_data_file=read, emit=lambda _: None, clock=t.clock, sleep=t.sleep
+            [NODEWRIGHT], fetch, read_data_file=read, emit=lambda _: None, clock=t
         )
     assert "not ready within 8m0s: Nodewright tuning: failed to get: timeout" in str(exc.value)
 
@@ -478,7 +478,7 @@ def test_dwell_windows_share_real_wall_time() -> None:
     ]
     start = time.monotonic()
     outcomes = d.wait_for_readiness_signals(
-        signals, clock=time.monotonic, sleep=time.sleep, dwell=0.3, interval=0.05, window=5
+        signals, clock=SYSTEM_CLOCK, dwell=0.3, interval=0.05, window=5
     )
     took = time.monotonic() - start
     assert all(o.ok for o in outcomes)

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import pytest
 from _kube_store import FakeTime, Store, daemonset, deployment, obj, pod
 
+from aicr_pytest.core.clock import SYSTEM_CLOCK
 from aicr_pytest.deployment import healthcheck as hc
 from aicr_pytest.deployment.healthcheck import (
     AssertionEngineError,
@@ -318,7 +319,7 @@ class TestLoading:
     def test_empty_raw_file_passes(self) -> None:
         t = FakeTime()
         check = parse_health_check("c", "# nothing here\n")
-        assert hc.run_health_check(check, Store().fetch, clock=t.clock, sleep=t.sleep).passed
+        assert hc.run_health_check(check, Store().fetch, clock=t).passed
 
 
 # ================================================================================================
@@ -508,7 +509,7 @@ DS_TEST = chainsaw(
 class TestRunner:
     def run(self, text: str, store: Store, t: FakeTime, **kw: Any) -> HealthCheckResult:
         return hc.run_health_check(
-            parse_health_check("comp", text), store.fetch, clock=t.clock, sleep=t.sleep, **kw
+            parse_health_check("comp", text), store.fetch, clock=t, **kw
         )
 
     def test_pass_first_try_no_sleep(self) -> None:
@@ -644,7 +645,7 @@ def test_at_most_four_components_run_concurrently() -> None:
 
     checks = [parse_health_check(f"c{i}", DS_TEST) for i in range(10)]
     rejected = HealthCheckResult("bad", False, "x")
-    results = hc.run_health_checks([*checks, rejected], fetch, clock=time.monotonic, sleep=time.sleep)
+    results = hc.run_health_checks([*checks, rejected], fetch, clock=SYSTEM_CLOCK)
     assert peak == 4
     assert [r.component for r in results] == [f"c{i}" for i in range(10)] + ["bad"]
     assert all(r.passed for r in results[:10]) and results[10] is rejected

@@ -1,31 +1,96 @@
-"""The plugin and CLI must not load the kubernetes client until a check needs the cluster:
-``--no-cluster`` and ``--help`` stay fast and never build a client."""
+"""``--no-cluster`` and ``--help`` import neither the kubernetes client nor the simulator.
+
+Both entry points, in a fresh interpreter each: the plugin connects lazily (a check that needs the
+cluster builds the client), and :mod:`aicr_pytest.testing` is imported only when a user asks for a
+simulated cluster (``--simulate``, the ``fake_cluster`` fixtures).
+"""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-
-
-def test_plugin_import_does_not_load_kubernetes() -> None:
-    code = (
-        "import sys, aicr_pytest.plugin, aicr_pytest.core.inputs, aicr_pytest.cli, "
-        "aicr_pytest.plugin.testkit; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
-def test_no_cluster_run_does_not_load_kubernetes(tmp_path: object) -> None:
-    code = """
-import sys
 from pathlib import Path
+
 import pytest
-repo = Path("recipes/examples")
-ret = pytest.main(["-q", "-p", "no:cacheprovider", "--recipe", str(repo / "h100-eks-training.yaml"),
-                   "--snapshot", str(repo / "h100-eks-training-snapshot.yaml"), "--no-cluster"])
-print("RET", int(ret), "kubernetes" in sys.modules)
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "RET 0 False"
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
+SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
+
+#: prints the heavy modules the code before it loaded, as the last line
+_REPORT = (
+    "\nimport sys\n"
+    "heavy = sorted({m.split('.')[0] if m.split('.')[0] in ('kubernetes', 'urllib3') else m"
+    " for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3')"
+    " or m == 'aicr_pytest.testing' or m.startswith('aicr_pytest.testing.')})\n"
+    "print('HEAVY', heavy)\n"
+)
+
+
+def _heavy_modules(code: str, cwd: Path) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", code + _REPORT], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("HEAVY ")]
+    assert lines, proc.stdout + proc.stderr
+    return lines[-1]
+
+
+def test_importing_the_plugin_and_cli_loads_neither() -> None:
+    code = "import aicr_pytest.plugin, aicr_pytest.core.inputs, aicr_pytest.cli, aicr_pytest.plugin.testkit"
+    assert _heavy_modules(code, REPO) == "HEAVY []"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--no-cluster"],
+        ["--no-cluster", "-n", "2"],
+    ],
+    ids=["pytest-no-cluster", "pytest-no-cluster-xdist"],
+)
+def test_pytest_no_cluster_loads_neither(tmp_path: Path, argv: list[str]) -> None:
+    code = (
+        "import pytest\n"
+        f"ret = pytest.main(['-q', '-p', 'no:cacheprovider', '--recipe', {str(EXAMPLE)!r}, "
+        f"'--snapshot', {str(SNAPSHOT)!r}, *{argv!r}])\n"
+        "assert int(ret) == 0, int(ret)\n"
+    )
+    assert _heavy_modules(code, tmp_path) == "HEAVY []"
+
+
+def test_validate_no_cluster_loads_neither(tmp_path: Path) -> None:
+    code = (
+        "from aicr_pytest import cli\n"
+        f"ret = cli.main(['validate', '-r', {str(EXAMPLE)!r}, '-s', {str(SNAPSHOT)!r}, '--no-cluster', "
+        f"'-o', {str(tmp_path / 'ctrf.json')!r}])\n"
+        "assert ret == 0, ret\n"
+    )
+    assert _heavy_modules(code, tmp_path) == "HEAVY []"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import pytest\npytest.main(['--help'])\n",
+        "import contextlib\nfrom aicr_pytest import cli\n"
+        "with contextlib.suppress(SystemExit):\n    cli.main(['validate', '--help'])\n",
+        "import contextlib\nfrom aicr_pytest import cli\n"
+        "with contextlib.suppress(SystemExit):\n    cli.main(['--help'])\n",
+    ],
+    ids=["pytest-help", "validate-help", "cli-help"],
+)
+def test_help_loads_neither(tmp_path: Path, code: str) -> None:
+    assert _heavy_modules(code, tmp_path) == "HEAVY []"
+
+
+def test_the_probe_sees_the_simulator_when_it_is_used(tmp_path: Path) -> None:
+    """The probe itself can fail: a simulated run does import the simulator (and the client)."""
+    code = (
+        "from aicr_pytest import cli\n"
+        f"cli.main(['validate', '-r', {str(EXAMPLE)!r}, '-s', {str(SNAPSHOT)!r}, '--simulate', "
+        "'h100-eks-training', '--phase', 'performance', "
+        f"'-o', {str(tmp_path / 'ctrf.json')!r}])\n"
+    )
+    heavy = _heavy_modules(code, tmp_path)
+    assert "aicr_pytest.testing" in heavy and "kubernetes" in heavy

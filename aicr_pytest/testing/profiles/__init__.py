@@ -32,6 +32,11 @@ Profiles:
   p6e-gb300r nodes (4x GB300, no ``vpc.amazonaws.com/efa``) and an AWS RoCE DRA driver
   (``DeviceClass roce.networking.k8s.aws``, one ResourceSlice per node with one NIC per GPU), for
   ``AICR_NCCL_FABRIC=roce`` ``-net``.
+* ``h100-eks-training-dra`` -- the H100 training stack with whole GPUs from DRA only (recipe policy
+  ``dra-resource-claim``, ``recipes/examples/h100-eks-training-dra.yaml``): the device plugin is off
+  (no ``nvidia.com/gpu`` on the nodes, no device-plugin DaemonSet, ClusterPolicy
+  ``devicePlugin.enabled: false``); ``DeviceClass gpu.nvidia.com`` and one ``gpu.nvidia.com``
+  ResourceSlice per GPU node; the simulated scheduler allocates named ResourceClaims from them.
 * ``h100-eks-inference`` -- the same plus Dynamo (namespace ``dynamo-system``,
   ``DynamoGraphDeployment`` CRD ``nvidia.com/v1beta1`` + ``v1alpha1``, operator Deployment); the DRA
   driver runs ComputeDomains only (``resources.gpus.enabled=false``: no ``gpu.nvidia.com`` slices),
@@ -54,6 +59,20 @@ player scales the Deployments a run creates.
 
 Faults:
 
+* conformance (phase I; honoured by :mod:`aicr_pytest.testing.players.conformance`):
+  ``dra-gpu-slices-missing`` -- the DRA driver runs ComputeDomains only (``resources.gpus.enabled=false``:
+  ``compute-domain.nvidia.com`` slices, no ``gpu.nvidia.com`` DeviceClass/slices); with a
+  ``dra-resource-claim`` recipe that is the policy mismatch;
+  ``kai-forbidden`` -- KAI is installed but the validator is refused (403) KAI's CRDs and queues
+  (gang-scheduling is ``other``, not skipped); ``kai-gang-split`` -- KAI binds the second
+  gang worker 45 s after the first (not co-scheduled); ``kai-queue-missing`` -- no ``default-queue``;
+  ``trainer-webhook-missing`` -- no ``validator.trainer.kubeflow.org`` configuration;
+  ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
+  ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
+  ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``
+  container sees the node's GPUs; ``gpu-visible-without-allocation`` -- the no-allocation probe sees
+  ``/dev/nvidia*``; ``gpu-test-image-pull`` -- the CUDA test image cannot be pulled
+  (ImagePullBackOff); ``clusterpolicy-not-ready`` -- ``ClusterPolicy`` state ``notReady``.
 * ``device-plugin-crashloop`` -- one device-plugin pod in ``CrashLoopBackOff`` (restartCount,
   lastState terminated Error), DaemonSet ``numberReady`` below desired, ClusterPolicy ``notReady``;
 * ``gpu-operator-missing`` -- no ``gpu-operator`` namespace, CRD or objects; GPU nodes lack the
@@ -105,6 +124,7 @@ from aicr_pytest.testing.profiles.eks import (
     h100_eks_inference,
     h100_eks_inference_gateway,
     h100_eks_training,
+    h100_eks_training_dra,
     h100_eks_training_karpenter,
 )
 from aicr_pytest.testing.profiles.faults import FAULTS, apply_fault
@@ -125,6 +145,7 @@ __all__ = [
     "h100_eks_inference",
     "h100_eks_inference_gateway",
     "h100_eks_training",
+    "h100_eks_training_dra",
     "h100_eks_training_karpenter",
     "h100_gke_training",
     "resolve_profile",
@@ -132,6 +153,7 @@ __all__ = [
 
 PROFILES: dict[str, Callable[[], ClusterProfile]] = {
     "h100-eks-training": h100_eks_training,
+    "h100-eks-training-dra": h100_eks_training_dra,
     "gb200-eks-training": gb200_eks_training,
     "h100-eks-inference": h100_eks_inference,
     "h100-gke-training": h100_gke_training,

@@ -101,6 +101,24 @@ def h100_eks_inference_gateway() -> ClusterProfile:
     return profile
 
 
+def h100_eks_training_dra() -> ClusterProfile:
+    """The H100 training stack with whole GPUs from DRA only (policy ``dra-resource-claim``): the GPU
+    Operator's device plugin is off (nodes advertise no ``nvidia.com/gpu``), the NVIDIA DRA driver
+    publishes ``gpu.nvidia.com`` devices (``DeviceClass gpu.nvidia.com``, one ResourceSlice per node)."""
+    profile = h100_eks_training()
+    profile.name = "h100-eks-training-dra"
+    profile.description = (
+        "EKS, 4x p5.48xlarge (8x H100 80GB HBM3) + 1 system node, training stack, whole GPUs via DRA "
+        "(gpu.nvidia.com ResourceClaims; no device plugin)"
+    )
+    for pool in profile.gpu_pools():
+        pool.device_plugin = False
+    operator = profile.component("gpu-operator")
+    if operator is not None:
+        operator.options["device_plugin"] = False
+    return profile
+
+
 def gb200_eks_training() -> ClusterProfile:
     """GB200 on EKS: 4x p6e-gb200.36xlarge (4 GPUs each, one NVL72 IMEX clique) for -net/-nvls."""
     arm = {"kubernetes.io/arch": "arm64", "beta.kubernetes.io/arch": "arm64"}

@@ -91,6 +91,26 @@ def fault_roce_driver_missing(profile: ClusterProfile) -> None:
     profile.remove("roce-dra-driver")
 
 
+def fault_dra_gpu_slices_missing(profile: ClusterProfile) -> None:
+    """The DRA driver runs ComputeDomains only: ``compute-domain.nvidia.com`` slices, no
+    ``gpu.nvidia.com`` DeviceClass or slices (``resources.gpus.enabled=false``)."""
+    comp = profile.component("nvidia-dra-driver-gpu")
+    if comp is not None:
+        comp.options["gpus"] = False
+        comp.options["compute_domain_slices"] = True
+
+
+def fault_trainer_webhook_missing(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer without its validating webhook configuration (and webhook Service)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["webhook"] = False
+
+
+def fault_conformance_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
+
+
 def fault_nccl_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.nccl` honours it."""
 
@@ -165,6 +185,17 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "tcpxo-plugin-missing": fault_tcpxo_plugin_missing,
     "gke-gpu-nics-incomplete": fault_gke_gpu_nics_incomplete,
     "roce-driver-missing": fault_roce_driver_missing,
+    "dra-gpu-slices-missing": fault_dra_gpu_slices_missing,
+    "kai-forbidden": fault_conformance_stub,
+    "kai-gang-split": fault_conformance_stub,
+    "kai-queue-missing": fault_conformance_stub,
+    "trainer-webhook-missing": fault_trainer_webhook_missing,
+    "trainer-webhook-admits": fault_conformance_stub,
+    "trainer-schema-rejects": fault_conformance_stub,
+    "gpu-isolation-broken": fault_conformance_stub,
+    "gpu-visible-without-allocation": fault_conformance_stub,
+    "gpu-test-image-pull": fault_conformance_stub,
+    "clusterpolicy-not-ready": fault_conformance_stub,
 }
 
 

@@ -147,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
                 is_watch,
             )
             return
-        fault = api.faults.take(method, path, is_watch, ("status", "drop"))
+        fault = api.faults.take(method, path, is_watch, ("status", "drop"), raw)
         if fault is not None and fault.action == "drop":
             api.record(method, path, parts.query, 0, is_watch)
             self.close_connection = True

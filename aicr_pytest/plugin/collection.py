@@ -1,0 +1,158 @@
+"""Catalog ∩ recipe → items: parametrization, selection, run order, phase markers, phase gates.
+
+* a test that uses the ``check`` fixture names its catalog check(s) with
+  ``@pytest.mark.check(...)`` and is parametrized once per name; ``@pytest.mark.aicr_placeholder``
+  stands in for every catalog check (and is dropped where a real implementation exists);
+* ``snapshot_constraint`` is parametrized with the recipe's phase constraints that address the
+  snapshot;
+* items the recipe does not select are deselected; the rest run phase by phase (``--phase`` order),
+  checks in catalog order before the phase's snapshot constraints, and carry their phase marker;
+* :func:`gate` says why an item must not run (readiness blocked, an earlier phase failed under
+  ``--fail-fast``, ``--no-cluster``), after waiting for earlier phases under xdist.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from aicr_pytest.core import catalog
+from aicr_pytest.plugin import bundled, options
+from aicr_pytest.plugin.state import ITEM_KEY, ItemInfo, PluginState
+from aicr_pytest.report import outcome
+from aicr_pytest.report.results import PROP_KIND, PROP_NAME, PROP_ORDER, PROP_PHASE
+
+PHASE_MARKER_DOCS = catalog.PHASE_DESCRIPTIONS
+
+
+def register_markers(config: pytest.Config) -> None:
+    for phase, doc in PHASE_MARKER_DOCS.items():
+        config.addinivalue_line("markers", f"{phase}: {doc}")
+    config.addinivalue_line(
+        "markers",
+        "check(*names): the catalog check name(s) this test implements; the recipe selects them",
+    )
+    config.addinivalue_line(
+        "markers", "aicr_placeholder: stands in for catalog checks that have no implementation yet"
+    )
+
+
+def add_bundled_checks(config: pytest.Config, state: PluginState) -> None:
+    """With ``--recipe``, collect the bundled checks: alone without paths, else with the paths."""
+    if not state.active or not state.settings.recipe:
+        return
+    if options.values_from(config.option, options.PYTEST).get("no_bundled_checks"):
+        return
+    checks = str(bundled.checks_dir())
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [checks]
+    elif checks not in config.args:
+        config.args = [*config.args, checks]
+
+
+def parametrize(metafunc: pytest.Metafunc, state: PluginState | None) -> None:
+    if "check" in metafunc.fixturenames:
+        names = _check_names(metafunc)
+        metafunc.parametrize("check", sorted(names), indirect=True, ids=sorted(names))
+    if "snapshot_constraint" in metafunc.fixturenames:
+        params: list[tuple[str, str, str]] = []
+        if state is not None and state.run is not None:
+            params = sorted(
+                (sc.phase, sc.constraint.name, sc.constraint.value) for sc in state.run.snapshot_constraints
+            )
+        metafunc.parametrize(
+            "snapshot_constraint", params, indirect=True, ids=[f"{p}:{n}" for p, n, _ in params]
+        )
+
+
+def _check_names(metafunc: pytest.Metafunc) -> list[str]:
+    if metafunc.definition.get_closest_marker("aicr_placeholder") is not None:
+        return [c.name for c in catalog.CATALOG]
+    marker = metafunc.definition.get_closest_marker("check")
+    if marker is None or not marker.args:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: a test that uses the `check` fixture needs "
+            "@pytest.mark.check('<catalog name>', ...)"
+        )
+    names = [str(a) for a in marker.args]
+    unknown = [n for n in names if n not in catalog.BY_NAME]
+    if unknown:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown check name(s) {', '.join(unknown)}")
+    return names
+
+
+def select_and_order(config: pytest.Config, items: list[pytest.Item], state: PluginState) -> None:
+    """Keep the selected items, in run order, before any other test; report the rest deselected."""
+    assert state.run is not None
+    phases = list(state.settings.phases)
+    selected = {s.spec.name: s for s in state.run.selected}
+    implemented: set[str] = set()
+    for item in items:
+        params = getattr(item, "callspec", None)
+        name = params.params.get("check") if params is not None else None
+        if name is not None and item.get_closest_marker("aicr_placeholder") is None:
+            implemented.add(str(name))
+
+    keep: list[tuple[tuple[int, int, int], pytest.Item]] = []
+    others: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        info: ItemInfo | None = None
+        if "check" in params:
+            name = str(params["check"])
+            placeholder = item.get_closest_marker("aicr_placeholder") is not None
+            if name not in selected or (placeholder and name in implemented):
+                deselected.append(item)
+                continue
+            sel = selected[name]
+            info = ItemInfo(name, sel.spec.phase, 0, "placeholder" if placeholder else "check")
+            key = (phases.index(sel.spec.phase), 0, catalog.CATALOG_INDEX[name])
+        elif "snapshot_constraint" in params:
+            if not isinstance(params["snapshot_constraint"], tuple):  # empty parameter set
+                deselected.append(item)
+                continue
+            phase, name, _value = params["snapshot_constraint"]
+            info = ItemInfo(str(name), str(phase), 0, "constraint")
+            key = (phases.index(str(phase)), 1, len(keep))
+        else:
+            others.append(item)
+            continue
+        keep.append((key, item))
+        item.stash[ITEM_KEY] = info
+
+    keep.sort(key=lambda pair: pair[0])
+    ordered: list[pytest.Item] = []
+    for order, (_, item) in enumerate(keep):
+        info = item.stash[ITEM_KEY]
+        info.order = order
+        item.add_marker(info.phase)
+        item.user_properties.extend(
+            [(PROP_NAME, info.name), (PROP_PHASE, info.phase), (PROP_ORDER, order), (PROP_KIND, info.kind)]
+        )
+        ordered.append(item)
+    state.items = [item.stash[ITEM_KEY] for item in ordered]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+    items[:] = ordered + others
+
+
+def gate(item: pytest.Item, state: PluginState) -> str | None:
+    """Why ``item`` must be skipped before it runs (``None``: run it).
+
+    Under xdist this first waits until every item of the earlier phases has a result.
+    """
+    info = item.stash.get(ITEM_KEY, None)
+    if state.run is None or info is None:
+        return None
+    if state.run.readiness.blocked:
+        return outcome.SKIP_READINESS
+    phases = state.settings.phases
+    earlier = [i.order for i in state.items if phases.index(i.phase) < phases.index(info.phase)]
+    if state.ledger is not None and earlier:
+        state.ledger.wait_for(earlier)
+        if state.settings.fail_fast and state.ledger.failed_phases(earlier):
+            return outcome.SKIP_FAIL_FAST
+    if state.settings.no_cluster and info.kind != "constraint":
+        return outcome.SKIP_NO_CLUSTER
+    return None

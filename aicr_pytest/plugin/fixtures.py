@@ -1,0 +1,157 @@
+"""The fixtures a check asks for: the run's inputs, the check itself, the cluster, a run scope, a clock.
+
+Registered by the aicr plugin (``pytest_plugins`` of :mod:`aicr_pytest.plugin`); every fixture
+needs ``--recipe`` except ``aicr_settings`` and ``aicr_clock``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from aicr_pytest.core import catalog
+from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
+from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.core.settings import Settings
+from aicr_pytest.plugin.check import CheckContext
+from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, get_state
+
+if TYPE_CHECKING:
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.inputs import RunState
+    from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.core.snapshot import Snapshot
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
+
+log = logging.getLogger("aicr_pytest")
+
+__all__ = [
+    "aicr_clock",
+    "aicr_settings",
+    "allocation_policy",
+    "check",
+    "cluster",
+    "data_tree",
+    "recipe",
+    "run",
+    "snapshot",
+    "snapshot_constraint",
+]
+
+
+def _require_run(request: pytest.FixtureRequest) -> RunState:
+    state = get_state(request.config)
+    if state is None or state.run is None:
+        raise pytest.UsageError("aicr-pytest fixtures need --recipe")
+    return state.run
+
+
+@pytest.fixture(scope="session")
+def aicr_settings(request: pytest.FixtureRequest) -> Settings:
+    """Validated command-line settings of this run."""
+    state = get_state(request.config)
+    assert state is not None
+    return state.settings
+
+
+@pytest.fixture(scope="session")
+def recipe(request: pytest.FixtureRequest) -> Recipe:
+    """The recipe (RecipeResult) given with ``--recipe``."""
+    return _require_run(request).recipe
+
+
+@pytest.fixture(scope="session")
+def snapshot(request: pytest.FixtureRequest) -> Snapshot | None:
+    """The snapshot given with ``--snapshot`` (``None`` when omitted)."""
+    return _require_run(request).snapshot
+
+
+@pytest.fixture(scope="session")
+def allocation_policy(request: pytest.FixtureRequest) -> AllocationPolicy:
+    """The GPU allocation policy resolved from the recipe's hydrated component values."""
+    return _require_run(request).policy
+
+
+@pytest.fixture(scope="session")
+def data_tree(request: pytest.FixtureRequest) -> DataTree:
+    """The data tree: ``--data`` layered over the embedded ``recipes/`` data."""
+    return _require_run(request).data
+
+
+@pytest.fixture
+def check(request: pytest.FixtureRequest) -> CheckContext:
+    """The check being run: name, phase, timeout, its phase constraints and an ``emit`` for evidence."""
+    run = _require_run(request)
+    name = str(request.param)
+    spec = catalog.BY_NAME[name]
+    ctx = CheckContext(
+        name=name,
+        phase=spec.phase,
+        timeout_s=spec.timeout_s,
+        constraints=list(run.recipe.phase_constraints(spec.phase)),
+        node_selector=run.settings.node_selector,
+        tolerations=run.settings.tolerations,
+    )
+    request.node.stash[CTX_KEY] = ctx
+    return ctx
+
+
+@pytest.fixture
+def snapshot_constraint(request: pytest.FixtureRequest) -> tuple[str, str, str]:
+    """(phase, name, expression) of a phase constraint that addresses the snapshot."""
+    phase, name, value = request.param
+    ctx = CheckContext(name=str(name), phase=str(phase), timeout_s=0, constraints=[])
+    request.node.stash[CTX_KEY] = ctx
+    return str(phase), str(name), str(value)
+
+
+@pytest.fixture(scope="session")
+def aicr_clock() -> Clock:
+    """Time source for checks (``time()``/``sleep()``); override it to inject a fake clock."""
+    return SYSTEM_CLOCK
+
+
+@pytest.fixture(scope="session")
+def cluster(request: pytest.FixtureRequest) -> Cluster:
+    """The cluster facade (connected lazily, on first use by a check)."""
+    state = get_state(request.config)
+    if state is None or state.cluster_handle is None:
+        raise pytest.UsageError("the cluster fixture needs --recipe")
+    if state.settings.no_cluster:
+        raise Inconclusive("--no-cluster: no cluster access in this run")
+    return state.cluster_handle.get()
+
+
+@pytest.fixture
+def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
+    """Run-scoped names, labels and a cleanup registry; everything created is deleted afterwards.
+
+    The cluster connects on first use.  Cleanup runs on success, failure, timeout, Ctrl-C and
+    SIGTERM; ``--no-cleanup`` keeps the objects and prints kubectl commands instead.
+    """
+    from aicr_pytest.kube.run import RunScope, defer_signals, install_signal_handlers
+
+    state = get_state(request.config)
+    if state is None or state.cluster_handle is None:
+        raise pytest.UsageError("the run fixture needs --recipe")
+    handle = state.cluster_handle
+    worker = getattr(request.config, "workerinput", {}).get("workerid")
+    scope = RunScope(handle.get, run_id=state.run_id, worker_id=worker, no_cleanup=state.settings.no_cleanup)
+    with install_signal_handlers():
+        try:
+            yield scope
+        finally:
+            with defer_signals():
+                report = scope.cleanup()
+    ctx = request.node.stash.get(CTX_KEY, None)
+    if report.warnings:
+        for warning in report.warnings:
+            log.warning("cleanup: %s", warning)
+        if ctx is not None:
+            ctx.extra["aicr.cleanupWarnings"] = list(report.warnings)
+    request.node.stash[HINTS_KEY] = report.lines()

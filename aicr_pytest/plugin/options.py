@@ -1,0 +1,439 @@
+"""THE option table: every run option of aicr-pytest, declared once.
+
+One :class:`Option` per option says how it is spelled on each entry point (plain ``pytest`` and
+``aicr-pytest validate``), its action, type, default, environment variable, metavar and help, and
+which :class:`~aicr_pytest.core.settings.Settings` field it fills.  Generated from :data:`OPTIONS`:
+
+* ``pytest_addoption`` (:func:`add_pytest_options`), under ``pytest`` dest ``aicr_<name>``;
+* the ``validate`` subcommand's argparse arguments (:func:`add_argparse_options`), dest ``<name>``;
+* the pytest arguments ``validate`` forwards (:func:`forwarded_args`);
+* a run's :class:`Settings` (:func:`build_run_settings`): option value, else the environment
+  variable, else the default.
+
+Adding a flag is one entry here (plus, when checks read it, the ``Settings`` field it names; a test
+keeps the table and the model in step).  The help of every option ends the same way:
+``(default: X; env AICR_Y)`` for whichever of the two it has.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol
+
+from aicr_pytest.core.settings import DEFAULT_NVIDIA_SMI_IMAGE, Settings, build_settings
+
+EntryPoint = Literal["pytest", "validate"]
+PYTEST: Final = "pytest"
+VALIDATE: Final = "validate"
+BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
+
+#: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``
+Action = Literal["store", "store_true", "append", "bool"]
+
+#: the pytest option group every entry goes to
+PYTEST_GROUP = ("aicr", "aicr-pytest: validate a GPU Kubernetes cluster against a recipe")
+
+
+def parse_bool(value: str) -> bool:
+    """``true|1|yes|t`` / ``false|0|no|f`` (any case), as Go's flag package reads a bool."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes", "t"):
+        return True
+    if lowered in ("false", "0", "no", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r} (use true or false)")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option, on every entry point that takes it."""
+
+    #: the value's key: argparse dest under ``validate``, ``aicr_<name>`` under pytest
+    name: str
+    #: the long flag(s), on every entry point that takes the option
+    flags: tuple[str, ...]
+    help: str
+    #: the :class:`Settings` field the value fills; ``None``: the entry point consumes it itself
+    setting: str | None
+    entry_points: tuple[EntryPoint, ...] = BOTH
+    #: spellings that differ per entry point (pytest reserves lowercase short flags: ``-k``, ``-o``)
+    pytest_flags: tuple[str, ...] | None = None
+    validate_flags: tuple[str, ...] | None = None
+    action: Action = "store"
+    type: Callable[[str], Any] | None = None
+    #: what the run uses when neither the flag nor the environment variable gives a value
+    default: Any = None
+    #: how the help shows the default when it is not a plain value (e.g. a lookup order)
+    default_text: str | None = None
+    env: str | None = None
+    metavar: str | None = None
+    required_by: tuple[EntryPoint, ...] = ()
+    #: an internal channel between entry points: not listed in any ``--help``
+    hidden: bool = False
+
+    def takes(self, entry_point: EntryPoint) -> bool:
+        return entry_point in self.entry_points
+
+    def flags_for(self, entry_point: EntryPoint) -> tuple[str, ...]:
+        override = self.pytest_flags if entry_point == PYTEST else self.validate_flags
+        return override if override is not None else self.flags
+
+    def dest_for(self, entry_point: EntryPoint) -> str:
+        return f"aicr_{self.name}" if entry_point == PYTEST else self.name
+
+    def shown_default(self) -> str | None:
+        """The default as the help states it (``None``: the help states none)."""
+        if self.default_text is not None:
+            return self.default_text
+        if self.default is None or self.action in ("store_true", "append"):
+            return None
+        if isinstance(self.default, bool):
+            return "true" if self.default else "false"
+        return str(self.default)
+
+    def help_text(self) -> str:
+        notes = []
+        default = self.shown_default()
+        if default is not None:
+            notes.append(f"default: {default}")
+        if self.env:
+            notes.append(f"env {self.env}")
+        return f"{self.help} ({'; '.join(notes)})" if notes else self.help
+
+    def add_kwargs(self, entry_point: EntryPoint) -> dict[str, Any]:
+        """Keyword arguments for ``add_argument``/``addoption``: the same on both parsers.
+
+        The parser default is always ``None`` so that :func:`resolve` can tell "not given" from
+        "given"; the declared default applies after the environment variable.
+        """
+        kwargs: dict[str, Any] = {"dest": self.dest_for(entry_point), "default": None}
+        kwargs["help"] = argparse.SUPPRESS if self.hidden else self.help_text()
+        if self.action == "bool":
+            kwargs.update(type=self.type or parse_bool, nargs="?", const=True)
+        else:
+            kwargs["action"] = self.action
+            if self.type is not None:
+                kwargs["type"] = self.type
+        if self.metavar is not None and self.action != "store_true":
+            kwargs["metavar"] = self.metavar
+        if entry_point in self.required_by:
+            kwargs["required"] = True
+        return kwargs
+
+    def long_flag(self, entry_point: EntryPoint) -> str:
+        flags = self.flags_for(entry_point)
+        return next((f for f in flags if f.startswith("--")), flags[0])
+
+    def to_args(self, entry_point: EntryPoint, value: Any) -> list[str]:
+        """The command-line arguments that give ``value`` on ``entry_point`` (``[]`` for none).
+
+        Values are attached with ``=``, so one that starts with ``-`` is never read as a flag.
+        """
+        flag = self.long_flag(entry_point)
+        if value is None:
+            return []
+        if self.action == "store_true":
+            return [flag] if value else []
+        if self.action == "append":
+            return [f"{flag}={item}" for item in value]
+        if self.action == "bool":
+            return [f"{flag}={'true' if value else 'false'}"]
+        return [f"{flag}={value}"]
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "recipe",
+        ("--recipe",),
+        "recipe (RecipeResult) to validate against: a file, https:// URL or cm://namespace/name; "
+        "activates the validator",
+        setting="recipe",
+        pytest_flags=("--recipe", "--aicr-recipe"),
+        validate_flags=("-r", "--recipe"),
+        metavar="PATH|URL|cm://NS/NAME",
+        required_by=(VALIDATE,),
+    ),
+    Option(
+        "snapshot",
+        ("--snapshot",),
+        "cluster snapshot for readiness and snapshot constraints: a file, https:// URL or "
+        "cm://namespace/name",
+        setting="snapshot",
+        validate_flags=("-s", "--snapshot"),
+        metavar="PATH|URL|cm://NS/NAME",
+    ),
+    Option(
+        "phase",
+        ("--phase",),
+        "deployment|conformance|performance|all; repeatable, run in the order given",
+        setting="phases",
+        action="append",
+        default_text="all",
+        metavar="PHASE",
+    ),
+    Option(
+        "no_cluster",
+        ("--no-cluster",),
+        "offline: evaluate the snapshot only, skip behavioral checks (needs --snapshot)",
+        setting="no_cluster",
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "fail_fast",
+        ("--fail-fast",),
+        "skip later phases after a phase ends failed or other",
+        setting="fail_fast",
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "fail_on_error",
+        ("--fail-on-error",),
+        "exit 8 when a phase fails; --fail-on-error=false reports only",
+        setting=None,
+        entry_points=(VALIDATE,),
+        action="bool",
+        default=True,
+        metavar="BOOL",
+    ),
+    Option(
+        "output",
+        ("--output",),
+        "CTRF report destination: a file path, or - for stdout",
+        setting=None,
+        entry_points=(VALIDATE,),
+        validate_flags=("-o", "--output"),
+        default="-",
+        metavar="PATH|-",
+    ),
+    Option(
+        "ctrf_report",
+        ("--ctrf-report",),
+        "write a CTRF JSON report ('-' for stdout)",
+        setting="ctrf_report",
+        entry_points=(PYTEST,),
+        metavar="PATH|-",
+    ),
+    Option(
+        "data",
+        ("--data",),
+        "external data tree layered over the embedded recipes/ data",
+        setting="data",
+        metavar="DIR",
+    ),
+    Option(
+        "node_selector",
+        ("--node-selector",),
+        "node selector for inner GPU workloads (repeatable)",
+        setting="node_selector",
+        action="append",
+        metavar="KEY=VALUE",
+    ),
+    Option(
+        "toleration",
+        ("--toleration",),
+        "toleration for inner GPU workloads (repeatable; '*' tolerates all)",
+        setting="tolerations",
+        action="append",
+        metavar="KEY=VALUE:EFFECT",
+    ),
+    Option(
+        "kubeconfig",
+        ("--kubeconfig",),
+        "kubeconfig path",
+        setting="kubeconfig",
+        validate_flags=("-k", "--kubeconfig"),
+        default_text="KUBECONFIG, then in-cluster config, then ~/.kube/config",
+        metavar="PATH",
+    ),
+    Option(
+        "kube_context",
+        ("--kube-context",),
+        "kubeconfig context",
+        setting="kube_context",
+        metavar="NAME",
+    ),
+    Option(
+        "no_cleanup",
+        ("--no-cleanup",),
+        "keep the objects a run creates and print kubectl commands to inspect/delete them",
+        setting="no_cleanup",
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "nvidia_smi_image",
+        ("--nvidia-smi-image",),
+        "CUDA image for check-nvidia-smi",
+        setting="nvidia_smi_image",
+        default=DEFAULT_NVIDIA_SMI_IMAGE,
+        env="AICR_NVIDIA_SMI_IMAGE",
+        metavar="IMAGE",
+    ),
+    Option(
+        "evidence_dir",
+        ("--evidence-dir",),
+        "write evidence files (plots, logs) here",
+        setting="evidence_dir",
+        metavar="DIR",
+    ),
+    Option(
+        "simulate",
+        ("--simulate",),
+        "run against a SIMULATED cluster started in-process with this profile",
+        setting=None,
+        entry_points=(VALIDATE,),
+        metavar="PROFILE",
+    ),
+    Option(
+        "fault",
+        ("--fault",),
+        "with --simulate: inject a simulated fault (repeatable)",
+        setting=None,
+        entry_points=(VALIDATE,),
+        action="append",
+        metavar="NAME",
+    ),
+    Option(
+        "no_bundled_checks",
+        ("--no-bundled-checks",),
+        "collect only the given paths, not the checks bundled with aicr-pytest",
+        setting=None,
+        entry_points=(PYTEST,),
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "simulated",
+        ("--aicr-simulated",),
+        "set by `aicr-pytest validate --simulate`: the simulator profile the cluster runs",
+        setting="simulated",
+        entry_points=(PYTEST,),
+        metavar="PROFILE",
+        hidden=True,
+    ),
+)
+
+
+def table(options: Sequence[Option] | None = None) -> Sequence[Option]:
+    """``options``, or :data:`OPTIONS` as it is now (read at call time, so a test can extend it)."""
+    return OPTIONS if options is None else options
+
+
+def by_name(options: Sequence[Option] | None = None) -> dict[str, Option]:
+    return {opt.name: opt for opt in table(options)}
+
+
+class _AddOption(Protocol):
+    def addoption(self, *opts: str, **attrs: Any) -> None: ...
+
+
+def add_pytest_options(group: _AddOption, options: Sequence[Option] | None = None) -> None:
+    """Every pytest entry, on a pytest ``OptionGroup`` (or anything with ``addoption``)."""
+    for opt in table(options):
+        if opt.takes(PYTEST):
+            group.addoption(*opt.flags_for(PYTEST), **opt.add_kwargs(PYTEST))
+
+
+def add_argparse_options(parser: argparse.ArgumentParser, options: Sequence[Option] | None = None) -> None:
+    """Every ``validate`` entry, on the subcommand's argparse parser."""
+    for opt in table(options):
+        if opt.takes(VALIDATE):
+            parser.add_argument(*opt.flags_for(VALIDATE), **opt.add_kwargs(VALIDATE))
+
+
+def values_from(
+    namespace: Any, entry_point: EntryPoint, options: Sequence[Option] | None = None
+) -> dict[str, Any]:
+    """``{name: value as parsed}`` for the entry point's options (``None``: not given)."""
+    return {
+        opt.name: getattr(namespace, opt.dest_for(entry_point), None)
+        for opt in table(options)
+        if opt.takes(entry_point)
+    }
+
+
+def resolve(opt: Option, value: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """The option's value for this run: the flag, else its environment variable, else its default.
+
+    For an option with an environment variable an empty flag value counts as not given.
+    """
+    env = os.environ if environ is None else environ
+    if value is not None and not (opt.env and value == ""):
+        return value
+    if opt.env and env.get(opt.env):
+        raw = env[opt.env]
+        if opt.action in ("store_true", "bool"):
+            return parse_bool(raw)
+        return opt.type(raw) if opt.type is not None else raw
+    return opt.default
+
+
+def resolved(
+    values: Mapping[str, Any],
+    entry_point: EntryPoint,
+    options: Sequence[Option] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Every option of ``entry_point`` resolved (see :func:`resolve`)."""
+    return {
+        opt.name: resolve(opt, values.get(opt.name), environ)
+        for opt in table(options)
+        if opt.takes(entry_point)
+    }
+
+
+def build_run_settings(
+    values: Mapping[str, Any],
+    options: Sequence[Option] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """The run's :class:`Settings` from pytest option values (raises ``UsageError``)."""
+    raw = {
+        opt.setting: resolve(opt, values.get(opt.name), environ)
+        for opt in table(options)
+        if opt.setting is not None and opt.takes(PYTEST)
+    }
+    return build_settings(raw)
+
+
+def forwarded_args(values: Mapping[str, Any], options: Sequence[Option] | None = None) -> list[str]:
+    """pytest arguments for the options both entry points take, as ``validate`` was given them.
+
+    An empty value counts as not given (``--data ''`` means no data tree), except for an option
+    ``validate`` requires: pytest then sees it and reports it.
+    """
+    args: list[str] = []
+    for opt in table(options):
+        if opt.takes(VALIDATE) and opt.takes(PYTEST):
+            value = values.get(opt.name)
+            if value == "" and VALIDATE not in opt.required_by:
+                continue
+            args += opt.to_args(PYTEST, value)
+    return args
+
+
+__all__ = [
+    "BOTH",
+    "OPTIONS",
+    "PYTEST",
+    "PYTEST_GROUP",
+    "VALIDATE",
+    "Action",
+    "EntryPoint",
+    "Option",
+    "add_argparse_options",
+    "add_pytest_options",
+    "build_run_settings",
+    "by_name",
+    "forwarded_args",
+    "parse_bool",
+    "resolve",
+    "resolved",
+    "table",
+    "values_from",
+]

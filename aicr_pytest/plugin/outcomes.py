@@ -1,0 +1,126 @@
+"""The one exception → status mapping, and the reports that carry it to the controller.
+
+* the test passed → ``passed``;
+* ``AssertionError`` or ``pytest.fail`` (``check.fail``) → ``failed``, the author's message kept
+  (pytest's ``assert <expr>`` rewrite is cut off);
+* ``pytest.skip`` (``check.skip``) or :class:`~aicr_pytest.core.errors.CheckSkip` from domain code
+  → ``skipped``, the reason as message;
+* :class:`~aicr_pytest.Inconclusive` → ``other`` with its message;
+  :class:`~aicr_pytest.UsageError` → ``other``, and the run exits 2;
+  anything else (API unreachable, a pod vanished, a crash) → ``other`` as ``Type: message``;
+* an error in teardown (cleanup) keeps the item's status and is recorded as a cleanup warning.
+
+:func:`annotate` writes the verdict into the report's ``user_properties`` (they travel from xdist
+workers to the controller); :class:`ResultCollector` reads them back into
+:class:`~aicr_pytest.report.results.RunResults` on the controller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState
+from aicr_pytest.report import results as r
+
+
+@contextlib.contextmanager
+def domain_skips() -> Iterator[None]:
+    """Domain code signals deliberate skips with :class:`CheckSkip`; report them as skipped."""
+    try:
+        yield
+    except CheckSkip as skip:
+        pytest.skip(skip.reason)
+
+
+def exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    exc = excinfo.value
+    text = str(exc).strip()
+    if isinstance(exc, AssertionError):
+        # assertion rewriting appends "assert <expr>"; keep the author's message when there is one
+        head = text.split("\nassert ", 1)[0].strip()
+        return head or text or "assertion failed"
+    if isinstance(exc, pytest.fail.Exception | pytest.skip.Exception):
+        return text
+    if isinstance(exc, Inconclusive):
+        return text or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        return reason.removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def status_of(report: pytest.TestReport, excinfo: pytest.ExceptionInfo[BaseException] | None) -> str | None:
+    """The CTRF status this report gives its item (``None``: it decides nothing)."""
+    if report.skipped:
+        return "skipped"
+    if report.failed and excinfo is not None:
+        return "failed" if isinstance(excinfo.value, AssertionError | pytest.fail.Exception) else "other"
+    if report.when == "call":
+        return "passed"
+    return None
+
+
+def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """Attach the item's outcome (and its evidence) to ``report.user_properties``."""
+    if item.stash.get(ITEM_KEY, None) is None:
+        return
+    props = report.user_properties
+    status = status_of(report, call.excinfo)
+    message: str | None = None
+    if status == "skipped":
+        message = skip_reason(report)
+    elif call.excinfo is not None and report.failed:
+        message = exception_message(call.excinfo)
+        if report.when == "teardown":
+            props.append((r.PROP_CLEANUP_WARNING, message))
+        if isinstance(call.excinfo.value, UsageError):
+            props.append((r.PROP_USAGE_ERROR, message))
+    ctx = item.stash.get(CTX_KEY, None)
+    if report.when == "teardown":
+        if ctx is not None and ctx.extra:
+            props.append((r.PROP_EXTRA, dict(ctx.extra)))
+        hints = item.stash.get(HINTS_KEY, None)
+        if hints:
+            props.append((r.PROP_HINTS, list(hints)))
+        return
+    if status is None:
+        return
+    props.append((r.PROP_STATUS, status))
+    if message:
+        props.append((r.PROP_MESSAGE, message.splitlines()[0] if status == "skipped" else message))
+    if report.when in ("call", "setup") and ctx is not None:
+        props.append((r.PROP_STDOUT, list(ctx.lines)))
+        if ctx.extra:
+            props.append((r.PROP_EXTRA, dict(ctx.extra)))
+
+
+def teststatus(report: pytest.TestReport) -> tuple[str, str, Any] | None:
+    """``other`` gets its own letter and word in pytest's progress output."""
+    if report.when not in ("setup", "call") or not report.failed:
+        return None
+    if (r.PROP_STATUS, "other") in report.user_properties:
+        return "other", "O", ("OTHER", {"yellow": True})
+    return None
+
+
+class ResultCollector:
+    """Registered on the controller (or the only process) of an active run: gathers reports."""
+
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        acc = self.state.results.add(report.nodeid, report.when, report.duration, props)
+        if acc is not None and self.state.ledger is not None:
+            self.state.ledger.record(acc.order, acc.phase, acc.status)

@@ -1,0 +1,235 @@
+"""Per-session state of the aicr plugin, its stash keys, and what a finished run publishes.
+
+One :class:`PluginState` per process lives in ``config.stash[STATE_KEY]``; :func:`start` builds it
+in ``pytest_configure`` (settings from the option table, inputs and readiness from
+:mod:`aicr_pytest.core.inputs`, the prevalidation hook).  When an active run ends, the controller
+publishes a :class:`RunOutcome` through the ``pytest_aicr_run_finished`` hook: that is all
+``aicr-pytest validate`` (or any other caller of ``pytest.main``) needs for its exit code and report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.settings import Settings
+from aicr_pytest.plugin import options
+from aicr_pytest.plugin.check import CheckContext
+from aicr_pytest.plugin.ledger import PhaseLedger
+from aicr_pytest.report.outcome import is_failing
+from aicr_pytest.report.results import RunResults, build_ctrf
+
+if TYPE_CHECKING:
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.inputs import RunState
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.kube.client import Cluster
+
+#: the check families' hook modules (light; registered when the inputs are validated)
+FAMILY_HOOKS = ("aicr_pytest.nccl.hooks", "aicr_pytest.inference.hooks")
+
+
+@dataclass
+class ItemInfo:
+    """What collection decided about one item: its catalog name, phase, run order and kind."""
+
+    name: str
+    phase: str
+    order: int
+    kind: str  # "check" | "placeholder" | "constraint"
+
+
+class ClusterHandle:
+    """Connects on first use only: ``--no-cluster`` and ``--help`` never build a client."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._cluster: Cluster | None = None
+
+    def get(self) -> Cluster:
+        if self._cluster is None:
+            from aicr_pytest.kube.client import connect
+
+            self._cluster = connect(self._settings.kubeconfig, self._settings.kube_context)
+        return self._cluster
+
+    def read_configmap(self, namespace: str, name: str) -> dict[str, str]:
+        return self.get().read_configmap(namespace, name)
+
+
+@dataclass
+class PluginState:
+    settings: Settings
+    run: RunState | None = None
+    run_id: str = ""
+    start_ms: int = 0
+    ledger: PhaseLedger | None = None
+    items: list[ItemInfo] = field(default_factory=list)
+    results: RunResults = field(default_factory=RunResults)
+    cluster_handle: ClusterHandle | None = None
+    report: dict[str, Any] | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.run is not None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished run, as the process that started it sees it (published once, by the controller).
+
+    ``statuses`` are the CTRF statuses of the checks and snapshot constraints in run order
+    (readiness constraints not included); ``report`` is the CTRF document (``None`` when the
+    session ended before it was built); ``usage_error`` the one line of a :class:`UsageError` a
+    check raised.
+    """
+
+    readiness_blocked: bool
+    usage_error: str | None
+    statuses: tuple[str, ...]
+    report: dict[str, Any] | None
+
+    @property
+    def failing(self) -> bool:
+        """A check ended ``failed`` or ``other``."""
+        return any(is_failing(s) for s in self.statuses)
+
+
+STATE_KEY = pytest.StashKey[PluginState]()
+ITEM_KEY = pytest.StashKey[ItemInfo]()
+CTX_KEY = pytest.StashKey[CheckContext]()
+HINTS_KEY = pytest.StashKey[list[str]]()
+
+
+def get_state(config: pytest.Config) -> PluginState | None:
+    return config.stash.get(STATE_KEY, None)
+
+
+def controller_state(config: pytest.Config) -> PluginState | None:
+    """The state of an active run in the controller (or only) process; ``None`` elsewhere."""
+    state = get_state(config)
+    if state is None or state.run is None or is_worker(config):
+        return None
+    return state
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def uses_xdist(config: pytest.Config) -> bool:
+    numprocesses = getattr(config.option, "numprocesses", None)
+    dist = getattr(config.option, "dist", "no")
+    return bool(numprocesses) or (dist not in (None, "no"))
+
+
+def ledger_dir(state: PluginState) -> Path:
+    base = Path(os.environ.get("TMPDIR", "/tmp"))
+    return base / f"aicr-pytest-ledger-{os.getpid()}-{state.run_id}"
+
+
+def readiness_blocked(state: PluginState) -> bool:
+    return state.run is not None and state.run.readiness.blocked
+
+
+def build_report(state: PluginState) -> dict[str, Any]:
+    """The run's CTRF document (kept on the state): readiness results first when they blocked."""
+    readiness = state.run.readiness if state.run is not None else None
+    state.report = build_ctrf(
+        state.results.finished,
+        readiness=readiness.results if readiness is not None and readiness.blocked else [],
+        start_ms=state.start_ms,
+        run_id=state.run_id,
+    )
+    return state.report
+
+
+def remove_ledger(config: pytest.Config, state: PluginState) -> None:
+    """Under xdist, delete the ledger directory the workers shared."""
+    if uses_xdist(config):
+        shutil.rmtree(ledger_dir(state), ignore_errors=True)
+
+
+def run_outcome(state: PluginState) -> RunOutcome | None:
+    """The outcome of an active run (``None`` when the validator was not active)."""
+    if state.run is None:
+        return None
+    return RunOutcome(
+        readiness_blocked=state.run.readiness.blocked,
+        usage_error=state.results.usage_error,
+        statuses=state.results.statuses(),
+        report=state.report,
+    )
+
+
+def start(config: pytest.Config) -> PluginState:
+    """Settings, then (with ``--recipe``) the run's inputs, readiness and prevalidation.
+
+    Stashed under :data:`STATE_KEY` before the inputs load, so a usage error still leaves the
+    (inactive) state behind.  Raises ``pytest.UsageError`` with the one line to print.
+    """
+    try:
+        settings = options.build_run_settings(options.values_from(config.option, options.PYTEST))
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
+    state = PluginState(settings=settings)
+    config.stash[STATE_KEY] = state
+    if not settings.active:
+        return state
+
+    from aicr_pytest.core.inputs import load_run_state
+
+    state.cluster_handle = ClusterHandle(settings)
+
+    def prevalidate(checks: list[str], recipe: Recipe, data: DataTree) -> None:
+        for module in FAMILY_HOOKS:
+            if not config.pluginmanager.has_plugin(module):
+                config.pluginmanager.import_plugin(module)
+        config.hook.pytest_aicr_prevalidate(checks=checks, recipe=recipe, settings=settings, data=data)
+
+    try:
+        state.run = load_run_state(settings, state.cluster_handle.read_configmap, prevalidate)
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
+
+    if is_worker(config):
+        winput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
+        state.run_id = str(winput.get("aicr_run_id", ""))
+        directory = winput.get("aicr_ledger_dir")
+        state.ledger = PhaseLedger(Path(directory) if directory else None)
+    else:
+        state.run_id = uuid.uuid4().hex[:8]
+        state.start_ms = int(time.time() * 1000)
+        state.ledger = PhaseLedger(ledger_dir(state) if uses_xdist(config) else None)
+    return state
+
+
+__all__ = [
+    "CTX_KEY",
+    "FAMILY_HOOKS",
+    "HINTS_KEY",
+    "ITEM_KEY",
+    "STATE_KEY",
+    "ClusterHandle",
+    "ItemInfo",
+    "PluginState",
+    "RunOutcome",
+    "build_report",
+    "controller_state",
+    "get_state",
+    "is_worker",
+    "ledger_dir",
+    "readiness_blocked",
+    "remove_ledger",
+    "run_outcome",
+    "start",
+    "uses_xdist",
+]

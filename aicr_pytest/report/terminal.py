@@ -1,0 +1,82 @@
+"""What a run prints on the terminal, as lines (pure functions; the plugin writes them).
+
+* :func:`header_line` — the ``aicr-pytest: recipe … | snapshot … | mode | run ID`` header;
+* :func:`preflight_lines` — input warnings and readiness results, before the first check;
+* :func:`summary_sections` — the ``aicr results`` (``RESULT:`` lines) and ``aicr phase summary``
+  sections at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from aicr_pytest.core.constraints import ConstraintResult, format_readiness_line
+from aicr_pytest.report import outcome
+from aicr_pytest.report.results import ResultAccumulator, phase_table
+
+READINESS_BLOCKED_START = "readiness pre-flight failed: no check runs and nothing touches the cluster"
+READINESS_BLOCKED_END = "readiness pre-flight failed: every check was skipped"
+
+
+class Section(NamedTuple):
+    """A titled block of the terminal summary."""
+
+    title: str
+    lines: list[str]
+
+
+def header_line(
+    recipe_header: str, *, snapshot: str | None, no_cluster: bool, simulated: str | None, run_id: str
+) -> str:
+    """The report header: what is validated, against what, how, and the run id."""
+    mode = "--no-cluster (offline: snapshot only)" if no_cluster else "live cluster"
+    if simulated and not no_cluster:
+        mode = "SIMULATED cluster (aicr-pytest simulate; no real GPUs)"
+    return f"aicr-pytest: {recipe_header} | snapshot {snapshot or 'none'} | {mode} | run {run_id}"
+
+
+def preflight_lines(
+    warnings: Sequence[str], readiness: Sequence[ConstraintResult], *, blocked: bool
+) -> list[str]:
+    """Input warnings, each failed readiness constraint, and the block notice when it blocks."""
+    lines = [f"warning: {warning}" for warning in warnings]
+    for result in readiness:
+        if not result.passed:
+            prefix = "warning: " if result.severity == "warning" else ""
+            lines.append(prefix + format_readiness_line(result))
+    if blocked:
+        lines.append(READINESS_BLOCKED_START)
+    return lines
+
+
+def phase_summary_lines(phases: Sequence[str], results: Sequence[ResultAccumulator]) -> list[str]:
+    """The phase table: one header row, one row per phase in run order."""
+    lines = [f"{'phase':<13} {'status':<8} {'passed':>6} {'failed':>6} {'skipped':>7} {'other':>5}"]
+    for phase, status, c in phase_table(phases, results):
+        lines.append(
+            f"{phase:<13} {status:<8} {c['passed']:>6} {c['failed']:>6} {c['skipped']:>7} {c['other']:>5}"
+        )
+    return lines
+
+
+def summary_sections(
+    phases: Sequence[str],
+    results: Sequence[ResultAccumulator],
+    *,
+    readiness_blocked: bool,
+    cleanup_hints: Sequence[str] = (),
+) -> list[Section]:
+    """``aicr results`` (only when a check printed ``RESULT:`` lines) and ``aicr phase summary``."""
+    sections: list[Section] = []
+    summaries: list[str] = []
+    for acc in sorted(results, key=lambda a: a.order):
+        summaries.extend(outcome.result_summaries(acc.stdout))
+    if summaries:
+        sections.append(Section("aicr results", summaries))
+    table = phase_summary_lines(phases, results)
+    if readiness_blocked:
+        table.append(READINESS_BLOCKED_END)
+    table.extend(cleanup_hints)
+    sections.append(Section("aicr phase summary", table))
+    return sections

@@ -1,0 +1,258 @@
+"""The option table is the one declaration of every option: both ``--help`` texts, both parsers,
+the forwarded pytest arguments and the run's Settings follow it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pytest
+
+from aicr_pytest import cli
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.settings import DEFAULT_NVIDIA_SMI_IMAGE, DERIVED_FIELDS, Settings
+from aicr_pytest.plugin import options
+from aicr_pytest.plugin.options import OPTIONS, PYTEST, VALIDATE, EntryPoint, Option
+
+PYTEST_SECTION = options.PYTEST_GROUP[1] + ":"
+
+#: what a new flag looks like to the table (not a real option): one entry, nothing else edited
+EXTRA = Option(
+    "namespace_for_test",
+    ("--namespace-for-test",),
+    "namespace for the objects a run creates",
+    setting=None,
+    default="aicr-validation",
+    env="AICR_NAMESPACE_FOR_TEST",
+    metavar="NS",
+)
+
+
+def squash(text: str) -> str:
+    """Help text without whitespace: line wrapping (also at hyphens) cannot hide a match."""
+    return re.sub(r"\s+", "", text)
+
+
+class Entry:
+    """One option as a help screen lists it: the flags with metavars, and the help text."""
+
+    def __init__(self, head: str, body: str) -> None:
+        self.head = head
+        self.body = body
+
+
+def option_blocks(help_text: str, section: str | None = None) -> dict[tuple[str, ...], Entry]:
+    """``{(flag, ...): its entry}`` from an argparse-style help screen.
+
+    ``section``: only the entries under that heading (pytest's ``--help`` has many groups).
+    """
+    lines = help_text.splitlines()
+    if section is not None:
+        start = next(i for i, line in enumerate(lines) if line.strip() == section)
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i] and not lines[i].startswith(" ")), len(lines)
+        )
+        lines = lines[start + 1 : end]
+    blocks: dict[tuple[str, ...], Entry] = {}
+    current: Entry | None = None
+    for line in lines:
+        if re.match(r"^  -", line):
+            head, *body = re.split(r"\s{2,}", line.strip(), maxsplit=1)
+            flags = tuple(part.split(" ")[0].split("=")[0] for part in head.split(", "))
+            assert flags not in blocks, f"{flags} listed twice"
+            current = blocks[flags] = Entry(head, body[0] if body else "")
+        elif current is not None and line.startswith("    "):
+            current.body += " " + line.strip()
+        else:
+            current = None
+    return blocks
+
+
+def validate_help(capsys: pytest.CaptureFixture[str], table: Sequence[Option] | None = None) -> str:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.build_parser(table).parse_args(["validate", "--help"])
+    assert exit_info.value.code == 0
+    return capsys.readouterr().out
+
+
+def pytest_help(pytester: pytest.Pytester) -> str:
+    result = pytester.runpytest("-p", "no:cacheprovider", "--help")
+    assert result.ret == 0
+    return str(result.stdout.str())
+
+
+def assert_listed(opt: Option, entry_point: EntryPoint, blocks: dict[tuple[str, ...], Entry]) -> str:
+    """Assert the entry shows the option's help, default, env var and metavar; its squashed help."""
+    flags = opt.flags_for(entry_point)
+    assert flags in blocks, f"{opt.name}: {flags} not in {entry_point} --help"
+    block = squash(blocks[flags].body)
+    assert squash(opt.help) in block
+    default = opt.shown_default()
+    if default is not None:
+        assert squash(f"default: {default}") in block, f"{opt.name}: default not shown on {entry_point}"
+    else:
+        assert "default:" not in block
+    if opt.env is not None:
+        assert squash(f"env {opt.env}") in block, f"{opt.name}: env var not shown on {entry_point}"
+    if opt.metavar is not None:
+        assert opt.metavar in blocks[flags].head
+    return block
+
+
+def test_every_entry_is_in_both_help_texts_with_the_same_default_and_env(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    on_validate = option_blocks(validate_help(capsys))
+    on_pytest = option_blocks(pytest_help(pytester), PYTEST_SECTION)
+    shown: dict[EntryPoint, set[tuple[str, ...]]] = {PYTEST: set(), VALIDATE: set()}
+    for opt in OPTIONS:
+        texts = {}
+        for entry_point, blocks in ((VALIDATE, on_validate), (PYTEST, on_pytest)):
+            if opt.hidden or not opt.takes(entry_point):
+                assert opt.flags_for(entry_point) not in blocks, f"{opt.name} must not be on {entry_point}"
+                continue
+            texts[entry_point] = assert_listed(opt, entry_point, blocks)
+            shown[entry_point].add(opt.flags_for(entry_point))
+        if len(texts) == 2:  # the same words, default and env var on both
+            assert texts[PYTEST] == texts[VALIDATE], opt.name
+    # nothing on either screen that the table does not declare
+    assert set(on_pytest) == shown[PYTEST]
+    assert set(on_validate) - {("-h", "--help")} == shown[VALIDATE]
+    # spot checks of the uniform wording
+    assert on_validate[("--fail-on-error",)].body.endswith("(default: true)")
+    assert squash(on_pytest[("--nvidia-smi-image",)].body).endswith(
+        squash(f"(default: {DEFAULT_NVIDIA_SMI_IMAGE}; env AICR_NVIDIA_SMI_IMAGE)")
+    )
+
+
+def test_a_new_entry_appears_on_both_without_any_other_edit(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(options, "OPTIONS", (*OPTIONS, EXTRA))
+    monkeypatch.setenv("COLUMNS", "100")
+    for entry_point, blocks in (
+        (VALIDATE, option_blocks(validate_help(capsys))),
+        (PYTEST, option_blocks(pytest_help(pytester), PYTEST_SECTION)),
+    ):
+        block = assert_listed(EXTRA, entry_point, blocks)
+        assert squash("(default: aicr-validation; env AICR_NAMESPACE_FOR_TEST)") in block
+    # parsed by validate, forwarded to pytest, parsed there into the same value
+    ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--namespace-for-test", "team-a"])
+    args = options.forwarded_args(options.values_from(ns, VALIDATE))
+    assert "--namespace-for-test=team-a" in args
+    config = pytester.parseconfig(*args)
+    assert options.values_from(config.option, PYTEST)["namespace_for_test"] == "team-a"
+    # resolution order: flag, then env var, then default
+    assert options.resolve(EXTRA, "x", {"AICR_NAMESPACE_FOR_TEST": "y"}) == "x"
+    assert options.resolve(EXTRA, None, {"AICR_NAMESPACE_FOR_TEST": "y"}) == "y"
+    assert options.resolve(EXTRA, None, {}) == "aicr-validation"
+
+
+def test_the_table_fills_exactly_the_settings_fields() -> None:
+    fields = [opt.setting for opt in OPTIONS if opt.setting is not None]
+    assert len(fields) == len(set(fields)), "two options fill one Settings field"
+    assert set(fields) | DERIVED_FIELDS == set(Settings.model_fields)
+    # Settings are built on the pytest side; an option that fills one must be a pytest option
+    assert all(opt.takes(PYTEST) for opt in OPTIONS if opt.setting is not None)
+
+
+def test_table_entries_are_well_formed() -> None:
+    names = [opt.name for opt in OPTIONS]
+    assert len(names) == len(set(names))
+    for entry_point in (PYTEST, VALIDATE):
+        flags = [f for opt in OPTIONS if opt.takes(entry_point) for f in opt.flags_for(entry_point)]
+        assert len(flags) == len(set(flags)), f"a flag is declared twice on {entry_point}"
+    for opt in OPTIONS:
+        assert opt.entry_points, opt.name
+        # pytest reserves lowercase short options for itself (-k, -o, -p, -s, -r ...)
+        assert all(f.startswith("--") for f in opt.flags_for(PYTEST)) or not opt.takes(PYTEST), opt.name
+        assert set(opt.required_by) <= set(opt.entry_points), opt.name
+
+
+def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester: pytest.Pytester) -> None:
+    data = pytester.mkdir("data")
+    argv = [
+        "validate",
+        "-r",
+        "r.yaml",
+        "--snapshot=-snapshot-starting-with-a-dash.yaml",
+        "--phase",
+        "conformance",
+        "--phase",
+        "deployment",
+        "--no-cluster",
+        "--fail-fast",
+        "--data",
+        str(data),
+        "--node-selector",
+        "a=b",
+        "--node-selector",
+        "c=d",
+        "--toleration",
+        "*",
+        "-k",
+        "/tmp/kc",
+        "--kube-context",
+        "ctx",
+        "--no-cleanup",
+        "--nvidia-smi-image",
+        "img:1",
+        "--evidence-dir",
+        "ev",
+    ]
+    ns = cli.build_parser().parse_args(argv)
+    given = options.values_from(ns, VALIDATE)
+    shared = [opt for opt in OPTIONS if opt.takes(PYTEST) and opt.takes(VALIDATE)]
+    assert all(given[opt.name] not in (None, False) for opt in shared), (
+        "the argv must give every shared option"
+    )
+    config = pytester.parseconfig(*options.forwarded_args(given))
+    received = options.values_from(config.option, PYTEST)
+    assert {opt.name: received[opt.name] for opt in shared} == {opt.name: given[opt.name] for opt in shared}
+
+
+def test_pytest_args_of_validate() -> None:
+    ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "-o", "out.json", "--", "-n", "2"])
+    values = options.values_from(ns, VALIDATE)
+    args = cli._pytest_args(values, output="out.json", simulated="h100-eks-training", extra=ns.pytest_args)
+    assert args[0] == "--recipe=r.yaml"
+    assert "--ctrf-report=out.json" in args and "--aicr-simulated=h100-eks-training" in args
+    assert args[-2:] == ["-n", "2"]
+    assert "--ctrf-report=-" not in cli._pytest_args(values, output="-", simulated=None, extra=())
+    # as before the table: an empty value is not forwarded, unless validate requires the option
+    assert options.forwarded_args({"recipe": "", "data": "", "snapshot": ""}) == ["--recipe="]
+    with pytest.raises(UsageError, match="pass pytest arguments after --"):
+        cli._pytest_args(values, output="-", simulated=None, extra=["stray"])
+
+
+def test_settings_precedence_flag_then_env_then_default() -> None:
+    base = {"recipe": "r.yaml"}
+    env = {"AICR_NVIDIA_SMI_IMAGE": "env/image:1"}
+    image = options.build_run_settings({**base, "nvidia_smi_image": "flag/image:1"}, environ=env)
+    assert image.nvidia_smi_image == "flag/image:1"
+    assert options.build_run_settings(base, environ=env).nvidia_smi_image == "env/image:1"
+    assert options.build_run_settings({**base, "nvidia_smi_image": ""}, environ=env).nvidia_smi_image == (
+        "env/image:1"
+    )
+    assert options.build_run_settings(base, environ={}).nvidia_smi_image == DEFAULT_NVIDIA_SMI_IMAGE
+    settings = options.build_run_settings({**base, "phase": ["performance"], "toleration": ["*"]}, environ={})
+    assert settings.phases == ("performance",) and settings.phases_explicit
+    assert settings.tolerations is not None and settings.tolerations[0].operator == "Exists"
+    assert (settings.no_cluster, settings.fail_fast, settings.no_cleanup, settings.simulated) == (
+        False,
+        False,
+        False,
+        None,
+    )
+
+
+def test_validate_only_defaults_resolve() -> None:
+    ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml"])
+    run = options.resolved(options.values_from(ns, VALIDATE), VALIDATE, environ={})
+    assert run["fail_on_error"] is True and run["output"] == "-" and run["fault"] is None
+    ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--fail-on-error=false"])
+    assert options.resolved(options.values_from(ns, VALIDATE), VALIDATE, environ={})["fail_on_error"] is False
+    ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--fail-on-error"])
+    assert options.resolved(options.values_from(ns, VALIDATE), VALIDATE, environ={})["fail_on_error"] is True
