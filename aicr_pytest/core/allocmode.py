@@ -446,6 +446,45 @@ def _valid_pool_slices(slices: Sequence[Mapping[str, Any]]) -> list[Mapping[str,
     return current
 
 
+def _usable_devices(
+    pools: Mapping[str, Sequence[Mapping[str, Any]]], eligible: Mapping[str, Mapping[str, Any]]
+) -> dict[str, int]:
+    """Untainted devices of complete, current-generation pools, per eligible node they reach."""
+    usable: dict[str, int] = defaultdict(int)
+    for pool_slices in pools.values():
+        for s in _valid_pool_slices(pool_slices):
+            spec = _spec(s)
+            per_device = spec.get("perDeviceNodeSelection") is True
+            for dev in spec.get("devices") or []:
+                if not isinstance(dev, Mapping) or _device_tainted(dev):
+                    continue
+                topo: Mapping[str, Any]
+                if per_device:
+                    topo = {k: _device_field(dev, k) for k in ("nodeName", "allNodes", "nodeSelector")}
+                else:
+                    topo = spec
+                for n in _attributed_nodes(topo, eligible):
+                    usable[n] += 1
+    return dict(usable)
+
+
+def validated_driver_nodes(
+    nodes: Sequence[Mapping[str, Any]], resource_slices: Sequence[Mapping[str, Any]], driver: str
+) -> dict[str, int]:
+    """Usable devices per eligible node for one DRA ``driver`` (the §1.8 pool/taint/topology rules).
+
+    A slice counts only in a complete, current-generation pool, for untainted devices, on Ready,
+    uncordoned nodes its topology reaches. dra-support applies this to every ``*.nvidia.com``
+    driver (``compute-domain.nvidia.com`` too); :func:`detect` to ``gpu.nvidia.com``.
+    """
+    eligible = {node_name(n): n for n in nodes if node_eligible(n)}
+    pools: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for s in resource_slices:
+        if str(_spec(s).get("driver") or "") == driver:
+            pools[str((_spec(s).get("pool") or {}).get("name") or "")].append(s)
+    return dict(sorted(_usable_devices(pools, eligible).items()))
+
+
 def detect(
     nodes: Sequence[Mapping[str, Any]],
     api_version: str | None,
@@ -497,21 +536,7 @@ def detect(
         else:
             non_local.append(str((s.get("metadata") or {}).get("name") or ""))
 
-    usable: dict[str, int] = defaultdict(int)
-    for pool_slices in pools.values():
-        for s in _valid_pool_slices(pool_slices):
-            spec = _spec(s)
-            per_device = spec.get("perDeviceNodeSelection") is True
-            for dev in spec.get("devices") or []:
-                if not isinstance(dev, Mapping) or _device_tainted(dev):
-                    continue
-                topo: Mapping[str, Any]
-                if per_device:
-                    topo = {k: _device_field(dev, k) for k in ("nodeName", "allNodes", "nodeSelector")}
-                else:
-                    topo = spec
-                for n in _attributed_nodes(topo, eligible):
-                    usable[n] += 1
+    usable = _usable_devices(pools, eligible)
 
     validated = tuple(sorted(usable))
     dra_devices = dict(sorted(usable.items())) if gpu_class is not None else {}

@@ -6,14 +6,16 @@ Outcomes: a check function returns its pass message, raises :class:`CheckFailed`
 
 Component refs may be plain dicts (recipe YAML keys: ``overrides``, ``expectedResources``,
 ``manifestFiles``, ``healthCheckAsserts``...) or :class:`aicr_pytest.core.recipe.ComponentRef` models;
-:func:`enabled_refs` turns them into dicts.
+:func:`enabled_refs` turns them into dicts (the code lives in :mod:`aicr_pytest.core.components`,
+shared with the other families; re-exported here).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable
+
+from aicr_pytest.core.components import enabled_refs, is_enabled, ref_dict
 
 log = logging.getLogger("aicr_pytest.deployment")
 
@@ -24,40 +26,6 @@ class CheckFailed(AssertionError):
     """The cluster failed the check; ``str()`` is the user-facing message."""
 
 
-def ref_dict(ref: Mapping[str, Any] | Any) -> dict[str, Any]:
-    """A component ref as a dict with the recipe's (camelCase) keys."""
-    if isinstance(ref, Mapping):
-        return dict(ref)
-    dump = getattr(ref, "model_dump", None)
-    if callable(dump):
-        data = dump(by_alias=True)
-        if isinstance(data, dict):
-            return data
-    raise TypeError(f"not a component ref: {ref!r}")
-
-
-def is_enabled(ref: Mapping[str, Any] | Any) -> bool:
-    """Enabled unless ``overrides.enabled`` is the boolean ``false`` (a non-bool warns, counts as on)."""
-    data = ref_dict(ref)
-    overrides = data.get("overrides") or {}
-    if not isinstance(overrides, Mapping) or "enabled" not in overrides:
-        return True
-    value = overrides["enabled"]
-    if not isinstance(value, bool):
-        log.warning(
-            "component %s: overrides.enabled is not a boolean (%r); treating as enabled",
-            data.get("name"),
-            value,
-        )
-        return True
-    return value
-
-
-def enabled_refs(refs: Iterable[Mapping[str, Any] | Any]) -> list[dict[str, Any]]:
-    """The enabled refs, as dicts, in recipe order."""
-    return [d for d in (ref_dict(r) for r in refs) if is_enabled(d)]
-
-
 def _go_list(items: Iterable[str]) -> str:
     """Go's ``%v`` rendering of a string slice: ``[a b c]``."""
     return "[" + " ".join(items) + "]"
@@ -65,3 +33,6 @@ def _go_list(items: Iterable[str]) -> str:
 
 def _describe_error(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
+
+
+__all__ = ["CheckFailed", "Emit", "enabled_refs", "is_enabled", "log", "ref_dict"]

@@ -596,13 +596,20 @@ class Cluster:
         propagation: str = "Foreground",
         grace_period_seconds: int | None = None,
         missing_ok: bool = False,
+        preconditions: Mapping[str, str] | None = None,
     ) -> JSON | None:
-        """``DELETE`` with ``propagationPolicy`` (Foreground by default); returns the response body."""
+        """``DELETE`` with ``propagationPolicy`` (Foreground by default); returns the response body.
+
+        ``preconditions`` (``{"uid": ...}`` and/or ``{"resourceVersion": ...}``) make the server refuse
+        (409 :class:`Conflict`) to delete an object that is not the one the caller means.
+        """
         rt = self.resolve(api_version, kind)
         ns = namespace if rt.namespaced else None
         body: JSON = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
         if grace_period_seconds is not None:
             body["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions:
+            body["preconditions"] = dict(preconditions)
         try:
             out: JSON | None = self.request(
                 "DELETE", rt.path(ns, name), Target("delete", rt.group, rt.plural, ns, name), body=body

@@ -134,6 +134,38 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "inference-perf gateway-epp: the run's HTTPRoute": _p(
         "get,list,watch,create,delete", "gateway.networking.k8s.io", "httproutes"
     ),
+    "conformance gang-scheduling: the run's KAI PodGroup": _p(
+        "get,list,watch,create,delete", "scheduling.run.ai", "podgroups"
+    ),
+    "conformance robust-controller: the operator's validating webhook and its endpoints": (
+        _p("list", "admissionregistration.k8s.io", "validatingwebhookconfigurations")
+        + _p("list", "discovery.k8s.io", "endpointslices")
+    ),
+    "conformance robust-controller (Dynamo): DynamoComponentDeployment inventory": _p(
+        "list", "nvidia.com", "dynamocomponentdeployments"
+    ),
+    "conformance gpu-operator-health, secure-accelerator-access: ClusterPolicy state": _p(
+        "get", "nvidia.com", "clusterpolicies"
+    ),
+    "conformance accelerator-metrics, ai-service-metrics: DCGM exporter / Prometheus through the "
+    "API server's service proxy (GET)": _p("get", "", "services/proxy"),
+    "conformance pod-autoscaling: pod-scoped GPU custom metrics (prometheus-adapter)": _p(
+        "get", "custom.metrics.k8s.io", "pods/gpu_utilization,pods/gpu_memory_used,pods/gpu_power_usage"
+    ),
+    "conformance pod-/cluster-autoscaling: the external GPU metric the HPAs scale on": _p(
+        "list", "external.metrics.k8s.io", "dcgm_gpu_power_usage"
+    ),
+    "conformance pod-/cluster-autoscaling: the run's scale-target Deployment and HPA": (
+        _p("create", "apps", "deployments")
+        + _p("get,list,watch,create,patch", "autoscaling", "horizontalpodautoscalers")
+    ),
+    "conformance cluster-autoscaling: Karpenter NodePools": _p("list", "karpenter.sh", "nodepools"),
+    "conformance inference-gateway: GatewayClass and Gateway": _p(
+        "get", "gateway.networking.k8s.io", "gatewayclasses,gateways"
+    ),
+    "conformance slinky-slurm-*: Slinky LoginSets/NodeSets and commands in the login pod": (
+        _p("list", "slinky.slurm.net", "loginsets,nodesets") + _p("get,create", "", "pods/exec")
+    ),
     "run-scoped RBAC for in-cluster workloads (no cluster-admin binding)": _p(
         "get,list,watch,create,delete", _RBAC_GROUP, "roles,rolebindings"
     ),

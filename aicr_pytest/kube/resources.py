@@ -97,6 +97,13 @@ _KNOWN: tuple[tuple[str, str, str, bool], ...] = (
     ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", False),
     ("scheduling.k8s.io", "PriorityClass", "priorityclasses", False),
     ("node.k8s.io", "RuntimeClass", "runtimeclasses", False),
+    ("discovery.k8s.io", "EndpointSlice", "endpointslices", True),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        False,
+    ),
 )
 
 _BY_KIND: dict[tuple[str, str], tuple[str, str, bool]] = {
@@ -131,6 +138,8 @@ def builtin_types() -> tuple[ResourceType, ...]:
         "events.k8s.io": "v1",
         "scheduling.k8s.io": "v1",
         "node.k8s.io": "v1",
+        "discovery.k8s.io": "v1",
+        "admissionregistration.k8s.io": "v1",
     }
     return tuple(
         ResourceType(group, default_version[group], plural, kind, namespaced)

@@ -251,6 +251,13 @@ class RunScope:
     #: Alias used by checks: ``run.apply(rendered_manifest)``.
     apply = create
 
+    def adopt(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+        """Register an object this run owns but did not create through :meth:`create` (a retried
+        create that found its own object, a namespace whose ownership label was verified), so
+        :meth:`cleanup` and :meth:`kubectl_commands` cover it."""
+        rt = self.cluster.resolve(api_version, kind)
+        self._register(rt, name, namespace if rt.namespaced else None)
+
     def ensure_namespace(self, name: str | None = None) -> str:
         """Make sure the shared namespace exists (default ``aicr-validation``).
 

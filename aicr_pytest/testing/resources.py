@@ -230,6 +230,23 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short=["netpol"]),
     _t("networking.k8s.io", "v1", "ingresses", "Ingress", short=["ing"], sub=["status"]),
     _t("events.k8s.io", "v1", "events", "Event", short=["ev"]),
+    _t(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        short=["hpa"],
+        sub=["status"],
+    ),
+    _t("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, sub=["status"]),
+    _t("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+    _t(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        False,
+    ),
     # Dynamic Resource Allocation (resource.k8s.io/v1, GA in Kubernetes 1.34)
     _t("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     _t(

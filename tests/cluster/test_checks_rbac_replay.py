@@ -6,13 +6,18 @@ user the control plane binds to ``deploy/rbac.yaml`` only. A denial is a red tes
 request: the check would get a 403 on a cluster where aicr-pytest has exactly that manifest.
 
 Every implemented check also runs end to end on the control plane as that user: the deployment
-checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), ``nccl-all-reduce-bw`` on H100
+checks and check-nvidia-smi (tests/cluster/test_deployment_checks.py), the conformance phase-I checks
+(tests/cluster/test_conformance_checks.py: the operators' webhooks, KAI's gang binder and the GPU probe
+pods played by tests/harness/controlplane_conformance.py), ``nccl-all-reduce-bw`` on H100
 (tests/controlplane/test_checks_on_controlplane.py), the GB200 NCCL variants ``-net`` and ``-nvls``
 (tests/controlplane/test_gb200_on_controlplane.py: kwok GB200 pool, ComputeDomain test controller, real
-DRA allocation of the IMEX channel claims) and ``inference-perf``
+DRA allocation of the IMEX channel claims), ``inference-perf``
 (tests/controlplane/test_inference_on_controlplane.py: Dynamo operator, volume provisioner and AIPerf
-played by test controllers; the probe goes through the apiserver's service proxy and its egress). This
-replay also covers the NCCL paths with no kwok pool on the control plane (GKE/TCPXO, RoCE on EKS).
+played by test controllers; the probe goes through the apiserver's service proxy and its egress) and the
+phase-II conformance checks (tests/cluster/test_conformance_phase2.py: metrics endpoints behind the real
+service proxy and aggregation layer, the real HPA controller, Karpenter and Slurm through kwok exec
+played by test controllers). This replay also covers the NCCL paths with no kwok pool on the control
+plane (GKE/TCPXO, RoCE on EKS).
 """
 
 from __future__ import annotations
@@ -67,6 +72,23 @@ def gb200_recipe(tmp: Path) -> Path:
     return path
 
 
+def dynamo_robust_recipe() -> dict[str, Any]:
+    """The training recipe with Dynamo enabled: robust-controller takes the Dynamo path."""
+    recipe: dict[str, Any] = yamlio.load(training_recipe().read_text())
+    recipe["componentRefs"].append({"name": "dynamo-platform", "namespace": "dynamo-system", "type": "Helm"})
+    recipe["validation"] = {"conformance": {"checks": ["robust-controller"]}}
+    return recipe
+
+
+#: the phase-II conformance checks a training cluster has the prerequisites of
+CONFORMANCE_II_TRAINING = (
+    "accelerator-metrics",
+    "ai-service-metrics",
+    "pod-autoscaling",
+    "cluster-autoscaling",
+)
+
+
 #: scenario id -> (profile, phase, recipe(tmp), snapshot, checks that must pass on the fake)
 SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ...]]] = {
     "deployment": (
@@ -104,6 +126,34 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         NCCL_SNAPSHOT,
         ("nccl-all-reduce-bw-net",),
     ),
+    "conformance": (
+        "h100-eks-training",
+        "conformance",
+        lambda tmp: training_recipe(),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        (
+            "dra-support",
+            "gang-scheduling",
+            "robust-controller",
+            "secure-accelerator-access",
+            "gpu-operator-health",
+            "platform-health",
+        ),
+    ),
+    "conformance-dra": (
+        "h100-eks-training-dra",
+        "conformance",
+        lambda tmp: EXAMPLES / "h100-eks-training-dra.yaml",
+        EXAMPLES / "h100-eks-training-dra-snapshot.yaml",
+        ("dra-support", "secure-accelerator-access"),
+    ),
+    "conformance-dynamo": (
+        "h100-eks-inference",
+        "conformance",
+        lambda tmp: written(tmp, "dynamo.yaml", dynamo_robust_recipe()),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("robust-controller",),
+    ),
     "inference": (
         "h100-eks-inference",
         "performance",
@@ -111,7 +161,54 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         EXAMPLES / "h100-eks-inference-snapshot.yaml",
         ("inference-perf",),
     ),
+    "conformance-ii": (
+        "h100-eks-training",
+        "conformance",
+        lambda tmp: conformance_recipe(tmp, CONFORMANCE_II_TRAINING),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        CONFORMANCE_II_TRAINING,
+    ),
+    "conformance-ii-karpenter": (
+        "h100-eks-training-karpenter",
+        "conformance",
+        lambda tmp: conformance_recipe(tmp, ("cluster-autoscaling",)),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("cluster-autoscaling",),
+    ),
+    "conformance-ii-gateway": (
+        "h100-eks-inference-gateway",
+        "conformance",
+        lambda tmp: conformance_recipe(tmp, ("inference-gateway",), {"name": "agentgateway"}),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("inference-gateway",),
+    ),
+    "conformance-ii-slinky": (
+        "gb200-eks-training-slurm",
+        "conformance",
+        lambda tmp: conformance_recipe(
+            tmp,
+            ("slinky-slurm-health", "slinky-slurm-imex-channel"),
+            {"name": "slinky-slurm", "namespace": "slurm"},
+        ),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("slinky-slurm-health", "slinky-slurm-imex-channel"),
+    ),
 }
+
+#: the phase-II conformance checks a training cluster has the prerequisites of
+CONFORMANCE_II_TRAINING = (
+    "accelerator-metrics",
+    "ai-service-metrics",
+    "pod-autoscaling",
+    "cluster-autoscaling",
+)
+
+
+def conformance_recipe(tmp: Path, checks: tuple[str, ...], *refs: dict[str, Any]) -> Path:
+    recipe: dict[str, Any] = yamlio.load(training_recipe().read_text())
+    recipe["validation"]["conformance"] = {"checks": list(checks)}
+    recipe["componentRefs"] = [*recipe["componentRefs"], *refs]
+    return written(tmp, "conformance.yaml", recipe)
 
 
 #: scenario id -> the CLI environment it runs with

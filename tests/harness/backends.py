@@ -98,7 +98,14 @@ StrList = list[str]
 #: Profiles a control-plane session may seed: their CRDs are installed when the control plane starts
 #: (:func:`profile_crds`), before the controller-manager, so its garbage collector acts on owner
 #: references to custom resources at once (it rediscovers resources only every 30 s).
-CONTROLPLANE_PROFILES = ("h100-eks-training", "h100-eks-inference", "gb200-eks-training")
+CONTROLPLANE_PROFILES = (
+    "h100-eks-training",
+    "h100-eks-inference",
+    "gb200-eks-training",
+    "h100-eks-training-karpenter",
+    "h100-eks-inference-gateway",
+    "gb200-eks-training-slurm",
+)
 
 #: The GFD label that names a node's GPU model (how a profile's GPU nodes map onto kwok's).
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -112,7 +119,14 @@ BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-n
 #: Workload kinds whose pods and status the real controllers own.
 CONTROLLED_KINDS = frozenset({"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job"})
 #: Kinds whose status the apiserver or a controller owns: never written by the seeder.
-SERVER_STATUS_KINDS = CONTROLLED_KINDS | {"CustomResourceDefinition", "Namespace", "Node", "Service"}
+SERVER_STATUS_KINDS = CONTROLLED_KINDS | {
+    "CustomResourceDefinition",
+    "Namespace",
+    "Node",
+    "Service",
+    "APIService",  # the aggregator's availability controller writes it
+    "Pod",  # a profile's unowned pods (Slinky's) land on kwok nodes: kwok writes their status
+}
 _SERVER_METADATA = (
     "uid",
     "resourceVersion",
@@ -432,6 +446,8 @@ class ControlPlaneSession:
         self._players_lock = threading.Lock()
         #: plays the inference check's Job pods (:class:`~.controlplane_dynamo.InferenceJobs`)
         self.inference_jobs: Any = None
+        #: the operators' validating webhooks (:class:`~.controlplane_conformance.WebhookServer`)
+        self.webhooks: Any = None
         self.players: list[Poller] = []
 
     def ensure_players(self) -> None:
@@ -439,8 +455,19 @@ class ControlPlaneSession:
         (:mod:`.controlplane_players`), Kubeflow Trainer/JobSet and the NCCL launcher
         (:mod:`.controlplane_trainer`), the DRA driver's ComputeDomains
         (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
-        inference Jobs' pods (:mod:`.controlplane_dynamo`), the snapshot agent's pods."""
+        inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
+        pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
+        for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), and
+        the snapshot agent's pods."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
+        from tests.harness.controlplane_conformance import (
+            CONFORMANCE_SELECTOR,
+            ConformancePods,
+            GangBinder,
+            WebhookServer,
+            WebhookSync,
+        )
+        from tests.harness.controlplane_conformance_ii import KarpenterController, MetricsEndpoints
         from tests.harness.controlplane_dynamo import (
             INFERENCE_JOBS_SELECTOR,
             DynamoController,
@@ -465,7 +492,13 @@ class ControlPlaneSession:
         with self._players_lock:
             if not self.players:
                 self.inference_jobs = InferenceJobs(self.cp)
+                self.webhooks = WebhookServer(self.cp, self.current_faults).start()
                 self.players += [
+                    PodPlayer(
+                        self.cp, CONFORMANCE_SELECTOR, ConformancePods(self.cp, self.current_faults)
+                    ).start(),
+                    GangBinder(self.cp).start(),
+                    WebhookSync(self.cp, self.webhooks).start(),
                     PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
                     TrainerController(self.cp).start(),
                     PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
@@ -475,7 +508,13 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
+                    MetricsEndpoints(self.cp).start(),
+                    KarpenterController(self.cp).start(),
                 ]
+
+    def current_faults(self) -> tuple[str, ...]:
+        """The seeded profile's faults (what the test controllers honour)."""
+        return self._current[1] if self._current else ()
 
     def player_errors(self) -> list[str]:
         return [e for p in self.players for e in p.errors]
@@ -517,6 +556,7 @@ class ControlPlaneSession:
             if self._current == key:
                 return
             started = time.monotonic()
+            self.ensure_players()  # before seeding: the metrics adapter is served when its APIService appears
             product = profile_gpu_product(profile)
             gpu = gpu_node_names(self.cp, product)
             other = [n for n in self.cp.node_names if n not in gpu_node_names(self.cp)]
@@ -534,9 +574,14 @@ class ControlPlaneSession:
             self._current, self._objects, self._pod_states = key, objects, states
             self.profiles[profile] = key[1]
             self.ensure_players()
+            wait_apiservices_available(self.cp, objects)
             from tests.harness.controlplane_dynamo import apply_faults
 
             apply_faults(self.player("dynamo-controller"), self.inference_jobs, faults)
+            self.webhooks.sync()  # before any test creates a TrainJob or DynamoGraphDeployment
+            from tests.harness.controlplane_conformance_ii import apply_faults as apply_metrics_faults
+
+            apply_metrics_faults(self.player("metrics-endpoints"), faults)
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
             self.profile_seconds[source + target] = time.monotonic() - started
@@ -1087,7 +1132,12 @@ def apply_pod_states(cp: ControlPlane, old: Sequence[Obj], new: Sequence[Obj], t
 
     def settled() -> bool:
         for path, bad in unready.items():
-            status = cp.get(path).get("status") or {}
+            try:
+                status = cp.get(path).get("status") or {}
+            except urllib.error.HTTPError as e:
+                if e.code == 404 and bad == 0:
+                    continue  # a healed DaemonSet the new profile does not have (its namespace went)
+                raise
             if int(status.get("desiredNumberScheduled") or 0) - int(status.get("numberReady") or 0) != bad:
                 return False
         return True
@@ -1172,6 +1222,23 @@ def _workload_ready(obj: Obj) -> bool:
         desired = int(status.get("desiredNumberScheduled") or 0)
         return desired > 0 and int(status.get("numberReady") or 0) == desired
     return True
+
+
+def wait_apiservices_available(cp: ControlPlane, objects: Iterable[Obj], timeout: float = 90.0) -> None:
+    """Wait until every seeded APIService is ``Available`` (the aggregator reaches its test server):
+    a namespace cannot finish deleting while an aggregated API's discovery fails."""
+    names = [str(o["metadata"]["name"]) for o in objects if o.get("kind") == "APIService"]
+
+    def available() -> bool:
+        for name in names:
+            conds = (cp.get(f"/apis/apiregistration.k8s.io/v1/apiservices/{name}").get("status") or {}).get(
+                "conditions"
+            ) or []
+            if not any(c.get("type") == "Available" and c.get("status") == "True" for c in conds):
+                return False
+        return True
+
+    _wait(f"APIServices {names} Available", available, timeout, interval=0.2)
 
 
 def wait_workloads_ready(cp: ControlPlane, objects: Iterable[Obj], timeout: float = 120.0) -> None:

@@ -34,6 +34,7 @@ Binaries are looked up in ``$AICR_CONTROLPLANE_BIN``, else ``$AICR_CONTROLPLANE_
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -60,6 +61,9 @@ K8S_VERSION = "v1.37.2"
 #: kwok gives pods IPs from here (nothing listens on them; see :mod:`.egress`)
 POD_CIDR = "10.244.0.1/16"
 KWOK_VERSION = "v0.8.0"
+#: Service ClusterIPs (the aggregation layer dials an APIService's Service's ClusterIP: the egress
+#: proxy routes the metrics adapter's to a test server, :mod:`.controlplane_conformance_ii`)
+SERVICE_CIDR = "10.0.0.0/24"
 
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 ALL_BINARIES = ("etcd", *KUBE_BINARIES, "kwok")
@@ -279,6 +283,7 @@ def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
     """A Node that kwok manages (annotation ``kwok.x-k8s.io/node=fake``) with the profile's shape."""
     key, value = KWOK_NODE_ANNOTATION
     capacity = dict(profile.capacity)
+    instance = hashlib.sha1(name.encode()).hexdigest()[:17]
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -290,10 +295,17 @@ def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
                 "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": profile.architecture,
                 "type": "kwok",
+                # an EKS managed node group per pool (cluster-autoscaling's EKS evidence)
+                "eks.amazonaws.com/nodegroup": profile.prefix,
+                "topology.kubernetes.io/region": "us-east-1",
                 **profile.labels,
             },
         },
-        "spec": {"taints": [dict(t) for t in profile.taints]},
+        # EKS-shaped provider IDs: the platform cluster-autoscaling detects from the first node
+        "spec": {
+            "taints": [dict(t) for t in profile.taints],
+            "providerID": f"aws:///us-east-1a/i-{instance}",
+        },
         "status": {
             "capacity": capacity,
             "allocatable": capacity,
@@ -316,12 +328,14 @@ def node_manifest(name: str, profile: NodeProfile) -> dict[str, Any]:
 KWOK_GROUP = "kwok.x-k8s.io"
 KWOK_API_VERSION = f"{KWOK_GROUP}/v1alpha1"
 #: kwok reads these kinds from the apiserver (``--enable-crds``) instead of static config files.
-KWOK_CRD_KINDS = ("Logs", "ClusterLogs")
+KWOK_CRD_KINDS = ("Logs", "ClusterLogs", "Exec", "ClusterExec")
+#: kwok's plural resource names (its CRDs: ``kustomize/crd/bases``)
+_KWOK_PLURALS = {"Logs": "logs", "ClusterLogs": "clusterlogs", "Exec": "execs", "ClusterExec": "clusterexecs"}
 
 
 def kwok_crd(kind: str) -> dict[str, Any]:
     """A minimal CRD for kwok's ``kind`` (schema: preserve unknown fields; kwok's own is stricter)."""
-    plural = kind.lower()
+    plural = _KWOK_PLURALS.get(kind, kind.lower())
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -329,7 +343,7 @@ def kwok_crd(kind: str) -> dict[str, Any]:
         "spec": {
             "group": KWOK_GROUP,
             "scope": "Cluster" if kind.startswith("Cluster") else "Namespaced",
-            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": plural},
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
             "versions": [
                 {
                     "name": "v1alpha1",
@@ -376,6 +390,19 @@ def write_kwok_stages(source: Path, target: Path) -> Path:
             )
     target.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     return target
+
+
+#: Where the commands kwok runs for ``pods/exec`` are found (kwok runs them locally, on its ``PATH``:
+#: the Slinky checks' fake ``scontrol``/``sinfo``/``srun``, :mod:`.controlplane_conformance_ii`).
+EXEC_BIN_DIR = "exec-bin"
+
+
+def kwok_exec_env(workdir: Path) -> dict[str, str]:
+    """kwok's environment: its ``PATH`` starts with the work directory's :data:`EXEC_BIN_DIR`."""
+    from tests.harness.controlplane_conformance_ii import write_exec_bin
+
+    bin_dir = write_exec_bin(workdir / EXEC_BIN_DIR)
+    return {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
 
 
 def cri_log(text: str, *, stream: str = "stdout", timestamp: str = "2025-01-01T00:00:00.000000000Z") -> str:
@@ -784,7 +811,13 @@ def _wait_until(
         time.sleep(interval)
 
 
-def _start(name: str, argv: Sequence[str | Path], workdir: Path, components: dict[str, Component]) -> None:
+def _start(
+    name: str,
+    argv: Sequence[str | Path],
+    workdir: Path,
+    components: dict[str, Component],
+    env: Mapping[str, str] | None = None,
+) -> None:
     log = workdir / "logs" / f"{name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
@@ -795,6 +828,7 @@ def _start(name: str, argv: Sequence[str | Path], workdir: Path, components: dic
             stderr=subprocess.STDOUT,
             cwd=workdir,
             start_new_session=True,
+            env=None if env is None else {**os.environ, **env},
         )
     components[name] = Component(name, process, log)
 
@@ -863,7 +897,8 @@ def start_controlplane(
         keep_workdir=keep_workdir,
     )
     try:
-        cp.egress = EgressProxy(workdir / "egress.sock", simulated_networks=[POD_CIDR]).start()
+        # Service IPs too: nothing listens on a ClusterIP unless the proxy routes it (an APIService's)
+        cp.egress = EgressProxy(workdir / "egress.sock", simulated_networks=[POD_CIDR, SERVICE_CIDR]).start()
         _launch(cp, binaries, pki, ports, kcm_token, scheduler_token, kwok_token, timeout, verbosity, crds)
         deadline = time.monotonic() + timeout
         cp.rbac_manifest = bind_least_privilege_user(cp, rbac_manifest)
@@ -931,7 +966,7 @@ def _launch(
         f"--service-account-issuer={server}",
         f"--service-account-key-file={pki.sa_pub}",
         f"--service-account-signing-key-file={pki.sa_key}",
-        "--service-cluster-ip-range=10.0.0.0/24",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
         "--allow-privileged=true",
         "--endpoint-reconciler-type=none",  # loopback advertise address; no kubernetes Endpoints needed
         "--enable-admission-plugins=ExtendedResourceToleration",
@@ -974,6 +1009,8 @@ def _launch(
         "--bind-address=127.0.0.1", f"--secure-port={ports['kcm']}", f"--cert-dir={workdir / 'kcm-certs'}",
         "--leader-elect=false",
         "--use-service-account-credentials=true",
+        # the HPA controller acts within seconds (default 15 s), so autoscaling checks converge fast
+        "--horizontal-pod-autoscaler-sync-period=1s",
         f"--service-account-private-key-file={pki.sa_key}",
         f"--root-ca-file={pki.ca_cert}",
         "--profiling=false",
@@ -1018,7 +1055,7 @@ def _launch(
         f"--server-address=127.0.0.1:{ports['kwok-node']}",
         f"--tls-cert-file={pki.serving_cert}", f"--tls-private-key-file={pki.serving_key}",
         f"--v={'DEBUG' if verbosity > 2 else 'INFO'}",
-    ], workdir, components)  # fmt: skip
+    ], workdir, components, env=kwok_exec_env(workdir))  # fmt: skip
 
     for name, port in (("kube-controller-manager", ports["kcm"]), ("kube-scheduler", ports["scheduler"])):
         url = f"https://127.0.0.1:{port}/healthz"

@@ -63,6 +63,20 @@ ALLOWANCE: set[Permission] = (
     | P("get,list,watch,create,delete", "scheduling.run.ai", "queues")  # inference-perf KAI Queue
     | P("get,list,watch,create,delete", "gateway.networking.k8s.io", "httproutes")  # gateway-epp
     | P("list", "nvidia.com", "clusterpolicies")  # snapshot K8s.policy (validate without --snapshot)
+    | P("get,list,watch,create,delete", "scheduling.run.ai", "podgroups")  # gang-scheduling PodGroup
+    | P("list", "admissionregistration.k8s.io", "validatingwebhookconfigurations")  # robust-controller
+    | P("list", "discovery.k8s.io", "endpointslices")  # robust-controller webhook endpoints
+    | P("list", "nvidia.com", "dynamocomponentdeployments")  # robust-controller (Dynamo) inventory
+    | P("get", "nvidia.com", "clusterpolicies")  # gpu-operator-health, secure-accelerator-access
+    | P("get", "", "services/proxy")  # accelerator-/ai-service-metrics: DCGM exporter, Prometheus
+    | P("get", "custom.metrics.k8s.io", "pods/gpu_utilization,pods/gpu_memory_used,pods/gpu_power_usage")
+    | P("list", "external.metrics.k8s.io", "dcgm_gpu_power_usage")  # pod-/cluster-autoscaling
+    | P("create", "apps", "deployments")  # pod-/cluster-autoscaling scale targets
+    | P("get,list,watch,create,patch", "autoscaling", "horizontalpodautoscalers")  # their HPAs
+    | P("list", "karpenter.sh", "nodepools")  # cluster-autoscaling
+    | P("get", "gateway.networking.k8s.io", "gatewayclasses,gateways")  # inference-gateway
+    | P("list", "slinky.slurm.net", "loginsets,nodesets")  # slinky-slurm-*
+    | P("get,create", "", "pods/exec")  # slinky-slurm-*: scontrol/sinfo/srun in the login pod
 )
 
 

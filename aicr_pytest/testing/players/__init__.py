@@ -7,15 +7,27 @@ log") and ``PodScript`` entries for pods a check creates, reading ``profile.faul
 cue.
 
 Importing this package registers the built-in players, in this order: ``nvidia-smi``
-(:mod:`.nvidia_smi`), ``nccl`` (:mod:`.nccl`), ``inference`` (:mod:`.inference`) and
-``snapshot-agent`` (:mod:`.snapshot_agent`). A user's own
+(:mod:`.nvidia_smi`), ``nccl`` (:mod:`.nccl`), ``inference`` (:mod:`.inference`), ``conformance``
+(:mod:`.conformance`: the conformance phase's GPU probe pods, KAI gangs, operator webhooks), ``metrics``
+(:mod:`.metrics`: DCGM exporter, Prometheus, prometheus-adapter), ``autoscaling``
+(:mod:`.autoscaling`: HPA controller, Deployments a run creates, Karpenter), ``slinky``
+(:mod:`.slinky`: Slurm answers in the login pod) and ``snapshot-agent`` (:mod:`.snapshot_agent`). A user's own
 check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
 
 from aicr_pytest.testing.model import Player, register_player
-from aicr_pytest.testing.players import inference, nccl, nvidia_smi, snapshot_agent
+from aicr_pytest.testing.players import (
+    autoscaling,
+    conformance,
+    inference,
+    metrics,
+    nccl,
+    nvidia_smi,
+    slinky,
+    snapshot_agent,
+)
 
 __all__ = ["BUILTIN_PLAYERS"]
 
@@ -24,6 +36,10 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("nvidia-smi", nvidia_smi.install),
     ("nccl", nccl.install),
     ("inference", inference.install),
+    ("conformance", conformance.install),
+    ("metrics", metrics.install),
+    ("autoscaling", autoscaling.install),
+    ("slinky", slinky.install),
     ("snapshot-agent", snapshot_agent.install),
 )
 

@@ -78,6 +78,11 @@ GATEWAY_CONTROLLER: Final = "agentgateway.dev/agentgateway"
 GATEWAY_PORT: Final = 80
 GATEWAY_IMAGE: Final = "cr.agentgateway.dev/agentgateway:v0.7.5"
 EPP_PORT: Final = 9002
+#: ``api-approved.kubernetes.io`` of the upstream CRDs (required for ``*.k8s.io`` groups)
+API_APPROVALS: Final = {
+    GATEWAY_GROUP: "https://github.com/kubernetes-sigs/gateway-api/pull/2466",
+    INFERENCE_GROUP: "https://github.com/kubernetes-sigs/gateway-api-inference-extension/pull/1173",
+}
 
 
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
@@ -532,7 +537,12 @@ def install_gateway_api(fc: SimulatedCluster, profile: ClusterProfile, comp: Com
         crd(GATEWAY_GROUP, "gateways", "Gateway", ["v1"]),
         crd(GATEWAY_GROUP, "httproutes", "HTTPRoute", ["v1"]),
         crd(INFERENCE_GROUP, "inferencepools", "InferencePool", ["v1"]),
+        # the Inference Extension's alpha group, which AICR's inference-gateway check requires
+        crd("inference.networking.x-k8s.io", "inferencepools", "InferencePool", ["v1alpha2"]),
     ):
+        group = str(obj["spec"]["group"])
+        if group.endswith(".k8s.io"):  # a protected group: the API server wants the approval annotation
+            obj["metadata"]["annotations"] = {"api-approved.kubernetes.io": API_APPROVALS[group]}
         crd_established(fc, obj)
 
 
@@ -608,6 +618,47 @@ def install_gateway(fc: SimulatedCluster, profile: ClusterProfile, comp: Compone
                 "spec": {"type": "ClusterIP", "selector": {"app": GATEWAY_NAME}, "ports": ports},
             }
         )
+    if comp.options.get("load_balancer"):
+        # the public LoadBalancer (``agentgateway.allowedSourceRanges`` → loadBalancerSourceRanges)
+        rt = fc.store.resolve("v1", "Service")
+
+        def expose(obj: Obj) -> None:
+            obj["spec"]["type"] = "LoadBalancer"
+            ranges = list(comp.options.get("source_ranges") or [])
+            if ranges:
+                obj["spec"]["loadBalancerSourceRanges"] = ranges
+
+        fc.store.mutate(rt, GATEWAY_NAMESPACE, GATEWAY_NAME, expose)
+    proxies = fc.list("v1", "Pod", GATEWAY_NAMESPACE, label_selector=f"app={GATEWAY_NAME}")
+    fc.add(
+        {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {
+                "name": f"{GATEWAY_NAME}-x7k2p",
+                "namespace": GATEWAY_NAMESPACE,
+                "labels": {
+                    "kubernetes.io/service-name": GATEWAY_NAME,
+                    "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                },
+            },
+            "addressType": "IPv4",
+            "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+            "endpoints": [
+                {
+                    "addresses": [f"192.168.1.{10 + i}"],
+                    "conditions": {"ready": True, "serving": True, "terminating": False},
+                    "nodeName": (pod.get("spec") or {}).get("nodeName"),
+                    "targetRef": {
+                        "kind": "Pod",
+                        "name": pod["metadata"]["name"],
+                        "namespace": GATEWAY_NAMESPACE,
+                    },
+                }
+                for i, pod in enumerate(proxies)
+            ],
+        }
+    )
 
 
 def aiperf_export(throughput: float, ttft_p99: float, concurrency: int) -> dict[str, Any]:

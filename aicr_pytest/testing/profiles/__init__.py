@@ -32,14 +32,47 @@ Profiles:
   p6e-gb300r nodes (4x GB300, no ``vpc.amazonaws.com/efa``) and an AWS RoCE DRA driver
   (``DeviceClass roce.networking.k8s.aws``, one ResourceSlice per node with one NIC per GPU), for
   ``AICR_NCCL_FABRIC=roce`` ``-net``.
+* ``h100-eks-training-dra`` -- the H100 training stack with whole GPUs from DRA only (recipe policy
+  ``dra-resource-claim``, ``recipes/examples/h100-eks-training-dra.yaml``): the device plugin is off
+  (no ``nvidia.com/gpu`` on the nodes, no device-plugin DaemonSet, ClusterPolicy
+  ``devicePlugin.enabled: false``); ``DeviceClass gpu.nvidia.com`` and one ``gpu.nvidia.com``
+  ResourceSlice per GPU node; the simulated scheduler allocates named ResourceClaims from them.
 * ``h100-eks-inference`` -- the same plus Dynamo (namespace ``dynamo-system``,
   ``DynamoGraphDeployment`` CRD ``nvidia.com/v1beta1`` + ``v1alpha1``, operator Deployment); the DRA
   driver runs ComputeDomains only (``resources.gpus.enabled=false``: no ``gpu.nvidia.com`` slices),
   so whole GPUs come from the device plugin alone. The inference player
   (:mod:`aicr_pytest.testing.players.inference`) plays the Dynamo operator, the endpoint and AIPerf.
+* ``h100-eks-training-karpenter`` -- the training profile plus Karpenter (namespace ``karpenter``,
+  ``karpenter.sh`` CRDs, NodePool ``gpu-autoscaling-test`` with an ``nvidia.com/gpu`` limit); the
+  autoscaling player (:mod:`aicr_pytest.testing.players.autoscaling`) provisions its GPU nodes.
+* ``h100-eks-inference-gateway`` -- the inference profile plus agentgateway (Gateway API and
+  InferencePool CRDs, GatewayClass, Gateway, proxy, EndpointSlice) behind a LoadBalancer Service
+  scoped to ``10.0.0.0/8``.
+* ``gb200-eks-training-slurm`` -- the GB200 training profile plus Slinky Slurm (namespace ``slurm``:
+  NodeSet/LoginSet, their pods, IMEX ComputeDomain and ResourceClaimTemplate); the slinky player
+  (:mod:`aicr_pytest.testing.players.slinky`) answers ``pods/exec`` in the login pod.
+
+Every profile with the GPU Operator and the Prometheus stack also serves the GPU metrics pipeline
+(:mod:`aicr_pytest.testing.players.metrics`: the DCGM exporter's ``/metrics``, Prometheus queries,
+prometheus-adapter's custom and external metrics APIs), and the HPA controller of the autoscaling
+player scales the Deployments a run creates.
 
 Faults:
 
+* conformance (phase I; honoured by :mod:`aicr_pytest.testing.players.conformance`):
+  ``dra-gpu-slices-missing`` -- the DRA driver runs ComputeDomains only (``resources.gpus.enabled=false``:
+  ``compute-domain.nvidia.com`` slices, no ``gpu.nvidia.com`` DeviceClass/slices); with a
+  ``dra-resource-claim`` recipe that is the policy mismatch;
+  ``kai-forbidden`` -- KAI is installed but the validator is refused (403) KAI's CRDs and queues
+  (gang-scheduling is ``other``, not skipped); ``kai-gang-split`` -- KAI binds the second
+  gang worker 45 s after the first (not co-scheduled); ``kai-queue-missing`` -- no ``default-queue``;
+  ``trainer-webhook-missing`` -- no ``validator.trainer.kubeflow.org`` configuration;
+  ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
+  ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
+  ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``
+  container sees the node's GPUs; ``gpu-visible-without-allocation`` -- the no-allocation probe sees
+  ``/dev/nvidia*``; ``gpu-test-image-pull`` -- the CUDA test image cannot be pulled
+  (ImagePullBackOff); ``clusterpolicy-not-ready`` -- ``ClusterPolicy`` state ``notReady``.
 * ``device-plugin-crashloop`` -- one device-plugin pod in ``CrashLoopBackOff`` (restartCount,
   lastState terminated Error), DaemonSet ``numberReady`` below desired, ClusterPolicy ``notReady``;
 * ``gpu-operator-missing`` -- no ``gpu-operator`` namespace, CRD or objects; GPU nodes lack the
@@ -62,7 +95,17 @@ Faults:
 * ``roce-driver-missing`` -- (RoCE) no RoCE DRA driver, DeviceClass or ResourceSlices;
 * ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);
 * ``inference-low-throughput`` -- AIPerf reports ~20,000 tokens/sec (inference-perf fails);
-* ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout).
+* ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout);
+* ``prometheus-down`` -- Prometheus has no ready endpoint (the service proxy answers 503);
+* ``dcgm-exporter-no-gpu-series`` -- the DCGM exporter sees no GPU (only HELP/TYPE lines), so
+  Prometheus has no DCGM series and prometheus-adapter no data;
+* ``prometheus-adapter-missing`` -- no adapter Deployment, Service or APIServices;
+* ``hpa-never-scales`` -- the HPA controller gets no external metric and never scales;
+* ``no-managed-node-group`` -- no Karpenter and no ``eks.amazonaws.com/nodegroup`` node label;
+* ``karpenter-unhealthy`` -- Karpenter's controller has no available replica;
+* ``gateway-open`` -- the inference gateway's LoadBalancer has no ``loadBalancerSourceRanges``;
+* ``slurm-controller-down``, ``imex-channels-shared`` -- (Slinky) slurmctld does not answer; two
+  concurrent IMEX jobs get the same channel;
 * ``snapshot-agent-log-truncated`` -- the snapshot agent's log is cut inside its ``sysctl`` section
   (:mod:`aicr_pytest.testing.players.snapshot_agent`).
 """
@@ -78,9 +121,13 @@ from aicr_pytest.testing.builders import crd, daemonset, deployment
 from aicr_pytest.testing.model import ClusterProfile, Component
 from aicr_pytest.testing.profiles.eks import (
     gb200_eks_training,
+    gb200_eks_training_slurm,
     gb300_eks_roce_training,
     h100_eks_inference,
+    h100_eks_inference_gateway,
     h100_eks_training,
+    h100_eks_training_dra,
+    h100_eks_training_karpenter,
 )
 from aicr_pytest.testing.profiles.faults import FAULTS, apply_fault
 from aicr_pytest.testing.profiles.gke import h100_gke_training
@@ -95,19 +142,27 @@ __all__ = [
     "daemonset",
     "deployment",
     "gb200_eks_training",
+    "gb200_eks_training_slurm",
     "gb300_eks_roce_training",
     "h100_eks_inference",
+    "h100_eks_inference_gateway",
     "h100_eks_training",
+    "h100_eks_training_dra",
+    "h100_eks_training_karpenter",
     "h100_gke_training",
     "resolve_profile",
 ]
 
 PROFILES: dict[str, Callable[[], ClusterProfile]] = {
     "h100-eks-training": h100_eks_training,
+    "h100-eks-training-dra": h100_eks_training_dra,
     "gb200-eks-training": gb200_eks_training,
     "h100-eks-inference": h100_eks_inference,
     "h100-gke-training": h100_gke_training,
     "gb300-eks-roce-training": gb300_eks_roce_training,
+    "h100-eks-training-karpenter": h100_eks_training_karpenter,
+    "h100-eks-inference-gateway": h100_eks_inference_gateway,
+    "gb200-eks-training-slurm": gb200_eks_training_slurm,
 }
 
 

@@ -19,8 +19,112 @@ from aicr_pytest.testing.builders import (
     system_node,
 )
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
+from aicr_pytest.testing.store import Obj
 
 GPU_OPERATOR_VERSION = "v25.10.0"
+ADAPTER_IMAGE = "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"
+#: KAI scheduler's Deployments in ``kai-scheduler`` (what gang-scheduling waits on)
+KAI_DEPLOYMENTS = (
+    "kai-operator",
+    "kai-scheduler-default",
+    "admission",
+    "binder",
+    "pod-grouper",
+    "podgroup-controller",
+    "queue-controller",
+)
+TRAINER_WEBHOOK_CONFIG = "validator.trainer.kubeflow.org"
+DYNAMO_WEBHOOK_CONFIG = "dynamo-platform-dynamo-operator-validating-webhook-configuration"
+DYNAMO_WEBHOOK_SERVICE = "dynamo-platform-dynamo-operator-webhook-service"
+COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+
+
+def compute_domain_slice(node: str) -> Obj:
+    """The ComputeDomain kubelet plugin's ResourceSlice on ``node``: IMEX channel 0 and its daemon."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{COMPUTE_DOMAIN_DRIVER}"},
+        "spec": {
+            "driver": COMPUTE_DOMAIN_DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": f"{kind}-0", "attributes": {"type": {"string": kind}, "id": {"int": 0}}}
+                for kind in ("channel", "daemon")
+            ],
+        },
+    }
+
+
+def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str) -> None:
+    """The Service in front of an operator's webhook server (443 → 9443) and the EndpointSlice the
+    EndpointSlice controller would publish for its pod."""
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "type": "ClusterIP",
+                "ports": [{"name": "webhook", "port": 443, "targetPort": 9443, "protocol": "TCP"}],
+                "selector": {"app": app},
+            },
+        }
+    )
+    fc.add(
+        {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {
+                "name": f"{name}-webhook",
+                "namespace": namespace,
+                "labels": {
+                    "kubernetes.io/service-name": name,
+                    "endpointslice.kubernetes.io/managed-by": "sim",
+                },
+            },
+            "addressType": "IPv4",
+            "ports": [{"name": "webhook", "port": 9443, "protocol": "TCP"}],
+            "endpoints": [{"addresses": ["192.168.0.10"], "conditions": {"ready": True}}],
+        }
+    )
+
+
+def validating_webhook(name: str, namespace: str, service: str, hooks: list[tuple[str, str, str]]) -> Obj:
+    """A ValidatingWebhookConfiguration whose webhooks (name, group, plural) judge CREATE/UPDATE."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": hook,
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "timeoutSeconds": 10,
+                "clientConfig": {
+                    "service": {
+                        "name": service,
+                        "namespace": namespace,
+                        "path": f"/validate-{group.replace('.', '-')}-{plural}",
+                        "port": 443,
+                    }
+                },
+                "rules": [
+                    {
+                        "apiGroups": [group],
+                        "apiVersions": ["*"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": [plural],
+                        "scope": "*",
+                    }
+                ],
+            }
+            for hook, group, plural in hooks
+        ],
+    }
 
 
 def install_kube_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
@@ -130,7 +234,10 @@ def install_gpu_operator(fc: SimulatedCluster, profile: ClusterProfile, comp: Co
     )
     gpu_nodes = profile.gpu_node_names()
     crash = comp.options.get("crashloop", {})
+    device_plugin = bool(comp.options.get("device_plugin", True))
     for name, image, container in GPU_OPERATOR_DAEMONSETS:
+        if name == "nvidia-device-plugin-daemonset" and not device_plugin:
+            continue  # devicePlugin.enabled=false: GPUs are DRA-allocated only
         daemonset(
             fc,
             ns,
@@ -141,6 +248,23 @@ def install_gpu_operator(fc: SimulatedCluster, profile: ClusterProfile, comp: Co
             crashloop_nodes=crash.get(name, ()),
             container=container,
         )
+    # the exporter's Service (the GPU operator's dcgm-exporter: port 9400, ``gpu-metrics``)
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": "nvidia-dcgm-exporter",
+                "namespace": ns,
+                "labels": {"app": "nvidia-dcgm-exporter"},
+            },
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app": "nvidia-dcgm-exporter"},
+                "ports": [{"name": "gpu-metrics", "port": 9400, "targetPort": 9400, "protocol": "TCP"}],
+            },
+        }
+    )
     state = "notReady" if any(crash.values()) else "ready"
     fc.add(
         {
@@ -151,7 +275,7 @@ def install_gpu_operator(fc: SimulatedCluster, profile: ClusterProfile, comp: Co
                 "operator": {"defaultRuntime": "containerd"},
                 "driver": {"enabled": True, "version": "580.95.05"},
                 "toolkit": {"enabled": True},
-                "devicePlugin": {"enabled": True},
+                "devicePlugin": {"enabled": device_plugin},
                 "dcgmExporter": {"enabled": True},
                 "gfd": {"enabled": True},
                 "cdi": {"enabled": True},
@@ -197,6 +321,9 @@ def install_dra_driver(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
         labels={"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
         container="gpus",
     )
+    if comp.options.get("compute_domain_slices", False):
+        for node in profile.gpu_node_names():
+            fc.add(compute_domain_slice(node))
     if not comp.options.get("gpus", True):  # resources.gpus.enabled=false: ComputeDomains only
         return
     fc.add(
@@ -244,14 +371,7 @@ def install_kai(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) 
     crd_established(fc, crd("scheduling.run.ai", "podgroups", "PodGroup", ["v2alpha2"]))
     crd_established(fc, crd("kai.scheduler", "configs", "Config", ["v1"], namespaced=False))
     sysnode = system_node(profile)
-    for name in (
-        "kai-operator",
-        "kai-scheduler-default",
-        "binder",
-        "podgrouper",
-        "admission",
-        "queuecontroller",
-    ):
+    for name in KAI_DEPLOYMENTS:
         deployment(
             fc,
             ns,
@@ -301,6 +421,16 @@ def install_kubeflow_trainer(fc: SimulatedCluster, profile: ClusterProfile, comp
         labels={"app.kubernetes.io/name": "trainer"},
         container="manager",
     )
+    if comp.options.get("webhook", True):
+        webhook_service(fc, ns, "kubeflow-trainer-controller-manager", "kubeflow-trainer-controller-manager")
+        fc.add(
+            validating_webhook(
+                TRAINER_WEBHOOK_CONFIG,
+                ns,
+                "kubeflow-trainer-controller-manager",
+                [("validator.trainjob.trainer.kubeflow.org", group, "trainjobs")],
+            )
+        )
     deployment(
         fc,
         ns,
@@ -356,7 +486,7 @@ def install_prometheus(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
             "registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.16.0",
         ),
         ("kube-prometheus-stack-grafana", "docker.io/grafana/grafana:12.0.2"),
-        ("prometheus-adapter", "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"),
+        *((("prometheus-adapter", ADAPTER_IMAGE),) if comp.options.get("adapter", True) else ()),
     ):
         deployment(
             fc, ns, name, image, sysnode, labels={"app.kubernetes.io/instance": "kube-prometheus-stack"}
@@ -424,7 +554,12 @@ def install_prometheus(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
         {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": "kube-prometheus-stack-prometheus", "namespace": ns},
+            # the chart's labels: AICR finds it by ``self-monitor=true`` (no app.kubernetes.io/name)
+            "metadata": {
+                "name": "kube-prometheus-stack-prometheus",
+                "namespace": ns,
+                "labels": {"app": "kube-prometheus-stack-prometheus", "self-monitor": "true"},
+            },
             "spec": {
                 "type": "ClusterIP",
                 "clusterIP": "172.20.10.10",
@@ -433,6 +568,56 @@ def install_prometheus(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
             },
         }
     )
+    if comp.options.get("adapter", True):
+        install_prometheus_adapter(fc, ns)
+
+
+def install_prometheus_adapter(fc: SimulatedCluster, ns: str) -> None:
+    """prometheus-adapter's Service and the two APIServices it serves (``v1beta1.custom.metrics.k8s.io``,
+    ``v1beta1.external.metrics.k8s.io``, Available); the metrics player answers for them."""
+    fc.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": "prometheus-adapter",
+                "namespace": ns,
+                "labels": {"app": "prometheus-adapter"},
+            },
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app": "prometheus-adapter"},
+                "ports": [{"name": "https", "port": 443, "targetPort": 6443, "protocol": "TCP"}],
+            },
+        }
+    )
+    for group in ("custom.metrics.k8s.io", "external.metrics.k8s.io"):
+        fc.add(
+            {
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": f"v1beta1.{group}", "labels": {"app": "prometheus-adapter"}},
+                "spec": {
+                    "group": group,
+                    "version": "v1beta1",
+                    "service": {"namespace": ns, "name": "prometheus-adapter", "port": 443},
+                    "insecureSkipTLSVerify": True,
+                    "groupPriorityMinimum": 100,
+                    "versionPriority": 100,
+                },
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Available",
+                            "status": "True",
+                            "reason": "Passed",
+                            "message": "all checks passed",
+                            "lastTransitionTime": fc.clock.timestamp(),
+                        }
+                    ]
+                },
+            }
+        )
 
 
 def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
@@ -460,6 +645,16 @@ def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Componen
         labels={"app.kubernetes.io/name": "dynamo-operator"},
         container="manager",
     )
+    if comp.options.get("webhook", True):
+        webhook_service(fc, ns, DYNAMO_WEBHOOK_SERVICE, "dynamo-platform-dynamo-operator-controller-manager")
+        fc.add(
+            validating_webhook(
+                DYNAMO_WEBHOOK_CONFIG,
+                ns,
+                DYNAMO_WEBHOOK_SERVICE,
+                [("vdynamographdeployment.nvidia.com", "nvidia.com", "dynamographdeployments")],
+            )
+        )
 
 
 def install_nvsentinel(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from aicr_pytest.testing.builders import ROCE_DEVICE_CLASS, ROCE_DRIVER, add_namespace, daemonset
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
+from aicr_pytest.testing.players.autoscaling import install_karpenter
+from aicr_pytest.testing.players.inference import install_gateway, install_gateway_api
+from aicr_pytest.testing.players.slinky import install_slinky
 from aicr_pytest.testing.profiles.components import (
     install_cert_manager,
     install_dra_driver,
@@ -76,6 +79,46 @@ def h100_eks_inference() -> ClusterProfile:
     return profile
 
 
+def h100_eks_training_karpenter() -> ClusterProfile:
+    """The training profile with Karpenter and a GPU NodePool (cluster-autoscaling's behavioural path)."""
+    profile = h100_eks_training()
+    profile.name = "h100-eks-training-karpenter"
+    profile.description += ", Karpenter with a GPU NodePool"
+    profile.components.append(Component("karpenter", install_karpenter))
+    return profile
+
+
+def h100_eks_inference_gateway() -> ClusterProfile:
+    """The inference profile with the agentgateway inference gateway behind a LoadBalancer scoped to
+    ``10.0.0.0/8`` (the ``gateway-open`` fault drops the source ranges)."""
+    profile = h100_eks_inference()
+    profile.name = "h100-eks-inference-gateway"
+    profile.description += ", agentgateway inference gateway (LoadBalancer scoped to 10.0.0.0/8)"
+    profile.components.append(Component("agentgateway-crds", install_gateway_api))
+    profile.components.append(
+        Component("agentgateway", install_gateway, {"load_balancer": True, "source_ranges": ["10.0.0.0/8"]})
+    )
+    return profile
+
+
+def h100_eks_training_dra() -> ClusterProfile:
+    """The H100 training stack with whole GPUs from DRA only (policy ``dra-resource-claim``): the GPU
+    Operator's device plugin is off (nodes advertise no ``nvidia.com/gpu``), the NVIDIA DRA driver
+    publishes ``gpu.nvidia.com`` devices (``DeviceClass gpu.nvidia.com``, one ResourceSlice per node)."""
+    profile = h100_eks_training()
+    profile.name = "h100-eks-training-dra"
+    profile.description = (
+        "EKS, 4x p5.48xlarge (8x H100 80GB HBM3) + 1 system node, training stack, whole GPUs via DRA "
+        "(gpu.nvidia.com ResourceClaims; no device plugin)"
+    )
+    for pool in profile.gpu_pools():
+        pool.device_plugin = False
+    operator = profile.component("gpu-operator")
+    if operator is not None:
+        operator.options["device_plugin"] = False
+    return profile
+
+
 def gb200_eks_training() -> ClusterProfile:
     """GB200 on EKS: 4x p6e-gb200.36xlarge (4 GPUs each, one NVL72 IMEX clique) for -net/-nvls."""
     arm = {"kubernetes.io/arch": "arm64", "beta.kubernetes.io/arch": "arm64"}
@@ -116,6 +159,15 @@ def gb200_eks_training() -> ClusterProfile:
             },
         ),
     ]
+    return profile
+
+
+def gb200_eks_training_slurm() -> ClusterProfile:
+    """GB200 training with Slinky Slurm (NodeSet on the GPU nodes, a login pod, IMEX ComputeDomain)."""
+    profile = gb200_eks_training()
+    profile.name = "gb200-eks-training-slurm"
+    profile.description += ", Slinky Slurm"
+    profile.components.append(Component("slinky-slurm", install_slinky))
     return profile
 
 

@@ -93,13 +93,83 @@ def fault_roce_driver_missing(profile: ClusterProfile) -> None:
 
 def fault_snapshot_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.snapshot_agent` honours it."""
+def fault_dra_gpu_slices_missing(profile: ClusterProfile) -> None:
+    """The DRA driver runs ComputeDomains only: ``compute-domain.nvidia.com`` slices, no
+    ``gpu.nvidia.com`` DeviceClass or slices (``resources.gpus.enabled=false``)."""
+    comp = profile.component("nvidia-dra-driver-gpu")
+    if comp is not None:
+        comp.options["gpus"] = False
+        comp.options["compute_domain_slices"] = True
+
+
+def fault_trainer_webhook_missing(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer without its validating webhook configuration (and webhook Service)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["webhook"] = False
+
+
+def fault_conformance_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
 
 def fault_nccl_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.nccl` honours it."""
 
 
+def fault_metrics_stub(profile: ClusterProfile) -> None:
+    """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.metrics` honours it."""
+
+
+def fault_prometheus_adapter_missing(profile: ClusterProfile) -> None:
+    """No prometheus-adapter: no Deployment, Service or APIServices (neither metrics API is served)."""
+    comp = profile.component("kube-prometheus-stack")
+    if comp is not None:
+        comp.options["adapter"] = False
+
+
+def fault_hpa_never_scales(profile: ClusterProfile) -> None:
+    """Recorded; the HPA controller of :mod:`aicr_pytest.testing.players.autoscaling` gets no metric."""
+
+
+def fault_no_managed_node_group(profile: ClusterProfile) -> None:
+    """No node autoscaling to find: no Karpenter, and no node carries a managed node-group label."""
+    profile.remove("karpenter")
+    for pool in profile.node_pools:
+        pool.labels = {
+            k: v for k, v in pool.labels.items() if k not in ("eks.amazonaws.com/nodegroup", "nodeGroup")
+        }
+
+
+def fault_karpenter_unhealthy(profile: ClusterProfile) -> None:
+    """Karpenter's controller Deployment has no available replica."""
+    comp = profile.component("karpenter")
+    if comp is not None:
+        comp.options["unhealthy"] = True
+
+
+def fault_gateway_open(profile: ClusterProfile) -> None:
+    """The gateway's LoadBalancer Service has no ``loadBalancerSourceRanges`` (open to 0.0.0.0/0)."""
+    comp = profile.component("agentgateway")
+    if comp is not None:
+        comp.options["load_balancer"] = True
+        comp.options["source_ranges"] = []
+
+
+def fault_slurm_stub(profile: ClusterProfile) -> None:
+    """Recorded; :mod:`aicr_pytest.testing.players.slinky` honours it."""
+
+
 FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
+    "prometheus-down": fault_metrics_stub,
+    "dcgm-exporter-no-gpu-series": fault_metrics_stub,
+    "prometheus-adapter-missing": fault_prometheus_adapter_missing,
+    "hpa-never-scales": fault_hpa_never_scales,
+    "no-managed-node-group": fault_no_managed_node_group,
+    "karpenter-unhealthy": fault_karpenter_unhealthy,
+    "gateway-open": fault_gateway_open,
+    "slurm-controller-down": fault_slurm_stub,
+    "imex-channels-shared": fault_slurm_stub,
     "dynamo-crd-missing": fault_dynamo_crd_missing,
     "inference-low-throughput": fault_inference_stub,
     "inference-endpoint-down": fault_inference_stub,
@@ -118,6 +188,17 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gke-gpu-nics-incomplete": fault_gke_gpu_nics_incomplete,
     "roce-driver-missing": fault_roce_driver_missing,
     "snapshot-agent-log-truncated": fault_snapshot_stub,
+    "dra-gpu-slices-missing": fault_dra_gpu_slices_missing,
+    "kai-forbidden": fault_conformance_stub,
+    "kai-gang-split": fault_conformance_stub,
+    "kai-queue-missing": fault_conformance_stub,
+    "trainer-webhook-missing": fault_trainer_webhook_missing,
+    "trainer-webhook-admits": fault_conformance_stub,
+    "trainer-schema-rejects": fault_conformance_stub,
+    "gpu-isolation-broken": fault_conformance_stub,
+    "gpu-visible-without-allocation": fault_conformance_stub,
+    "gpu-test-image-pull": fault_conformance_stub,
+    "clusterpolicy-not-ready": fault_conformance_stub,
 }
 
 

@@ -16,7 +16,12 @@ Why our own server (stdlib ``http.server.ThreadingHTTPServer``) rather than kmoc
 It serves the REST paths the official python client uses: discovery (``/api``, ``/api/v1``,
 ``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``), ``/version``, collection and item
 paths for core and named groups (namespaced, cluster-scoped, and all-namespaces lists), the
-``status`` subresource, ``pods/log``, ``pods/binding`` and ``pods/eviction``.
+``status`` subresource, ``pods/log``, ``pods/binding`` and ``pods/eviction``. Players stand in for
+what sits behind the API server: Service-proxy backends (:attr:`FakeApiServer.proxy_handlers`, the
+path below ``/proxy`` with its query string), aggregated APIs such as ``custom.metrics.k8s.io``
+(:attr:`FakeApiServer.aggregated`, an APIService's backend: listed in ``/apis`` and answering
+everything below ``/apis/<group>/<version>``) and containers for ``pods/exec`` over WebSocket
+(:attr:`FakeApiServer.exec_handlers`, :mod:`.websocket`).
 
 Fault injection (:class:`Faults`): a test scripts "the next N requests matching (method,
 path-regex) get 429 with ``Retry-After`` / 500 / a dropped connection / an RBAC 403 / any
@@ -33,19 +38,35 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import yaml
 
 from aicr_pytest.testing.resources import ResourceType
 from aicr_pytest.testing.server.faults import Fault, Faults
 from aicr_pytest.testing.server.http import JSON_CT, Response, _Handler, _HTTPServer, _status_error
+from aicr_pytest.testing.server.websocket import ExecHandler, ExecOutcome
 from aicr_pytest.testing.store import APPLY_PATCH, ApiError, Obj, Store
 
-__all__ = ["FakeApiServer", "Fault", "Faults", "ProxyHandler", "RequestRecord", "Response"]
+__all__ = [
+    "AggregatedHandler",
+    "ExecHandler",
+    "ExecOutcome",
+    "FakeApiServer",
+    "Fault",
+    "Faults",
+    "ProxyHandler",
+    "RequestRecord",
+    "Response",
+]
 
-#: ``handler(method, path below /proxy, request body) -> (HTTP status, response body text)``.
+#: ``handler(method, path below /proxy [+ "?" query], request body) -> (HTTP status, body text)``.
 ProxyHandler = Callable[[str, str, bytes], tuple[int, str]]
+#: ``handler(method, path below /apis/<group>/<version> ("" = discovery), query) -> (status, body)``;
+#: a ``dict`` body is sent as JSON.
+AggregatedHandler = Callable[[str, str, dict[str, str]], tuple[int, "Obj | str"]]
 _PROXY_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services/([^/]+)/proxy(/.*)?$")
+_EXEC_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/exec$")
 
 
 @dataclass(frozen=True)
@@ -87,6 +108,11 @@ class FakeApiServer:
         #: Service proxy (``/api/v1/namespaces/<ns>/services/<name>[:<port>]/proxy/...``) backends,
         #: keyed by ``(namespace, service name)``: a player stands in for the pods behind a Service.
         self.proxy_handlers: dict[tuple[str, str], ProxyHandler] = {}
+        #: Aggregated API backends keyed by ``(group, version)`` (an ``APIService`` and its server).
+        self.aggregated: dict[tuple[str, str], AggregatedHandler] = {}
+        #: ``pods/exec`` stand-ins keyed by ``(namespace, pod name)``; pod ``"*"`` serves any pod
+        #: of the namespace that has no handler of its own.
+        self.exec_handlers: dict[tuple[str, str], ExecHandler] = {}
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.api = self
         self._thread: threading.Thread | None = None
@@ -171,11 +197,11 @@ class FakeApiServer:
                 discovery={
                     "kind": "APIGroupList",
                     "apiVersion": "v1",
-                    "groups": [self._group_doc(g, vs) for g, vs in store.groups() if g],
+                    "groups": [self._group_doc(g, vs) for g, vs in self._all_groups() if g],
                 }
             )
         if len(parts) == 2 and parts[0] == "apis":
-            for g, vs in store.groups():
+            for g, vs in self._all_groups():
                 if g == parts[1]:
                     doc = self._group_doc(g, vs)
                     doc.update({"kind": "APIGroup", "apiVersion": "v1"})
@@ -224,6 +250,19 @@ class FakeApiServer:
             raise _status_error(404, "the server could not find the requested resource")
         return _Route(rt=rt, namespace=namespace, name=name, subresource=sub)
 
+    def _all_groups(self) -> list[tuple[str, list[str]]]:
+        """The store's groups plus the aggregated ones (an APIService adds its group to ``/apis``)."""
+        groups = [(g, list(vs)) for g, vs in self.store.groups()]
+        for group, version in sorted(self.aggregated):
+            for g, vs in groups:
+                if g == group:
+                    if version not in vs:
+                        vs.append(version)
+                    break
+            else:
+                groups.append((group, [version]))
+        return groups
+
     @staticmethod
     def _group_doc(group: str, versions: list[str]) -> Obj:
         vs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
@@ -236,7 +275,13 @@ class FakeApiServer:
         method = method.upper()
         proxied = _PROXY_PATH.match(path)
         if proxied is not None:
-            return self._proxy(method, proxied.group(1), proxied.group(2), proxied.group(3) or "/", raw)
+            subpath = proxied.group(3) or "/"
+            if query:
+                subpath += "?" + urlencode(query)
+            return self._proxy(method, proxied.group(1), proxied.group(2), subpath, raw)
+        aggregated = self._aggregated(method, path, query)
+        if aggregated is not None:
+            return aggregated
         route = self.route(path)
         if route.text is not None:
             return Response(200, route.text, content_type="text/plain")
@@ -382,6 +427,54 @@ class FakeApiServer:
             raise _status_error(503, f'no endpoints available for service "{name}"')
         status, text = handler(method, subpath, raw)
         return Response(status, text)
+
+    def _aggregated(self, method: str, path: str, query: dict[str, str]) -> Response | None:
+        """An aggregated API's answer for ``path`` (``None``: not an aggregated group/version)."""
+        parts = [p for p in path.split("/") if p]
+        if len(parts) < 3 or parts[0] != "apis":
+            return None
+        handler = self.aggregated.get((parts[1], parts[2]))
+        if handler is None:
+            return None
+        rest = "/" + "/".join(parts[3:]) if len(parts) > 3 else ""
+        status, body = handler(method, rest, query)
+        if isinstance(body, str):
+            return Response(status, body, content_type="text/plain" if status < 400 else JSON_CT)
+        return Response(status, body)
+
+    def exec_pod(self, path: str, query: dict[str, list[str]]) -> ExecOutcome:
+        """``pods/exec``: the pod and container must exist and the container run; a player's
+        :data:`ExecHandler` plays the command (``ApiError`` before the upgrade otherwise)."""
+        found = _EXEC_PATH.match(path)
+        if found is None:
+            raise _status_error(404, "the server could not find the requested resource")
+        ns, name = found.group(1), found.group(2)
+        if self.faults.take("GET", path, False, ("deny",)) is not None:
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'pods "{name}" is forbidden: User "{self.user}" cannot create resource "pods/exec" in API '
+                f'group "" in the namespace "{ns}"',
+                {"name": name, "kind": "pods"},
+            )
+        pods = self.store.resource("", "v1", "pods")
+        assert pods is not None
+        pod = self.store.get(pods, ns, name)
+        containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
+        container = (query.get("container") or [""])[-1] or (containers[0] if len(containers) == 1 else "")
+        if container not in containers:
+            raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
+        command = list(query.get("command") or [])
+        if not command:
+            raise ApiError.bad_request("you must specify at least 1 command")
+        if (pod.get("status") or {}).get("phase") != "Running":
+            raise ApiError.bad_request(f'unable to upgrade connection: container not found ("{container}")')
+        handler = self.exec_handlers.get((ns, name)) or self.exec_handlers.get((ns, "*"))
+        if handler is None:
+            return ExecOutcome(
+                exit_code=None, error=f"exec is not simulated for pod {ns}/{name}: {command[0]}: not found"
+            )
+        return handler(container, command)
 
     def _bind(self, rt: ResourceType, ns: str | None, name: str, body: Any) -> Response:
         target = ((body or {}).get("target") or {}).get("name")

@@ -24,10 +24,14 @@ class Fault:
     reason: str | None = None  #: the ``Status`` reason (default: derived from ``status``)
     #: builds the ``Status`` message from the request body (``reject`` with a callable message)
     respond: Callable[[bytes], str] | None = None
+    #: only requests whose body satisfies this (e.g. a webhook that judges the object)
+    when: Callable[[bytes], bool] | None = None
     hits: int = 0
 
-    def matches(self, method: str, path: str, is_watch: bool) -> bool:
+    def matches(self, method: str, path: str, is_watch: bool, body: bytes = b"") -> bool:
         if self.remaining is not None and self.remaining <= 0:
+            return False
+        if self.when is not None and not self.when(body):
             return False
         if self.method and self.method.upper() != method.upper():
             return False
@@ -88,11 +92,13 @@ class Faults:
         reason: str | None = None,
         message: str | Callable[[bytes], str] = "",
         times: int | None = 1,
+        when: Callable[[bytes], bool] | None = None,
     ) -> Fault:
         """Refuse the request with any failure ``Status``, as an admission webhook's denial or a
         validation error reaches the client: ``message`` is the text, or a function of the request
-        body (e.g. naming the object the webhook judged); ``reason`` defaults from ``status``."""
-        fault = Fault("status", method, re.compile(path), times, status=status, reason=reason)
+        body (e.g. naming the object the webhook judged); ``reason`` defaults from ``status``;
+        ``when`` (a predicate over the request body) limits it to the objects a webhook would deny."""
+        fault = Fault("status", method, re.compile(path), times, status=status, reason=reason, when=when)
         if callable(message):
             fault.respond = message
         else:
@@ -103,10 +109,12 @@ class Faults:
         with self._lock:
             self._faults.clear()
 
-    def take(self, method: str, path: str, is_watch: bool, actions: tuple[str, ...]) -> Fault | None:
+    def take(
+        self, method: str, path: str, is_watch: bool, actions: tuple[str, ...], body: bytes = b""
+    ) -> Fault | None:
         with self._lock:
             for fault in self._faults:
-                if fault.action in actions and fault.matches(method, path, is_watch):
+                if fault.action in actions and fault.matches(method, path, is_watch, body):
                     fault.consume()
                     return fault
         return None

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from aicr_pytest.testing.server.faults import Faults
+from aicr_pytest.testing.server.websocket import ExecOutcome, accept_key, choose_protocol, exec_frames
 from aicr_pytest.testing.store import ApiError, Obj, Store
 
 JSON_CT = "application/json"
@@ -65,6 +66,8 @@ class ApiFrontEnd(Protocol):
     def handle(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes, alive: Any
     ) -> Response: ...
+
+    def exec_pod(self, path: str, query: dict[str, list[str]]) -> ExecOutcome: ...
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -144,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
                 is_watch,
             )
             return
-        fault = api.faults.take(method, path, is_watch, ("status", "drop"))
+        fault = api.faults.take(method, path, is_watch, ("status", "drop"), raw)
         if fault is not None and fault.action == "drop":
             api.record(method, path, parts.query, 0, is_watch)
             self.close_connection = True
@@ -164,6 +167,9 @@ class _Handler(BaseHTTPRequestHandler):
                 Response(fault.status, err.status(), headers=headers_out), method, path, parts.query, is_watch
             )
             return
+        if method == "GET" and headers.get("upgrade", "").lower() == "websocket":
+            self._upgrade(path, parts.query, headers)
+            return
         try:
             response = api.handle(method, path, query, headers, raw, self._alive)
         except ApiError as exc:
@@ -171,6 +177,36 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a bug in the fake: answer like an apiserver panic would
             response = Response(500, _status_error(500, f"fake apiserver error: {exc!r}").status())
         self._send(response, method, path, parts.query, is_watch)
+
+    def _upgrade(self, path: str, query: str, headers: dict[str, str]) -> None:
+        """``pods/exec`` over WebSocket (:mod:`.websocket`): the handshake, then the command's frames."""
+        api = self.server.api
+        protocol = choose_protocol(headers.get("sec-websocket-protocol", ""))
+        try:
+            if protocol is None or "sec-websocket-key" not in headers:
+                raise ApiError(400, "BadRequest", "unable to upgrade connection: missing channel protocol")
+            outcome = api.exec_pod(path, parse_qs(query, keep_blank_values=True))
+        except ApiError as exc:
+            self._send(Response(exc.code, exc.status(), headers=exc.headers), "GET", path, query, False)
+            return
+        except Exception as exc:  # a bug in the fake: answer like an apiserver panic would
+            err = _status_error(500, f"fake apiserver error: {exc!r}")
+            self._send(Response(500, err.status()), "GET", path, query, False)
+            return
+        api.record("GET", path, query, 101, False)
+        self.close_connection = True
+        try:
+            self.send_response(101, "Switching Protocols")
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", accept_key(headers["sec-websocket-key"]))
+            self.send_header("Sec-WebSocket-Protocol", protocol)
+            self.end_headers()
+            for frame in exec_frames(outcome, protocol):
+                self.wfile.write(frame)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
 
     def _send(self, response: Response, method: str, path: str, query: str, is_watch: bool) -> None:
         api = self.server.api

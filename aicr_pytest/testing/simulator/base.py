@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aicr_pytest.testing.resources import ResourceType
@@ -19,6 +19,8 @@ class _SimulatorBase:
         self.clock = store.clock
         self.enabled = enabled
         self.schedulers: set[str] = {"default-scheduler"}
+        #: predicates over pending pods that a player schedules itself (e.g. KAI gangs): skipped here
+        self.defer_scheduling: list[Callable[[Obj], bool]] = []
         self.scripts: list[PodScript] = []
         self.default_job_script = PodScript(start_after=1.0, run_for=1.0)
         self.default_service_script = PodScript(start_after=1.0, run_for=None)

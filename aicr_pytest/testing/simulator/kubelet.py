@@ -138,16 +138,17 @@ class _Kubelet(_SimulatorBase):
             if pod is None:
                 return
             now = self.clock.timestamp()
-            code = script.exit_code
-            reason = script.reason or ("Completed" if code == 0 else "Error")
+            codes = {n: script.container_exit_code(n) for n in self._container_names(pod)}
+            code = next((c for c in codes.values() if c != 0), script.exit_code if not codes else 0)
             restart = pod["spec"].get("restartPolicy", "Always")
             owned_by_job = any(r.get("kind") == "Job" for r in pod["metadata"].get("ownerReferences") or [])
             restarts = restart == "Always" or (restart == "OnFailure" and code != 0 and not owned_by_job)
 
-            def terminated(state_started: str) -> Obj:
+            def terminated(state_started: str, container: str) -> Obj:
+                own = codes.get(container, code)
                 term: Obj = {
-                    "exitCode": code,
-                    "reason": reason,
+                    "exitCode": own,
+                    "reason": script.reason or ("Completed" if own == 0 else "Error"),
                     "startedAt": state_started,
                     "finishedAt": now,
                 }
@@ -163,7 +164,7 @@ class _Kubelet(_SimulatorBase):
                     cs["started"] = False
                     if restarts and (code != 0 or script.crashloop):
                         cs["restartCount"] = script.restart_count
-                        cs["lastState"] = {"terminated": terminated(started)}
+                        cs["lastState"] = {"terminated": terminated(started, str(cs.get("name")))}
                         cs["state"] = {
                             "waiting": {
                                 "reason": "CrashLoopBackOff",
@@ -172,7 +173,7 @@ class _Kubelet(_SimulatorBase):
                             }
                         }
                     else:
-                        cs["state"] = {"terminated": terminated(started)}
+                        cs["state"] = {"terminated": terminated(started, str(cs.get("name")))}
                 if not restarts:
                     st["phase"] = "Succeeded" if code == 0 else "Failed"
                     cond_reason = "PodCompleted" if code == 0 else "PodFailed"

@@ -70,6 +70,11 @@ class NodeProfile:
     driver_version: str = "580.95.05"
     ready: bool = True
     unschedulable: bool = False
+    #: the GPU Operator's device plugin runs here: ``nvidia.com/gpu`` is allocatable (``False``: DRA only)
+    device_plugin: bool = True
+    #: ``aws`` (``aws:///<zone>/i-…``) or ``gce`` (``gce://<project>/<zone>/<name>``): ``spec.providerID``
+    provider: str = "aws"
+    gce_project: str = "aicr-sim"
 
     def node_name(self, index: int) -> str:
         return f"{self.name_prefix}-{index}"
@@ -105,7 +110,7 @@ class NodeProfile:
                     "nvidia.com/gpu.memory": str(self.gpu_memory_mib),
                     "nvidia.com/gpu.family": self.gpu_family,
                     "nvidia.com/gpu.machine": self.instance_type,
-                    "nvidia.com/gpu.deploy.device-plugin": "true",
+                    "nvidia.com/gpu.deploy.device-plugin": "true" if self.device_plugin else "false",
                     "nvidia.com/gpu.deploy.driver": "true",
                     "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
                     "nvidia.com/gpu.deploy.dcgm-exporter": "true",
@@ -117,11 +122,15 @@ class NodeProfile:
                     "feature.node.kubernetes.io/pci-10de.present": "true",
                 }
             )
-            resources["nvidia.com/gpu"] = str(self.gpus_per_node)
+            if self.device_plugin:
+                resources["nvidia.com/gpu"] = str(self.gpus_per_node)
         labels.update(self.labels)
         resources.update(self.extra_resources)
         taints = [dict(t) for t in self.taints]
-        spec: Obj = {"providerID": f"aws:///{self.zone}/i-{index:017x}"}
+        if self.provider == "gce":
+            spec: Obj = {"providerID": f"gce://{self.gce_project}/{self.zone}/{name}"}
+        else:
+            spec = {"providerID": f"aws:///{self.zone}/i-{index:017x}"}
         if taints:
             spec["taints"] = taints
         if self.unschedulable:

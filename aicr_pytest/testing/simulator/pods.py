@@ -25,7 +25,9 @@ class PodScript:
     mapping container -> text) is written when the containers start; ``log_lines`` appends
     ``(seconds after start, text)`` chunks to the first container (or ``log_container``).
     Termination: ``exit_code`` and ``reason`` (default ``Completed`` for 0, else ``Error``; use
-    ``OOMKilled`` with exit code 137 for OOM), ``message`` as the termination message.
+    ``OOMKilled`` with exit code 137 for OOM), ``message`` as the termination message;
+    ``exit_codes`` gives containers their own exit code (the others keep ``exit_code``), and the pod
+    fails when any container does.
     ``waiting_reason`` (e.g. ``ImagePullBackOff``) keeps the pod Pending with that waiting state.
     ``crashloop`` leaves the container in ``CrashLoopBackOff`` with ``restart_count`` restarts
     after a non-zero exit (pods that restart: ``restartPolicy`` Always/OnFailure, not Jobs).
@@ -38,6 +40,7 @@ class PodScript:
     start_after: float = 1.0
     run_for: float | None = 1.0
     exit_code: int = 0
+    exit_codes: Mapping[str, int] | None = None
     reason: str | None = None
     message: str | None = None
     logs: str | Mapping[str, str] = ""
@@ -48,6 +51,9 @@ class PodScript:
     restart_count: int = 5
     times: int | None = None
     used: int = 0
+
+    def container_exit_code(self, container: str) -> int:
+        return (self.exit_codes or {}).get(container, self.exit_code)
 
     def matches(self, pod: Obj) -> bool:
         if self.times is not None and self.used >= self.times:

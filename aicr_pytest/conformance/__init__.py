@@ -1,0 +1,92 @@
+"""The conformance phase (conformance spec §1-§2): is the cluster ready for real AI workloads?
+
+Every check is a plain function ``run_<check>(ctx: ConformanceContext) -> None`` in its own module;
+it passes by returning and otherwise raises :class:`~aicr_pytest.conformance.common.ConformanceFailure`
+(``failed``, AICR's ``[CODE] …`` text), :class:`~aicr_pytest.core.errors.Inconclusive` (``other``) or
+:class:`~aicr_pytest.core.errors.CheckSkip` (``skipped``). The bundled pytest checks
+(``checks/conformance/``) only build the context from fixtures and call the function; the CNCF
+evidence collector calls the same functions outside pytest (:func:`check_function`).
+
+Shared layer:
+
+* :mod:`.context` — :class:`ConformanceContext` (cluster, run scope, artifact recorder, emit, recipe
+  component refs, allocation policy, tolerations, node selector, clock, deadline, env) and
+  :func:`context_for_check` (from the plugin's fixtures);
+* :mod:`.common` — AICR's error strings (:func:`aicr_error`), classified reads, Deployment
+  availability (instant and bounded wait), DaemonSet readiness, condition lookup, pod-stuck
+  detection, the watch-based terminal-pod wait, create-pod-when-SA-ready, the GPU work budget, AICR's
+  timeouts (§1.5) and Go durations;
+* :mod:`.testns` — the per-run GPU test namespace (ownership label, adopt/foreign, ordered cleanup);
+* :mod:`.dra` — the served ``resource.k8s.io`` version, NVIDIA ResourceSlice validation, the
+  allocation-mode probe and the configured-policy verdict;
+* :mod:`.gpu_workload` — the behavioural GPU pods (claim, granted/unauthorized containers, the
+  no-allocation probe), their output parsing and verdicts.
+
+Phase I checks: :mod:`.dra_support`, :mod:`.gang_scheduling`, :mod:`.robust_controller`,
+:mod:`.secure_access` (``secure-accelerator-access``), :mod:`.gpu_operator_health`,
+:mod:`.platform_health`.
+
+Checks (catalog name → module): see :data:`CHECKS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from aicr_pytest.conformance.common import (
+    ConformanceFailure,
+    aicr_error,
+    create_pod_when_sa_ready,
+    daemonset_ready,
+    deployment_available,
+    find_condition,
+    gpu_work_budget,
+    inner_tolerations,
+    pod_stuck_reason,
+    wait_deployment_available,
+    wait_pod_terminal,
+)
+from aicr_pytest.conformance.context import ConformanceContext, context_for_check
+from aicr_pytest.conformance.testns import CleanupStatus, GpuTestNamespace
+
+CheckFunction = Callable[[ConformanceContext], None]
+
+#: catalog name → ``"module:function"`` of the conformance checks implemented so far
+CHECKS: dict[str, str] = {
+    "dra-support": "dra_support:run_dra_support",
+    "gang-scheduling": "gang_scheduling:run_gang_scheduling",
+    "robust-controller": "robust_controller:run_robust_controller",
+    "secure-accelerator-access": "secure_access:run_secure_accelerator_access",
+    "gpu-operator-health": "gpu_operator_health:run_gpu_operator_health",
+    "platform-health": "platform_health:run_platform_health",
+}
+
+
+def check_function(name: str) -> CheckFunction:
+    """The ``run_<check>`` function of catalog check ``name`` (``KeyError`` when not implemented)."""
+    module, _, function = CHECKS[name].partition(":")
+    fn: CheckFunction = getattr(importlib.import_module(f"aicr_pytest.conformance.{module}"), function)
+    return fn
+
+
+__all__ = [
+    "CHECKS",
+    "CheckFunction",
+    "CleanupStatus",
+    "ConformanceContext",
+    "ConformanceFailure",
+    "GpuTestNamespace",
+    "aicr_error",
+    "check_function",
+    "context_for_check",
+    "create_pod_when_sa_ready",
+    "daemonset_ready",
+    "deployment_available",
+    "find_condition",
+    "gpu_work_budget",
+    "inner_tolerations",
+    "pod_stuck_reason",
+    "wait_deployment_available",
+    "wait_pod_terminal",
+]

@@ -1,0 +1,95 @@
+"""Conformance phase, part II: accelerator-metrics, ai-service-metrics, inference-gateway,
+pod-autoscaling, cluster-autoscaling, slinky-slurm-health, slinky-slurm-imex-channel.
+
+Wiring only: fixtures → :class:`~aicr_pytest.conformance.context.ConformanceContext` → the check's
+``run_<check>`` function in :mod:`aicr_pytest.conformance`. Each check's evidence artifacts travel
+as CTRF ``extra["aicr.artifacts"]`` whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from aicr_pytest.conformance.accelerator_metrics import run_accelerator_metrics
+from aicr_pytest.conformance.ai_service_metrics import run_ai_service_metrics
+from aicr_pytest.conformance.cluster_autoscaling import run_cluster_autoscaling
+from aicr_pytest.conformance.context import ConformanceContext, context_for_check
+from aicr_pytest.conformance.inference_gateway import run_inference_gateway
+from aicr_pytest.conformance.pod_autoscaling import run_pod_autoscaling
+from aicr_pytest.conformance.slinky import run_slinky_slurm_health, run_slinky_slurm_imex_channel
+from aicr_pytest.core.artifacts import EXTRA_KEY
+from aicr_pytest.core.clock import Clock
+from aicr_pytest.core.policy import AllocationPolicy
+from aicr_pytest.core.recipe import Recipe
+from aicr_pytest.kube.client import Cluster
+from aicr_pytest.kube.run import RunScope
+from aicr_pytest.plugin.check import CheckContext
+
+#: what of the process environment the checks read (never the whole environment: no secrets)
+ENV_KEYS = ("KUBERNETES_SERVICE_HOST",)
+
+
+def check_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith("AICR_") or k in ENV_KEYS}
+
+
+@pytest.fixture
+def conformance(
+    check: CheckContext,
+    cluster: Cluster,
+    run: RunScope,
+    recipe: Recipe,
+    allocation_policy: AllocationPolicy,
+    aicr_clock: Clock,
+) -> Iterator[ConformanceContext]:
+    ctx = context_for_check(
+        check,
+        cluster,
+        run,
+        component_refs=recipe.component_refs,
+        allocation_policy=allocation_policy.mode,
+        clock=aicr_clock,
+        env=check_env(),
+    )
+    try:
+        yield ctx
+    finally:
+        check.extra[EXTRA_KEY] = ctx.artifacts_json()
+
+
+@pytest.mark.check("accelerator-metrics")
+def test_accelerator_metrics(conformance: ConformanceContext) -> None:
+    run_accelerator_metrics(conformance)
+
+
+@pytest.mark.check("ai-service-metrics")
+def test_ai_service_metrics(conformance: ConformanceContext) -> None:
+    run_ai_service_metrics(conformance)
+
+
+@pytest.mark.check("inference-gateway")
+def test_inference_gateway(conformance: ConformanceContext) -> None:
+    run_inference_gateway(conformance)
+
+
+@pytest.mark.check("pod-autoscaling")
+def test_pod_autoscaling(conformance: ConformanceContext) -> None:
+    run_pod_autoscaling(conformance)
+
+
+@pytest.mark.check("cluster-autoscaling")
+def test_cluster_autoscaling(conformance: ConformanceContext) -> None:
+    run_cluster_autoscaling(conformance)
+
+
+@pytest.mark.check("slinky-slurm-health")
+def test_slinky_slurm_health(conformance: ConformanceContext) -> None:
+    run_slinky_slurm_health(conformance)
+
+
+@pytest.mark.check("slinky-slurm-imex-channel")
+def test_slinky_slurm_imex_channel(conformance: ConformanceContext) -> None:
+    run_slinky_slurm_imex_channel(conformance)
