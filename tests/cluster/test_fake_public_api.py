@@ -22,7 +22,16 @@ from aicr_pytest.testing import (
 )
 from aicr_pytest.testing.players import BUILTIN_PLAYERS
 
-BUILTINS = ("nvidia-smi", "nccl", "inference", "conformance", "metrics", "autoscaling", "slinky", "snapshot-agent")
+BUILTINS = (
+    "nvidia-smi",
+    "nccl",
+    "inference",
+    "conformance",
+    "metrics",
+    "autoscaling",
+    "slinky",
+    "snapshot-agent",
+)
 
 
 def test_every_public_name_has_a_line_in_the_package_docstring() -> None:
