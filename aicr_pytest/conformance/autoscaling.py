@@ -41,6 +41,7 @@ __all__ = [
     "metric_items",
     "retry_metrics_api",
     "wait_for_view",
+    "wait_scaling_intent",
 ]
 
 EXTERNAL_METRIC = "dcgm_gpu_power_usage"
@@ -181,3 +182,25 @@ def wait_for_view(
         raise inconclusive("INTERNAL", message, exc) from exc
     except ApiError as exc:
         raise inconclusive("INTERNAL", message, exc) from exc
+
+
+def wait_scaling_intent(ctx: ConformanceContext, ns: str, name: str) -> tuple[int, int]:
+    """Watch HPA ``ns/name`` until it wants more replicas than it has (``desired > current``);
+    AICR's 3-minute bound running out fails with :data:`MSG_HPA_NO_INTENT`."""
+    key = f"{ns}/{name}"
+
+    def check(view: dict[str, JSON]) -> tuple[int, int] | None:
+        hpa = view.get(key)
+        if hpa is None:
+            return None
+        desired, current = hpa_replicas(hpa)
+        return (desired, current) if desired > current else None
+
+    def describe(view: dict[str, JSON]) -> str:
+        desired, current = hpa_replicas(view.get(key) or {})
+        return f"desiredReplicas={desired} currentReplicas={current}"
+
+    return wait_for_view(
+        ctx, "autoscaling/v2", "horizontalpodautoscalers", ns, check, describe,
+        timeout=HPA_SCALE_TIMEOUT_S, message=MSG_HPA_NO_INTENT, field_selector=f"metadata.name={name}",
+    )  # fmt: skip

@@ -27,11 +27,9 @@ from typing import Any
 
 from aicr_pytest.conformance.autoscaling import (
     EXTERNAL_METRIC,
-    HPA_SCALE_TIMEOUT_S,
-    MSG_HPA_NO_INTENT,
     hpa_manifest,
-    hpa_replicas,
     wait_for_view,
+    wait_scaling_intent,
 )
 from aicr_pytest.conformance.common import (
     ConformanceFailure,
@@ -279,7 +277,7 @@ def _karpenter_behaviour(ctx: ConformanceContext, pool: str, index: int) -> None
             run.create(hpa_manifest(name, ns, max_replicas=4, scale_down_window=None))
         except ApiError as exc:
             raise inconclusive("INTERNAL", "failed to create cluster autoscaling test workload", exc) from exc
-        desired, current = _wait_intent(ctx, ns, name)
+        desired, current = wait_scaling_intent(ctx, ns, name)
         nodes = _wait_nodes(ctx, pool_selector, baseline)
         running = _wait_pods(ctx, ns)
         result = _Behaviour(desired, current, baseline, nodes, running)
@@ -296,26 +294,6 @@ def _karpenter_behaviour(ctx: ConformanceContext, pool: str, index: int) -> None
             ctx.record("Delete test namespace", f"namespace/{ns} deleted")
         except ApiError as exc:
             ctx.record("Delete test namespace", f"namespace/{ns}: delete failed: {exc}")
-
-
-def _wait_intent(ctx: ConformanceContext, ns: str, name: str) -> tuple[int, int]:
-    key = f"{ns}/{name}"
-
-    def check(view: dict[str, JSON]) -> tuple[int, int] | None:
-        hpa = view.get(key)
-        if hpa is None:
-            return None
-        desired, current = hpa_replicas(hpa)
-        return (desired, current) if desired > current else None
-
-    def describe(view: dict[str, JSON]) -> str:
-        desired, current = hpa_replicas(view.get(key) or {})
-        return f"desiredReplicas={desired} currentReplicas={current}"
-
-    return wait_for_view(
-        ctx, "autoscaling/v2", "horizontalpodautoscalers", ns, check, describe,
-        timeout=HPA_SCALE_TIMEOUT_S, message=MSG_HPA_NO_INTENT, field_selector=f"metadata.name={name}",
-    )  # fmt: skip
 
 
 def _wait_nodes(ctx: ConformanceContext, selector: str, baseline: int) -> int:

@@ -28,15 +28,13 @@ from aicr_pytest.conformance.autoscaling import (
     DEPLOYMENT_SCALE_TIMEOUT_S,
     EXTERNAL_METRIC,
     HPA_POLL_INTERVAL_S,
-    HPA_SCALE_TIMEOUT_S,
-    MSG_HPA_NO_INTENT,
     external_metric_path,
     external_metric_target,
     hpa_manifest,
-    hpa_replicas,
     metric_items,
     retry_metrics_api,
     wait_for_view,
+    wait_scaling_intent,
 )
 from aicr_pytest.conformance.common import failure, inconclusive, list_objects
 from aicr_pytest.conformance.context import ConformanceContext
@@ -176,7 +174,7 @@ def _behavioural_test(ctx: ConformanceContext) -> None:
             run.create(hpa)
         except ApiError as exc:
             raise inconclusive("INTERNAL", "failed to create HPA test workload", exc) from exc
-        desired, current = _wait_scaling_intent(ctx, ns, name)
+        desired, current = wait_scaling_intent(ctx, ns, name)
         up = _wait_replicas(
             ctx, ns, name, lambda n: n > 1,
             "deployment did not scale up within timeout — HPA may not be effective",
@@ -193,26 +191,6 @@ def _behavioural_test(ctx: ConformanceContext) -> None:
         )
     finally:
         _delete_namespace(ctx, ns)
-
-
-def _wait_scaling_intent(ctx: ConformanceContext, ns: str, name: str) -> tuple[int, int]:
-    key = f"{ns}/{name}"
-
-    def check(view: dict[str, JSON]) -> tuple[int, int] | None:
-        hpa = view.get(key)
-        if hpa is None:
-            return None
-        desired, current = hpa_replicas(hpa)
-        return (desired, current) if desired > current else None
-
-    def describe(view: dict[str, JSON]) -> str:
-        desired, current = hpa_replicas(view.get(key) or {})
-        return f"desiredReplicas={desired} currentReplicas={current}"
-
-    return wait_for_view(
-        ctx, "autoscaling/v2", "horizontalpodautoscalers", ns, check, describe,
-        timeout=HPA_SCALE_TIMEOUT_S, message=MSG_HPA_NO_INTENT, field_selector=f"metadata.name={name}",
-    )  # fmt: skip
 
 
 def _wait_replicas(ctx: ConformanceContext, ns: str, name: str, done: Any, message: str) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final, Protocol
 
+from aicr_pytest.core import goduration
 from aicr_pytest.core.allocmode import parse_quantity
 from aicr_pytest.core.datatree import CATALOG_PATH
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
@@ -236,17 +237,6 @@ def require_comparator(name: str, value: str, op: str) -> float:
 
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 _ATOI_RE = re.compile(r"[+-]?[0-9]+")
-_DURATION_PART_RE = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNITS: Final = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
 _INT64_MAX: Final = 2**63 - 1
 
 
@@ -259,25 +249,15 @@ def go_atoi(text: str) -> int | None:
 
 
 def parse_go_duration(text: str) -> float | None:
-    """``time.ParseDuration`` in seconds (``"90s"``, ``"1h30m"``, ``"1.5h"``); invalid → ``None``."""
-    s = text
-    sign = 1.0
-    if s[:1] in "+-" and s:
-        sign = -1.0 if s[0] == "-" else 1.0
-        s = s[1:]
-    if s == "0":
-        return 0.0
-    if not s:
+    """``time.ParseDuration`` in seconds (``"90s"``, ``"1h30m"``, ``"1.5h"``); invalid → ``None``.
+
+    Go does not trim, so surrounding whitespace is invalid here (the core parser trims)."""
+    if text != text.strip():
         return None
-    total = 0.0
-    pos = 0
-    while pos < len(s):
-        m = _DURATION_PART_RE.match(s, pos)
-        if m is None or m.group(1) in ("", "."):
-            return None
-        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-        pos = m.end()
-    return sign * total
+    try:
+        return goduration.parse_go_duration(text)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
