@@ -34,6 +34,7 @@ Binaries are looked up in ``$AICR_CONTROLPLANE_BIN``, else ``$AICR_CONTROLPLANE_
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import json
 import os
@@ -43,6 +44,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -828,9 +830,21 @@ def _start(
             stderr=subprocess.STDOUT,
             cwd=workdir,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
             env=None if env is None else {**os.environ, **env},
         )
     components[name] = Component(name, process, log)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM when the test process dies, however it dies.
+
+    Each component runs in its own session (so a Ctrl-C in the terminal reaches only pytest, which
+    stops them in order); without this a pytest killed by SIGTERM/SIGKILL would leave etcd, the
+    apiserver and kwok running with init as their parent."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _scratch_root() -> str | None:
