@@ -1,17 +1,20 @@
 """Catalog ∩ recipe → items: parametrization, selection, run order, phase markers, phase gates.
 
 * a test that uses the ``check`` fixture names its catalog check(s) with
-  ``@pytest.mark.check(...)`` and is parametrized once per name; ``@pytest.mark.aicr_placeholder``
-  stands in for every catalog check (and is dropped where a real implementation exists);
+  ``@pytest.mark.check(...)`` and is parametrized once per name;
 * ``snapshot_constraint`` is parametrized with the recipe's phase constraints that address the
   snapshot;
-* items the recipe does not select are deselected; the rest run phase by phase (``--phase`` order),
+* items the recipe does not select are deselected; a selected check that no collected test
+  implements (only possible with ``--no-bundled-checks``) is named in a warning, never dropped
+  silently; the rest run phase by phase (``--phase`` order),
   checks in catalog order before the phase's snapshot constraints, and carry their phase marker;
 * :func:`gate` says why an item must not run (readiness blocked, an earlier phase failed under
   ``--fail-fast``, ``--no-cluster``), after waiting for earlier phases under xdist.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
@@ -30,9 +33,6 @@ def register_markers(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "check(*names): the catalog check name(s) this test implements; the recipe selects them",
-    )
-    config.addinivalue_line(
-        "markers", "aicr_placeholder: stands in for catalog checks that have no implementation yet"
     )
 
 
@@ -65,8 +65,6 @@ def parametrize(metafunc: pytest.Metafunc, state: PluginState | None) -> None:
 
 
 def _check_names(metafunc: pytest.Metafunc) -> list[str]:
-    if metafunc.definition.get_closest_marker("aicr_placeholder") is not None:
-        return [c.name for c in catalog.CATALOG]
     marker = metafunc.definition.get_closest_marker("check")
     if marker is None or not marker.args:
         raise pytest.UsageError(
@@ -89,8 +87,16 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
     for item in items:
         params = getattr(item, "callspec", None)
         name = params.params.get("check") if params is not None else None
-        if name is not None and item.get_closest_marker("aicr_placeholder") is None:
+        if name is not None:
             implemented.add(str(name))
+    missing = [n for n in selected if n not in implemented]
+    if missing:
+        warnings.warn(
+            pytest.PytestWarning(
+                "declared check(s) with no collected implementation, not run: " + ", ".join(missing)
+            ),
+            stacklevel=2,
+        )
 
     keep: list[tuple[tuple[int, int, int], pytest.Item]] = []
     others: list[pytest.Item] = []
@@ -101,12 +107,11 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
         info: ItemInfo | None = None
         if "check" in params:
             name = str(params["check"])
-            placeholder = item.get_closest_marker("aicr_placeholder") is not None
-            if name not in selected or (placeholder and name in implemented):
+            if name not in selected:
                 deselected.append(item)
                 continue
             sel = selected[name]
-            info = ItemInfo(name, sel.spec.phase, 0, "placeholder" if placeholder else "check")
+            info = ItemInfo(name, sel.spec.phase, 0, "check")
             key = (phases.index(sel.spec.phase), 0, catalog.CATALOG_INDEX[name])
         elif "snapshot_constraint" in params:
             if not isinstance(params["snapshot_constraint"], tuple):  # empty parameter set

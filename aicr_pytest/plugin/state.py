@@ -45,7 +45,7 @@ class ItemInfo:
     name: str
     phase: str
     order: int
-    kind: str  # "check" | "placeholder" | "constraint"
+    kind: str  # "check" | "constraint"
 
 
 class ClusterHandle:

@@ -51,7 +51,7 @@ READINESS_SUITE = "readiness"
 MAX_EXTRA_CHARS = 64 * 1024
 #: extra keys the page shows in their own form (everything else is listed as JSON)
 _RENDERED_KEYS = frozenset(
-    {records.MEASUREMENTS_KEY, records.FACTS_KEY, "aicr.notImplemented", "aicr.cleanupWarnings"}
+    {records.MEASUREMENTS_KEY, records.FACTS_KEY, "aicr.cleanupWarnings"}
 )
 
 STATUS_WORDS: Mapping[str, str] = {
@@ -232,7 +232,6 @@ class CheckView:
     figures: list[FigureView]
     evidence: list[EvidenceLink]
     cleanup_warnings: list[str]
-    not_implemented: bool
     extra_json: str | None
     #: one line for the checks table: the RESULT lines, else the measurements, else the message
     summary: str = ""
@@ -444,7 +443,6 @@ def check_view(
         figures=[figure_view(f) for f in figures],
         evidence=list(evidence),
         cleanup_warnings=warnings,
-        not_implemented=bool(extra.get("aicr.notImplemented")),
         extra_json=_extra_json(extra),
         summary=summary,
     )

@@ -16,7 +16,6 @@ MAX_STDOUT_LINES = 1000
 MAX_LINE_BYTES = 512
 RESULT_PREFIX = "RESULT: "
 
-SKIP_NOT_IMPLEMENTED = "not implemented yet"
 SKIP_NO_CLUSTER = "skipped - no-cluster mode"
 SKIP_FAIL_FAST = "skipped due to previous phase failure"
 SKIP_READINESS = "skipped - readiness pre-flight failed"

@@ -130,8 +130,6 @@ def build_ctrf(
     for acc in sorted(results, key=lambda a: a.order):
         stdout = outcome.cap_stdout(acc.stdout) if acc.stdout else None
         extra = dict(acc.extra)
-        if acc.kind == "placeholder":
-            extra["aicr.notImplemented"] = True
         tests.append(
             ctrf.TestResult(
                 name=acc.name,

@@ -61,7 +61,7 @@ def test_inactive_without_recipe(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_bundled_checks_collected_without_paths_and_placeholders_skip(
+def test_bundled_checks_collected_without_paths(
     pytester: pytest.Pytester, write_inputs: Inputs
 ) -> None:
     rp, sp = write_inputs(
@@ -78,24 +78,37 @@ def test_bundled_checks_collected_without_paths_and_placeholders_skip(
     assert all(t["status"] == "skipped" for t in report["results"]["tests"])
 
 
-def test_not_implemented_reports_skipped_never_passed(
+def test_every_catalog_check_has_a_bundled_implementation(
     pytester: pytest.Pytester, write_inputs: Inputs
 ) -> None:
-    rp, sp = write_inputs(make_recipe(conformance=["slinky-slurm-health"]))
+    """No catalog check is a stand-in: a recipe declaring all of them runs a real test for each."""
+    from aicr_pytest.core import catalog
+
+    by_phase: dict[str, list[str]] = {}
+    for spec in catalog.CATALOG:
+        by_phase.setdefault(spec.phase, []).append(spec.name)
+    rp, sp = write_inputs(make_recipe(**by_phase))
     out = pytester.path / "ctrf.json"
-    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out))
+    result = run(
+        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out)
+    )
     tests = read_ctrf(out)["results"]["tests"]
-    assert tests == [
-        {
-            "name": "slinky-slurm-health",
-            "status": "skipped",
-            "duration": tests[0]["duration"],
-            "suite": ["conformance"],
-            "message": "not implemented yet",
-            "extra": {"aicr.notImplemented": True},
-        }
-    ]
+    assert sorted(t["name"] for t in tests) == sorted(c.name for c in catalog.CATALOG)
+    assert {t["message"] for t in tests} == {"skipped - no-cluster mode"}
+    assert not any("aicr.notImplemented" in (t.get("extra") or {}) for t in tests)
     assert result.ret == 0
+
+
+def test_a_declared_check_nothing_implements_is_named_not_dropped_silently(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
+    """With --no-bundled-checks and no user implementation, the declared check is named in a warning."""
+    pytester.makepyfile(test_user="def test_unrelated():\n    assert True\n")
+    rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["gang-scheduling"]))
+    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--no-bundled-checks")
+    result.stdout.fnmatch_lines(
+        ["*declared check(s) with no collected implementation, not run: operator-health, gang-scheduling*"]
+    )
 
 
 def test_outcome_mapping_and_ctrf_schema(

@@ -98,7 +98,7 @@ def test_report_is_schema_valid_never_null_and_ordered(reference_dir: Path) -> N
     results = [
         ResultAccumulator("b", "conformance", 1, "check", status="other", message="API unreachable"),
         ResultAccumulator(
-            "a", "deployment", 0, "placeholder", status="skipped", message="not implemented yet"
+            "a", "deployment", 0, "check", status="skipped", message="skipped - no-cluster mode"
         ),
     ]
     readiness = [
