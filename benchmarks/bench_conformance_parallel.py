@@ -125,7 +125,8 @@ def main() -> int:
         print(f"target wall <= {TARGET} x sum with -n {args.n}: {ratio:.2f} ({verdict})")
         serial_sum = results["serial"]["sum"]
         print(
-            f"-n {args.n} wall / serial sum (the same work without contention): {par['wall'] / serial_sum:.2f}"
+            f"-n {args.n} wall / serial sum (the same work without contention): "
+            f"{par['wall'] / serial_sum:.2f}"
             f" (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
         )
         speedup = results["serial"]["wall"] / par["wall"]
