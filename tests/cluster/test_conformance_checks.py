@@ -235,6 +235,27 @@ def test_dra_support_fails_without_nvidia_slices(pytester: pytest.Pytester, k8s_
     assert (test["status"], test["message"]) == ("failed", "[NOT_FOUND] " + dra_support.MSG_NO_NVIDIA_SLICES)
 
 
+@pytest.mark.fake_only("the apiserver answers 404 for every resource.k8s.io version (DRA API not served)")
+def test_dra_api_not_served(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    """Not served at all: dra-support (driver in scope) fails; secure-accelerator-access reads it as
+    zero DRA and exercises the device plugin the recipe configures."""
+    k8s_backend.seed_profile(PROFILE)
+    fake_of(k8s_backend).faults.reject(
+        "GET", r"^/apis/resource\.k8s\.io/v1(beta[12])?$", status=404, reason="NotFound", times=None
+    )
+    result = run(pytester, k8s_backend, recipe(TRAINING, "dra-support", "secure-accelerator-access"))
+    dra, secure = result.tests["dra-support"], result.tests["secure-accelerator-access"]
+    assert (dra["status"], dra["message"]) == (
+        "failed",
+        "[SERVICE_UNAVAILABLE] " + dra_support.MSG_NO_VERSION,
+    )
+    assert secure["status"] == "passed", secure.get("message")
+    assert (
+        artifact(secure, "ResourceSlices")
+        == "no served resource.k8s.io API version — ResourceSlices unavailable"
+    )
+
+
 @pytest.mark.fake_only("removes the DRA controller Deployment from the seeded profile")
 def test_dra_support_fails_without_the_controller(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile(PROFILE)

@@ -46,8 +46,15 @@ def test_training_to_inference_adds_dynamo_and_drops_gpu_slices_and_back() -> No
     assert ("Namespace", "dynamo-system") in names(create)
     assert ("Deployment", "dynamo-platform-dynamo-operator-controller-manager") in names(create)
     back_delete, back_create = backends.plan_convergence(inference, training)
-    # the namespace goes, and with it its Deployment (not deleted one by one); CRDs stay
-    assert names(back_delete) == [("Namespace", "dynamo-system")]
+    # the namespace goes, and with it its Deployment (not deleted one by one); CRDs stay; the
+    # operator's cluster-scoped validating webhook configuration goes too
+    assert names(back_delete) == [
+        ("Namespace", "dynamo-system"),
+        (
+            "ValidatingWebhookConfiguration",
+            "dynamo-platform-dynamo-operator-validating-webhook-configuration",
+        ),
+    ]
     assert names(back_create) == names(delete)
 
 

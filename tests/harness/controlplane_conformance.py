@@ -297,7 +297,9 @@ class WebhookServer:
         obj = request.get("object") or {}
         resource = str(_dig(request, "resource", "resource") or "")
         denial: Obj | None = None
-        if resource == "trainjobs" and "trainer-webhook-admits" not in set(self.faults()):
+        if request.get("operation") != "CREATE":
+            pass  # updates (e.g. the garbage collector removing a finalizer) are always admitted
+        elif resource == "trainjobs" and "trainer-webhook-admits" not in set(self.faults()):
             if not self._runtime_exists(obj):
                 ref = _dig(obj, "spec", "runtimeRef") or {}
                 denial = {

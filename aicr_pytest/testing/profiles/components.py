@@ -92,7 +92,8 @@ def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str) -
 
 
 def validating_webhook(name: str, namespace: str, service: str, hooks: list[tuple[str, str, str]]) -> Obj:
-    """A ValidatingWebhookConfiguration whose webhooks (name, group, plural) judge CREATE/UPDATE."""
+    """A ValidatingWebhookConfiguration whose webhooks (name, group, plural) judge CREATEs (an UPDATE --
+    the garbage collector removing a finalizer of an object being deleted -- is never theirs to refuse)."""
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
@@ -116,7 +117,7 @@ def validating_webhook(name: str, namespace: str, service: str, hooks: list[tupl
                     {
                         "apiGroups": [group],
                         "apiVersions": ["*"],
-                        "operations": ["CREATE", "UPDATE"],
+                        "operations": ["CREATE"],
                         "resources": [plural],
                         "scope": "*",
                     }
