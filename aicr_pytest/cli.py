@@ -37,6 +37,7 @@ from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cli import add_verify_arguments
 from aicr_pytest.plugin import options
+from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
 from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
 from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments
 
@@ -98,7 +99,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM unwinds like Ctrl-C, so every ``finally:`` cleanup runs."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise RunInterrupted(SIGTERM_REASON)
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:
@@ -149,6 +150,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
         return EXIT_INTERRUPTED
     if outcome is None:
         return EXIT_INVALID if pytest_exit else EXIT_OK
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
     if outcome.readiness_blocked or outcome.usage_error:
         return EXIT_INVALID
     if outcome.evidence_error:  # emission failed or signing was declined: 6 wins over 8
@@ -202,8 +205,9 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         real_stdout = sys.stdout
         try:
             with _sigterm_as_interrupt():
-                if to_stdout:
-                    sys.stdout = sys.stderr  # terminal progress to stderr, the report to stdout
+                # logs and progress go to stderr, as AICR's do; stdout carries only the CTRF report
+                # (without -o), so `aicr-pytest validate ... > ctrf.json` is always valid JSON
+                sys.stdout = sys.stderr
                 try:
                     code = int(pytest.main(args, plugins=[receiver]))
                 finally:

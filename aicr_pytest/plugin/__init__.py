@@ -15,13 +15,22 @@ suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel ar
 from __future__ import annotations
 
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aicr_pytest.plugin import bundled, collection, evidence_wiring, hookspecs, htmlreport, options, outcomes
+from aicr_pytest.plugin import (
+    bundled,
+    collection,
+    evidence_wiring,
+    hookspecs,
+    htmlreport,
+    interrupt,
+    options,
+    outcomes,
+)
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import ctrf, terminal
@@ -45,7 +54,53 @@ def pytest_configure(config: pytest.Config) -> None:
     if state.active and not is_worker(config):
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
         evidence_wiring.configure(config, state)  # before any check: options, disclosure prompt
+        _arm_interrupts(config, state)
     collection.add_bundled_checks(config, state)
+
+
+WATCH_NAME = "aicr-interrupt-watch"
+
+
+def _arm_interrupts(config: pytest.Config, state: plugin_state.PluginState) -> None:
+    """SIGTERM unwinds like Ctrl-C; ``--timeout`` (when that option exists) bounds the whole run."""
+    try:
+        seconds = interrupt.timeout_seconds(getattr(config.option, "aicr_timeout", None))
+    except ValueError as err:
+        raise pytest.UsageError(f"--timeout: {err}") from None
+    state.undo.append(interrupt.install_sigterm())
+    watch = _InterruptWatch(config, state)
+    if seconds is not None:
+        watch.disarm_deadline = interrupt.arm_deadline(seconds)
+        state.undo.append(watch.stop_deadline)
+    config.pluginmanager.register(watch, WATCH_NAME)
+
+
+def _disarm_interrupts(state: plugin_state.PluginState) -> None:
+    while state.undo:
+        state.undo.pop()()
+
+
+class _InterruptWatch:
+    """Controller only: on SIGINT, SIGTERM or the deadline, every unfinished item ends ``other``."""
+
+    def __init__(self, config: pytest.Config, state: plugin_state.PluginState) -> None:
+        self.config = config
+        self.state = state
+        self.disarm_deadline: Callable[[], None] | None = None
+
+    def stop_deadline(self) -> None:
+        disarm, self.disarm_deadline = self.disarm_deadline, None
+        if disarm is not None:
+            disarm()
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        state = self.state
+        _disarm_interrupts(state)
+        if state.interrupted is not None:
+            return
+        state.interrupted = interrupt.reason_of(excinfo.value)
+        for report in interrupt.unfinished_reports(state, state.interrupted):
+            self.config.hook.pytest_runtest_logreport(report=report)
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
@@ -102,6 +157,13 @@ def pytest_collection_modifyitems(
         collection.select_and_order(config, items, state)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What will run, after every plugin's selection (``-m``, ``-k``): the items an interrupt ends."""
+    state = get_state(session.config)
+    if state is not None and state.run is not None:
+        state.collected = [item for item in session.items if item.stash.get(plugin_state.ITEM_KEY, None)]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     state = get_state(item.config)
@@ -148,6 +210,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = plugin_state.controller_state(session.config)
     if state is None:
         return
+    watch = session.config.pluginmanager.get_plugin(WATCH_NAME)
+    if isinstance(watch, _InterruptWatch):
+        watch.stop_deadline()  # the reports are written whatever the clock says
     report = plugin_state.build_report(state)
     if state.settings.ctrf_report:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)
@@ -160,6 +225,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = plugin_state.controller_state(config)
+    if state is not None:
+        _disarm_interrupts(state)
     outcome = plugin_state.run_outcome(state) if state is not None else None
     if outcome is not None:
         config.hook.pytest_aicr_run_finished(config=config, outcome=outcome)

@@ -39,12 +39,11 @@ def header_line(
 def preflight_lines(
     warnings: Sequence[str], readiness: Sequence[ConstraintResult], *, blocked: bool
 ) -> list[str]:
-    """Input warnings, each failed readiness constraint, and the block notice when it blocks."""
+    """Input warnings, each readiness constraint (passed or failed), the block notice when it blocks."""
     lines = [f"warning: {warning}" for warning in warnings]
     for result in readiness:
-        if not result.passed:
-            prefix = "warning: " if result.severity == "warning" else ""
-            lines.append(prefix + format_readiness_line(result))
+        prefix = "warning: " if result.severity == "warning" and not result.passed else ""
+        lines.append(prefix + format_readiness_line(result))  # passed and failed, as AICR logs
     if blocked:
         lines.append(READINESS_BLOCKED_START)
     return lines
@@ -52,10 +51,12 @@ def preflight_lines(
 
 def phase_summary_lines(phases: Sequence[str], results: Sequence[ResultAccumulator]) -> list[str]:
     """The phase table: one header row, one row per phase in run order."""
-    lines = [f"{'phase':<13} {'status':<8} {'passed':>6} {'failed':>6} {'skipped':>7} {'other':>5}"]
-    for phase, status, c in phase_table(phases, results):
+    rows = phase_table(phases, results)
+    w = max([8, *(len(status) for _, status, _ in rows)])  # "interrupted" widens the column
+    lines = [f"{'phase':<13} {'status':<{w}} {'passed':>6} {'failed':>6} {'skipped':>7} {'other':>5}"]
+    for phase, status, c in rows:
         lines.append(
-            f"{phase:<13} {status:<8} {c['passed']:>6} {c['failed']:>6} {c['skipped']:>7} {c['other']:>5}"
+            f"{phase:<13} {status:<{w}} {c['passed']:>6} {c['failed']:>6} {c['skipped']:>7} {c['other']:>5}"
         )
     return lines
 

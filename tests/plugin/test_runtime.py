@@ -1,0 +1,225 @@
+"""Issue #17 runtime: interrupts and the deadline, output streams, readiness lines (both entry points)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from aicr_pytest.plugin import interrupt
+from tests.plugin.helpers import make_recipe
+from tests.plugin.test_cli import EXAMPLE, EXAMPLE_SNAPSHOT, cli, write
+
+CHECKS = """
+import pathlib, time, pytest
+
+@pytest.mark.check("operator-health")
+def test_quick(check):
+    check.emit("quick done")
+
+@pytest.mark.check("expected-resources")
+def test_slow(check):
+    check.emit("slow started")
+    pathlib.Path("started").write_text("1")
+    time.sleep(60)
+
+@pytest.mark.check("gpu-operator-version")
+def test_never(check):
+    pass
+"""
+
+#: sets the (not yet registered) --timeout option's value, as the option table will
+TIMEOUT_CONFTEST = """
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    config.option.aicr_timeout = "2s"
+"""
+
+
+def _entry(kind: str, rp: str, sp: str, out: Path, junit: Path, tests: Path) -> list[str]:
+    extra = ["-p", "no:cacheprovider", "--no-bundled-checks", f"--junitxml={junit}", str(tests)]
+    if kind == "validate":
+        return [
+            sys.executable,
+            "-m",
+            "aicr_pytest.cli",
+            "validate",
+            "-r",
+            rp,
+            "-s",
+            sp,
+            "-o",
+            str(out),
+            "--",
+            *extra,
+        ]
+    return [sys.executable, "-m", "pytest", "--recipe", rp, "--snapshot", sp, f"--ctrf-report={out}", *extra]
+
+
+def _run_until_started(cmd: list[str], cwd: Path, sig: int | None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    while not (cwd / "started").exists():
+        assert time.monotonic() < deadline, "the slow check never started"
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    if sig is not None:
+        time.sleep(0.3)
+        proc.send_signal(sig)
+    out, err = proc.communicate(timeout=90)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _setup(tmp_path: Path, conftest: str | None = None) -> tuple[str, str, Path, Path, Path]:
+    tests = tmp_path / "test_checks.py"
+    tests.write_text(CHECKS)
+    if conftest is not None:
+        (tmp_path / "conftest.py").write_text(conftest)
+    rp, sp = write(
+        tmp_path, make_recipe(deployment=["operator-health", "expected-resources", "gpu-operator-version"])
+    )
+    return rp, sp, tmp_path / "ctrf.json", tmp_path / "junit.xml", tests
+
+
+def _assert_interrupted(proc: subprocess.CompletedProcess[str], out: Path, junit: Path, reason: str) -> None:
+    report = json.loads(out.read_text())
+    tests = {t["name"]: t for t in report["results"]["tests"]}
+    assert tests["operator-health"]["status"] == "passed"
+    assert tests["operator-health"]["stdout"] == ["quick done"]
+    for name in ("expected-resources", "gpu-operator-version"):
+        assert tests[name]["status"] == "other", tests[name]
+        assert tests[name]["message"] == reason
+        assert tests[name]["extra"]["aicr.interrupted"] is True
+    assert report["extra"]["aicr.interrupted"] == reason
+    assert report["results"]["summary"]["other"] == 2
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert set(cases) == {
+        "test_quick[operator-health]",
+        "test_slow[expected-resources]",
+        "test_never[gpu-operator-version]",
+    }
+    failure = cases["test_never[gpu-operator-version]"].find("failure")
+    assert failure is not None and failure.get("message") == reason
+    table = [
+        line for line in proc.stderr.splitlines() + proc.stdout.splitlines() if line.startswith("deployment ")
+    ]
+    assert table and table[0].split()[1] == "interrupted", table
+
+
+@pytest.mark.parametrize(
+    ("kind", "sig", "reason", "code"),
+    [
+        ("validate", signal.SIGINT, interrupt.SIGINT_REASON, 5),
+        ("validate", signal.SIGTERM, interrupt.SIGTERM_REASON, 5),
+        ("pytest", signal.SIGINT, interrupt.SIGINT_REASON, 2),
+        ("pytest", signal.SIGTERM, interrupt.SIGTERM_REASON, 2),
+    ],
+)
+def test_interrupt_writes_reports_and_marks_unfinished_other(
+    tmp_path: Path, kind: str, sig: int, reason: str, code: int
+) -> None:
+    rp, sp, out, junit, tests = _setup(tmp_path)
+    proc = _run_until_started(_entry(kind, rp, sp, out, junit, tests), tmp_path, sig)
+    assert proc.returncode == code, proc.stderr
+    _assert_interrupted(proc, out, junit, reason)
+
+
+@pytest.mark.parametrize(("kind", "code"), [("validate", 5), ("pytest", 2)])
+def test_whole_run_deadline_ends_the_run_like_an_interrupt(tmp_path: Path, kind: str, code: int) -> None:
+    rp, sp, out, junit, tests = _setup(tmp_path, TIMEOUT_CONFTEST)
+    proc = _run_until_started(_entry(kind, rp, sp, out, junit, tests), tmp_path, None)
+    assert proc.returncode == code, proc.stderr
+    _assert_interrupted(proc, out, junit, "timed out after 2s")
+
+
+def test_arm_deadline_raises_in_the_main_thread_and_disarms() -> None:
+    disarm = interrupt.arm_deadline(0.2)
+    with pytest.raises(interrupt.RunInterrupted) as info:
+        time.sleep(5)
+    assert info.value.reason == "timed out after 200ms"
+    disarm()
+    disarm = interrupt.arm_deadline(0.2)
+    disarm()
+    time.sleep(0.4)  # disarmed: nothing is raised
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [(None, None), ("", None), ("0", None), ("5m", 300.0), (90, 90.0), ("1m30s", 90.0)]
+)
+def test_timeout_seconds(value: object, seconds: float | None) -> None:
+    assert interrupt.timeout_seconds(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["5 minutes", "-1s", True])
+def test_timeout_seconds_rejects(value: object) -> None:
+    with pytest.raises(ValueError):
+        interrupt.timeout_seconds(value)
+
+
+# --- output streams and readiness lines ------------------------------------------------------------
+
+
+def test_output_file_leaves_stdout_empty(tmp_path: Path) -> None:
+    out = tmp_path / "ctrf.json"
+    proc = cli("validate", "-r", str(EXAMPLE), "-s", str(EXAMPLE_SNAPSHOT), "--no-cluster", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert "aicr phase summary" in proc.stderr and "readiness constraint passed: " in proc.stderr
+    assert json.loads(out.read_text())["results"]["tests"]
+
+
+def test_stdout_is_only_the_ctrf_without_output() -> None:
+    proc = cli("validate", "-r", str(EXAMPLE), "-s", str(EXAMPLE_SNAPSHOT), "--no-cluster")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["reportFormat"] == "CTRF"  # nothing else on stdout
+
+
+READINESS = [
+    {"name": "K8s.server.version", "value": ">= 1.32"},
+    {"name": "OS.release.ID", "value": "ubuntu"},
+]
+
+
+@pytest.mark.parametrize("kind", ["validate", "pytest"])
+def test_readiness_logs_each_passing_constraint(tmp_path: Path, kind: str) -> None:
+    rp, sp = write(tmp_path, make_recipe(constraints=READINESS, deployment=["operator-health"]))
+    if kind == "validate":
+        proc = cli("validate", "-r", rp, "-s", sp, "--no-cluster", "-o", str(tmp_path / "c.json"))
+        text = proc.stderr
+    else:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--recipe",
+                rp,
+                "--snapshot",
+                sp,
+                "--no-cluster",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+        )
+        text = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in text.splitlines() if line.startswith("readiness constraint")]
+    assert lines == [
+        'readiness constraint passed: name=K8s.server.version expected=">= 1.32" actual=v1.33.5-eks-abc',
+        'readiness constraint passed: name=OS.release.ID expected="ubuntu" actual=ubuntu',
+    ]
