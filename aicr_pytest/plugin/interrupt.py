@@ -55,7 +55,11 @@ def install_sigterm() -> Callable[[], None]:
         raise RunInterrupted(SIGTERM_REASON)
 
     previous = signal.signal(signal.SIGTERM, handler)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def undo() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return undo
 
 
 def timeout_seconds(value: Any) -> float | None:
