@@ -30,6 +30,7 @@ from aicr_pytest.plugin import (
     interrupt,
     options,
     outcomes,
+    progress_sink,
 )
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
@@ -51,6 +52,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     collection.register_markers(config)
     state = plugin_state.start(config)
+    if state.active:
+        config.pluginmanager.register(progress_sink.ProgressSink(config, state), progress_sink.NAME)
     if state.active and not is_worker(config):
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
         evidence_wiring.configure(config, state)  # before any check: options, disclosure prompt

@@ -223,3 +223,39 @@ def test_readiness_logs_each_passing_constraint(tmp_path: Path, kind: str) -> No
         'readiness constraint passed: name=K8s.server.version expected=">= 1.32" actual=v1.33.5-eks-abc',
         'readiness constraint passed: name=OS.release.ID expected="ubuntu" actual=ubuntu',
     ]
+
+
+# --- progress lines ---------------------------------------------------------------------------------
+
+PROGRESS_CHECK = """
+import time, pytest
+from aicr_pytest.core import progress
+from aicr_pytest.core.clock import SYSTEM_CLOCK
+
+@pytest.mark.check("operator-health")
+def test_waits(check):
+    waiting = progress.Waiting("the operator", clock=SYSTEM_CLOCK, deadline=SYSTEM_CLOCK.time() + 30, every=0.2)
+    for _ in range(8):
+        time.sleep(0.1)
+        waiting.tick("2/3 ready")
+"""
+
+
+@pytest.mark.parametrize("kind", ["validate", "validate-xdist", "pytest-xdist"])
+def test_progress_lines_reach_stderr_while_the_check_runs(tmp_path: Path, kind: str) -> None:
+    (tmp_path / "test_waits.py").write_text(PROGRESS_CHECK)
+    rp, sp = write(tmp_path, make_recipe(deployment=["operator-health"]))
+    extra = ["-p", "no:cacheprovider", "--no-bundled-checks", str(tmp_path / "test_waits.py")]
+    if kind.endswith("xdist"):
+        extra += ["-n", "2"]
+    if kind.startswith("validate"):
+        cmd = [sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", rp, "-s", sp, "-o", "c.json", "--", *extra]
+    else:
+        cmd = [sys.executable, "-m", "pytest", "--recipe", rp, "--snapshot", sp, *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if "waiting for the operator" in line]
+    assert len(lines) >= 2, proc.stderr
+    assert all(line.startswith("operator-health: waiting for the operator: 2/3 ready; ") for line in lines), lines
+    assert all(line.endswith("s left") for line in lines)
+    assert "waiting for" not in proc.stdout
