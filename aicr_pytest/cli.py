@@ -124,12 +124,24 @@ class _OutcomeReceiver:
         self.outcome = outcome
 
 
+#: without ``--debug``, a failure is its one-line reason in the ``aicr failures`` summary, not a
+#: traceback; pytest's own ``--tb`` after ``--`` comes later on the command line and wins
+CONCISE_ARGS = ("--tb=no",)
+
+
 def _pytest_args(
-    values: Mapping[str, Any], *, output: str | None, simulated: str | None, extra: Sequence[str]
+    values: Mapping[str, Any],
+    *,
+    output: str | None,
+    simulated: str | None,
+    extra: Sequence[str],
+    debug: bool = False,
 ) -> list[str]:
     """pytest's arguments: the options both entry points take, as given; ``-o``; extra args."""
     table = options.by_name()
     args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS]
+    if not debug:
+        args += CONCISE_ARGS
     if output and output != "-":
         args += table["ctrf_report"].to_args(options.PYTEST, output)
     if simulated:
@@ -199,7 +211,13 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 return code
             given = {**given, "snapshot": captured}
         output = run["output"]
-        args = _pytest_args(given, output=output, simulated=simulated, extra=ns.pytest_args or ())
+        args = _pytest_args(
+            given,
+            output=output,
+            simulated=simulated,
+            extra=ns.pytest_args or (),
+            debug=bool(run.get("debug")),  # the --debug option, where the option table has it
+        )
         receiver = _OutcomeReceiver()
         to_stdout = not output or output == "-"
         real_stdout = sys.stdout

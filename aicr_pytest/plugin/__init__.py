@@ -198,15 +198,52 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = plugin_state.controller_state(config)
     if state is None:
         return
+    _other_tracebacks(terminalreporter, config)
     blocked = plugin_state.readiness_blocked(state)
     res = state.results
     sections = terminal.summary_sections(
-        state.settings.phases, res.finished, readiness_blocked=blocked, cleanup_hints=res.cleanup_hints
+        state.settings.phases,
+        res.finished,
+        readiness_blocked=blocked,
+        cleanup_hints=res.cleanup_hints,
+        where=_details_at(config, state),
     )
     for section in sections:
         terminalreporter.section(section.title, sep="-")
         for line in section.lines:
             terminalreporter.write_line(line)
+
+
+def _other_tracebacks(terminalreporter: Any, config: pytest.Config) -> None:
+    """pytest lists only ``failed`` reports under FAILURES; an ``other`` (a crash) deserves its
+    traceback just as much when tracebacks are asked for (``--debug``, ``--tb``)."""
+    if config.option.tbstyle in ("no", "line"):
+        return
+    reports = [r for r in terminalreporter.getreports("other") if getattr(r, "longreprtext", "")]
+    if not reports:
+        return
+    terminalreporter.write_sep("=", "OTHER (errors that left a check inconclusive)")
+    for report in reports:
+        terminalreporter.write_sep("_", report.head_line or report.nodeid)
+        terminalreporter.write_line(report.longreprtext)
+
+
+def _details_at(config: pytest.Config, state: plugin_state.PluginState) -> list[str]:
+    """Where a failure's full message and evidence are: the CTRF report, JUnit XML, the HTML page."""
+    where: list[str] = []
+    target = state.settings.ctrf_report
+    if target == "-":
+        where.append("CTRF report on stdout")
+    elif target:
+        where.append(f"CTRF report {target}")
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if xmlpath:
+        where.append(f"JUnit XML {xmlpath}")
+    if state.settings.html:
+        where.append(f"HTML report {state.settings.html}")
+    if not getattr(config.option, "aicr_debug", None) and config.option.tbstyle == "no":
+        where.append("full tracebacks with --debug")
+    return where
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -48,7 +48,9 @@ class ProgressSink:
                 sys.stderr.flush()
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, Any, Any]:
         info = item.stash.get(ITEM_KEY, None)
         self.check = info.name if info is not None else None
         try:

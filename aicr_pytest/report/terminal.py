@@ -2,8 +2,9 @@
 
 * :func:`header_line` — the ``aicr-pytest: recipe … | snapshot … | mode | run ID`` header;
 * :func:`preflight_lines` — input warnings and readiness results, before the first check;
-* :func:`summary_sections` — the ``aicr results`` (``RESULT:`` lines) and ``aicr phase summary``
-  sections at the end.
+* :func:`summary_sections` — the ``aicr results`` (``RESULT:`` lines), ``aicr measurements``
+  (each measured figure against its constraint), ``aicr failures`` (one line per failure and where
+  the details are) and ``aicr phase summary`` sections at the end.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from aicr_pytest.core import records
 from aicr_pytest.core.constraints import ConstraintResult, format_readiness_line
 from aicr_pytest.report import outcome
 from aicr_pytest.report.results import ResultAccumulator, phase_table
@@ -61,20 +63,68 @@ def phase_summary_lines(phases: Sequence[str], results: Sequence[ResultAccumulat
     return lines
 
 
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def measurement_lines(results: Sequence[ResultAccumulator]) -> list[str]:
+    """Each check's measured figures against their constraints, passed or failed, e.g.
+    ``nccl-all-reduce-bw: bus bandwidth 452.64 GB/s against >= 300 (bound 270 after tolerance): passed``.
+    """
+    lines: list[str] = []
+    for acc in sorted(results, key=lambda a: a.order):
+        for m in acc.extra.get(records.MEASUREMENTS_KEY) or ():
+            if not isinstance(m, dict) or not m.get("name"):
+                continue
+            unit = f" {m['unit']}" if m.get("unit") else ""
+            text = f"{acc.name}: {m['name']} {_number(m.get('value'))}{unit}"
+            if m.get("constraint"):
+                text += f" against {m['constraint']}"
+                if m.get("effectiveThreshold") is not None:
+                    text += f" (bound {_number(m['effectiveThreshold'])} after tolerance)"
+            verdict = {True: "passed", False: "failed"}.get(m.get("passed"), "not judged")
+            lines.append(f"{text}: {verdict}")
+    return lines
+
+
+def failure_lines(results: Sequence[ResultAccumulator], where: Sequence[str] = ()) -> list[str]:
+    """One line per check that failed or ended ``other`` (its one-line reason), then where to look."""
+    lines: list[str] = []
+    for acc in sorted(results, key=lambda a: a.order):
+        if not outcome.is_failing(acc.status):
+            continue
+        reason = (acc.message or "").strip().splitlines()
+        lines.append(
+            f"{acc.status.upper()} {acc.name} ({acc.phase}): {reason[0] if reason else 'no message'}"
+        )
+    if lines and where:
+        lines.append("details: " + "; ".join(where))
+    return lines
+
+
 def summary_sections(
     phases: Sequence[str],
     results: Sequence[ResultAccumulator],
     *,
     readiness_blocked: bool,
     cleanup_hints: Sequence[str] = (),
+    where: Sequence[str] = (),
 ) -> list[Section]:
-    """``aicr results`` (only when a check printed ``RESULT:`` lines) and ``aicr phase summary``."""
+    """``aicr results`` (only when a check printed ``RESULT:`` lines), ``aicr measurements`` and
+    ``aicr failures`` (only when there are any; ``where`` says where the details are), and
+    ``aicr phase summary``."""
     sections: list[Section] = []
     summaries: list[str] = []
     for acc in sorted(results, key=lambda a: a.order):
         summaries.extend(outcome.result_summaries(acc.stdout))
     if summaries:
         sections.append(Section("aicr results", summaries))
+    measured = measurement_lines(results)
+    if measured:
+        sections.append(Section("aicr measurements", measured))
+    failures = failure_lines(results, where)
+    if failures:
+        sections.append(Section("aicr failures", failures))
     table = phase_summary_lines(phases, results)
     if readiness_blocked:
         table.append(READINESS_BLOCKED_END)

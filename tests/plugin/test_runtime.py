@@ -249,13 +249,146 @@ def test_progress_lines_reach_stderr_while_the_check_runs(tmp_path: Path, kind: 
     if kind.endswith("xdist"):
         extra += ["-n", "2"]
     if kind.startswith("validate"):
-        cmd = [sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", rp, "-s", sp, "-o", "c.json", "--", *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "aicr_pytest.cli",
+            "validate",
+            "-r",
+            rp,
+            "-s",
+            sp,
+            "-o",
+            "c.json",
+            "--",
+            *extra,
+        ]
     else:
         cmd = [sys.executable, "-m", "pytest", "--recipe", rp, "--snapshot", sp, *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     lines = [line for line in proc.stderr.splitlines() if "waiting for the operator" in line]
     assert len(lines) >= 2, proc.stderr
-    assert all(line.startswith("operator-health: waiting for the operator: 2/3 ready; ") for line in lines), lines
+    assert all(line.startswith("operator-health: waiting for the operator: 2/3 ready; ") for line in lines), (
+        lines
+    )
     assert all(line.endswith("s left") for line in lines)
     assert "waiting for" not in proc.stdout
+
+
+# --- concise failures, phase table, measurements ---------------------------------------------------
+
+FAILING_CHECKS = """
+import pytest
+from aicr_pytest.core import records
+
+def helper():
+    raise RuntimeError("API server unreachable: connection refused")
+
+@pytest.mark.check("operator-health")
+def test_other(check):
+    helper()
+
+@pytest.mark.check("expected-resources")
+def test_failed(check):
+    assert 1 == 2, "gpu-operator Deployment not ready\\nsecond line"
+
+@pytest.mark.check("nccl-all-reduce-bw")
+def test_bw(check):
+    check.measure(records.Measurement(name="bus bandwidth", value=452.64, unit="GB/s", constraint=">= 300",
+                                      tolerance=0.1, effective_threshold=270.0, passed=True))
+
+@pytest.mark.check("inference-perf")
+def test_perf(check):
+    check.measure(records.Measurement(name="inference TTFT p99", value=2500.0, unit="ms", constraint="<= 2000",
+                                      tolerance=0.1, effective_threshold=2200.0, passed=False))
+    check.fail("TTFT p99 2500.00 ms does not satisfy <= 2000")
+"""
+
+
+def _failing_run(tmp_path: Path, kind: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_failing.py").write_text(FAILING_CHECKS)
+    recipe = make_recipe(
+        deployment=["operator-health", "expected-resources"],
+        performance=["nccl-all-reduce-bw", "inference-perf"],
+    )
+    rp, sp = write(tmp_path, recipe)
+    args = ["-p", "no:cacheprovider", "--no-bundled-checks", str(tmp_path / "test_failing.py"), *extra]
+    if kind == "validate":
+        cmd = [
+            sys.executable,
+            "-m",
+            "aicr_pytest.cli",
+            "validate",
+            "-r",
+            rp,
+            "-s",
+            sp,
+            "-o",
+            "c.json",
+            "--",
+            *args,
+        ]
+    else:
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--recipe",
+            rp,
+            "--snapshot",
+            sp,
+            "--ctrf-report=c.json",
+            *args,
+        ]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False)
+
+
+def _section(text: str, title: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if f" {title} " in line and line.startswith("-"))
+    body = []
+    for line in lines[start + 1 :]:
+        if line.startswith(("---", "===")):
+            break
+        if line:
+            body.append(line)
+    return body
+
+
+@pytest.mark.parametrize("kind", ["validate", "pytest"])
+def test_failures_are_one_line_each_with_where_to_look(tmp_path: Path, kind: str) -> None:
+    proc = _failing_run(tmp_path, kind)
+    text = proc.stderr if kind == "validate" else proc.stdout
+    assert proc.returncode == (8 if kind == "validate" else 1), text
+    assert _section(text, "aicr failures") == [
+        "OTHER operator-health (deployment): RuntimeError: API server unreachable: connection refused",
+        "FAILED expected-resources (deployment): gpu-operator Deployment not ready",
+        "FAILED inference-perf (performance): TTFT p99 2500.00 ms does not satisfy <= 2000",
+        "details: CTRF report c.json" + ("; full tracebacks with --debug" if kind == "validate" else ""),
+    ]
+    if kind == "validate":  # no traceback unless asked for
+        assert "def helper" not in text and "Traceback" not in text and "FAILURES" not in text
+        assert proc.stdout == ""
+
+
+def test_pytest_tb_after_double_dash_shows_the_traceback(tmp_path: Path) -> None:
+    proc = _failing_run(tmp_path, "validate", "--tb=long")
+    assert "def helper():" in proc.stderr and 'raise RuntimeError("API server unreachable' in proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["validate", "pytest"])
+def test_measurements_shown_against_their_constraints(tmp_path: Path, kind: str) -> None:
+    proc = _failing_run(tmp_path, kind)
+    text = proc.stderr if kind == "validate" else proc.stdout
+    assert _section(text, "aicr measurements") == [
+        "nccl-all-reduce-bw: bus bandwidth 452.64 GB/s against >= 300 (bound 270 after tolerance): passed",
+        "inference-perf: inference TTFT p99 2500 ms against <= 2000 (bound 2200 after tolerance): failed",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["validate", "pytest"])
+def test_unselected_phases_are_not_in_the_phase_table(tmp_path: Path, kind: str) -> None:
+    proc = _failing_run(tmp_path, kind, "-m", "performance")
+    text = proc.stderr if kind == "validate" else proc.stdout
+    assert [line.split()[0] for line in _section(text, "aicr phase summary")] == ["phase", "performance"]
