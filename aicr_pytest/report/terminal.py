@@ -82,7 +82,8 @@ def measurement_lines(results: Sequence[ResultAccumulator]) -> list[str]:
                 text += f" against {m['constraint']}"
                 if m.get("effectiveThreshold") is not None:
                     text += f" (bound {_number(m['effectiveThreshold'])} after tolerance)"
-            verdict = {True: "passed", False: "failed"}.get(m.get("passed"), "not judged")
+            judged = m.get("passed")
+            verdict = "not judged" if judged is None else ("passed" if judged is True else "failed")
             lines.append(f"{text}: {verdict}")
     return lines
 

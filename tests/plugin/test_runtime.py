@@ -234,7 +234,8 @@ from aicr_pytest.core.clock import SYSTEM_CLOCK
 
 @pytest.mark.check("operator-health")
 def test_waits(check):
-    waiting = progress.Waiting("the operator", clock=SYSTEM_CLOCK, deadline=SYSTEM_CLOCK.time() + 30, every=0.2)
+    end = SYSTEM_CLOCK.time() + 30
+    waiting = progress.Waiting("the operator", clock=SYSTEM_CLOCK, deadline=end, every=0.2)
     for _ in range(8):
         time.sleep(0.1)
         waiting.tick("2/3 ready")
@@ -300,8 +301,9 @@ def test_bw(check):
 
 @pytest.mark.check("inference-perf")
 def test_perf(check):
-    check.measure(records.Measurement(name="inference TTFT p99", value=2500.0, unit="ms", constraint="<= 2000",
-                                      tolerance=0.1, effective_threshold=2200.0, passed=False))
+    check.measure(records.Measurement(name="inference TTFT p99", value=2500.0, unit="ms",
+                                      constraint="<= 2000", tolerance=0.1, effective_threshold=2200.0,
+                                      passed=False))
     check.fail("TTFT p99 2500.00 ms does not satisfy <= 2000")
 """
 

@@ -79,7 +79,9 @@ def test_readiness_dwell_reports_while_it_holds(sink: list[str]) -> None:
     outcomes = d.wait_for_readiness_signals(signals, clock=clock, dwell=60, interval=5, window=600)
     assert [o.ok for o in outcomes] == [True]
     assert len(sink) == 5  # 10 s … 50 s; at 60 s it holds and the wait ends
-    assert sink[0] == "waiting for readiness signals to hold for 1m0s: gpu-operator healthy 10s/1m0s; 9m50s left"
+    assert sink[0] == (
+        "waiting for readiness signals to hold for 1m0s: gpu-operator healthy 10s/1m0s; 9m50s left"
+    )
     assert sink[-1].endswith("gpu-operator healthy 50s/1m0s; 9m10s left")
 
 
