@@ -111,6 +111,24 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 #: what ``validate`` always passes to pytest
 PYTEST_BASE_ARGS = ("-p", "no:cacheprovider", "-rN", "-W", "ignore::pytest.PytestAssertRewriteWarning")
 
+#: plugins a validate run has no use for, blocked for start-up time (each costs import or exit
+#: time): the unraisable-exception hook collects garbage twice at exit, platformdirs ships a
+#: pytest plugin for its own tests.  Arguments after ``--`` can load them again (``-p NAME``).
+PYTEST_LEAN_ARGS = ("-p", "no:unraisableexception", "-p", "no:platformdirs")
+
+#: pytest-xdist is loaded only when an argument after ``--`` asks for it
+XDIST_FLAGS = ("-n", "--numprocesses", "--dist", "--maxprocesses", "--tx", "-d", "--looponfail", "-f")
+
+
+def _wants_xdist(extra: Sequence[str]) -> bool:
+    for arg in extra:
+        flag = arg.split("=", 1)[0]
+        if flag in XDIST_FLAGS or (arg.startswith("-n") and arg[2:].isalnum()):
+            return True
+        if arg in ("-pxdist", "xdist", "xdist.plugin"):
+            return True
+    return False
+
 
 class _OutcomeReceiver:
     """pytest plugin object: receives the run's :class:`RunOutcome` from the aicr plugin."""
@@ -139,7 +157,7 @@ def _pytest_args(
 ) -> list[str]:
     """pytest's arguments: the options both entry points take, as given; ``-o``; extra args."""
     table = options.by_name()
-    args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS]
+    args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS, *PYTEST_LEAN_ARGS]
     if not debug:
         args += CONCISE_ARGS
     if output and output != "-":
@@ -151,6 +169,8 @@ def _pytest_args(
         rest = rest[1:]
     elif rest:
         raise UsageError(f"unexpected arguments: {' '.join(rest)} (pass pytest arguments after --)")
+    if not _wants_xdist(rest):
+        args += ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
     return args + rest
 
 

@@ -106,6 +106,14 @@ class _InterruptWatch:
             self.config.hook.pytest_runtest_logreport(report=report)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A bundled check file that implements no selected check is not imported (start-up)."""
+    state = get_state(config)
+    if state is None or state.run is None:
+        return None
+    return True if bundled.not_needed(collection_path, {s.spec.name for s in state.run.selected}) else None
+
+
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
     if bundled.is_bundled(module_path):
         return bundled.BundledModule.from_parent(parent, path=module_path)
