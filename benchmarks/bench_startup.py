@@ -30,7 +30,17 @@ TARGET_RATIO = 3.0
 def validate_cmd(python: str) -> list[str]:
     script = Path(python).with_name("aicr-pytest")
     head = [str(script)] if script.exists() else [python, "-m", "aicr_pytest.cli"]
-    return [*head, "validate", "--recipe", str(RECIPE), "--snapshot", str(SNAPSHOT), "--no-cluster", "-o", "/dev/null"]
+    return [
+        *head,
+        "validate",
+        "--recipe",
+        str(RECIPE),
+        "--snapshot",
+        str(SNAPSHOT),
+        "--no-cluster",
+        "-o",
+        "/dev/null",
+    ]
 
 
 def timed(cmd: list[str], cwd: str) -> float:

@@ -394,3 +394,25 @@ def test_unselected_phases_are_not_in_the_phase_table(tmp_path: Path, kind: str)
     proc = _failing_run(tmp_path, kind, "-m", "performance")
     text = proc.stderr if kind == "validate" else proc.stdout
     assert [line.split()[0] for line in _section(text, "aicr phase summary")] == ["phase", "performance"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "loaded"),
+    [
+        ([], False),
+        (["-k", "nccl"], False),
+        (["-n", "2"], True),
+        (["-n2"], True),
+        (["-nauto"], True),
+        (["--numprocesses=4"], True),
+        (["--dist", "loadgroup"], True),
+        (["-p", "xdist"], True),
+    ],
+)
+def test_validate_loads_xdist_only_when_asked(extra: list[str], loaded: bool) -> None:
+    from aicr_pytest import cli as cli_module
+
+    args = cli_module._pytest_args({}, output="-", simulated=None, extra=["--", *extra])
+    assert ("no:xdist" in args) is not loaded
+    if extra:
+        assert args[-len(extra) :] == extra
