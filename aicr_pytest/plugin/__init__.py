@@ -66,8 +66,12 @@ WATCH_NAME = "aicr-interrupt-watch"
 
 def _arm_interrupts(config: pytest.Config, state: plugin_state.PluginState) -> None:
     """SIGTERM unwinds like Ctrl-C; ``--timeout`` (when that option exists) bounds the whole run."""
+    value = getattr(config.option, "aicr_timeout", None)
+    opt = options.by_name().get("timeout")
+    if opt is not None and opt.takes(options.PYTEST):  # the option table's default and env apply
+        value = options.resolve(opt, value)
     try:
-        seconds = interrupt.timeout_seconds(getattr(config.option, "aicr_timeout", None))
+        seconds = interrupt.timeout_seconds(value)
     except ValueError as err:
         raise pytest.UsageError(f"--timeout: {err}") from None
     state.undo.append(interrupt.install_sigterm())

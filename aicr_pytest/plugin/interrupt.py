@@ -18,9 +18,15 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
+from aicr_pytest.report import results as r
+
+if TYPE_CHECKING:
+    from aicr_pytest.plugin.state import PluginState
 
 SIGINT_REASON = "interrupted by SIGINT"
 SIGTERM_REASON = "interrupted by SIGTERM"
@@ -112,7 +118,7 @@ __all__ = [
 ]
 
 
-def unfinished_reports(state: Any, reason: str) -> list[Any]:
+def unfinished_reports(state: PluginState, reason: str) -> list[pytest.TestReport]:
     """Reports (call + teardown) that end every item the run did not finish as ``other``.
 
     ``state`` is the controller's :class:`~aicr_pytest.plugin.state.PluginState`.  The items come
@@ -120,11 +126,7 @@ def unfinished_reports(state: Any, reason: str) -> list[Any]:
     a worker had started are known.  Fed to ``pytest_runtest_logreport``, the reports reach the
     CTRF collector, JUnit XML and the terminal like any other result.
     """
-    import pytest
-
-    from aicr_pytest.report import results as r
-
-    verdict = [
+    verdict: list[tuple[str, Any]] = [
         (r.PROP_STATUS, "other"),
         (r.PROP_MESSAGE, reason),
         (r.PROP_EXTRA, {r.EXTRA_INTERRUPTED: True}),
@@ -134,13 +136,18 @@ def unfinished_reports(state: Any, reason: str) -> list[Any]:
         if item.nodeid in state.results.done:
             continue
         keys = (r.PROP_NAME, r.PROP_PHASE, r.PROP_ORDER, r.PROP_KIND)
-        identity = [(k, v) for k, v in item.user_properties if k in keys]
+        identity: list[tuple[str, Any]] = [(k, v) for k, v in item.user_properties if k in keys]
         wanted[item.nodeid] = (item.location, identity)
     for nodeid, acc in state.results.pending.items():
         if nodeid not in wanted:
-            identity = [(r.PROP_NAME, acc.name), (r.PROP_PHASE, acc.phase), (r.PROP_ORDER, acc.order)]
-            wanted[nodeid] = ((nodeid, None, nodeid), [*identity, (r.PROP_KIND, acc.kind)])
-    reports: list[Any] = []
+            known: list[tuple[str, Any]] = [
+                (r.PROP_NAME, acc.name),
+                (r.PROP_PHASE, acc.phase),
+                (r.PROP_ORDER, acc.order),
+                (r.PROP_KIND, acc.kind),
+            ]
+            wanted[nodeid] = ((nodeid, None, nodeid), known)
+    reports: list[pytest.TestReport] = []
     for nodeid, (location, identity) in wanted.items():
         for when, outcome in (("call", "failed"), ("teardown", "passed")):
             reports.append(
