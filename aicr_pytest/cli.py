@@ -37,6 +37,7 @@ from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cli import add_verify_arguments
 from aicr_pytest.plugin import options
+from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
 from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
 from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments
 
@@ -98,7 +99,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM unwinds like Ctrl-C, so every ``finally:`` cleanup runs."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise RunInterrupted(SIGTERM_REASON)
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:
@@ -109,6 +110,24 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 #: what ``validate`` always passes to pytest
 PYTEST_BASE_ARGS = ("-p", "no:cacheprovider", "-rN", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
+#: plugins a validate run has no use for, blocked for start-up time (each costs import or exit
+#: time): the unraisable-exception hook collects garbage twice at exit, platformdirs ships a
+#: pytest plugin for its own tests.  Arguments after ``--`` can load them again (``-p NAME``).
+PYTEST_LEAN_ARGS = ("-p", "no:unraisableexception", "-p", "no:platformdirs")
+
+#: pytest-xdist is loaded only when an argument after ``--`` asks for it
+XDIST_FLAGS = ("-n", "--numprocesses", "--dist", "--maxprocesses", "--tx", "-d", "--looponfail", "-f")
+
+
+def _wants_xdist(extra: Sequence[str]) -> bool:
+    for arg in extra:
+        flag = arg.split("=", 1)[0]
+        if flag in XDIST_FLAGS or (arg.startswith("-n") and arg[2:].isalnum()):
+            return True
+        if arg in ("-pxdist", "xdist", "xdist.plugin"):
+            return True
+    return False
 
 
 class _OutcomeReceiver:
@@ -123,12 +142,24 @@ class _OutcomeReceiver:
         self.outcome = outcome
 
 
+#: without ``--debug``, a failure is its one-line reason in the ``aicr failures`` summary, not a
+#: traceback; pytest's own ``--tb`` after ``--`` comes later on the command line and wins
+CONCISE_ARGS = ("--tb=no",)
+
+
 def _pytest_args(
-    values: Mapping[str, Any], *, output: str | None, simulated: str | None, extra: Sequence[str]
+    values: Mapping[str, Any],
+    *,
+    output: str | None,
+    simulated: str | None,
+    extra: Sequence[str],
+    debug: bool = False,
 ) -> list[str]:
     """pytest's arguments: the options both entry points take, as given; ``-o``; extra args."""
     table = options.by_name()
-    args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS]
+    args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS, *PYTEST_LEAN_ARGS]
+    if not debug:
+        args += CONCISE_ARGS
     if output and output != "-":
         args += table["ctrf_report"].to_args(options.PYTEST, output)
     if simulated:
@@ -138,6 +169,8 @@ def _pytest_args(
         rest = rest[1:]
     elif rest:
         raise UsageError(f"unexpected arguments: {' '.join(rest)} (pass pytest arguments after --)")
+    if not _wants_xdist(rest):
+        args += ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
     return args + rest
 
 
@@ -149,6 +182,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
         return EXIT_INTERRUPTED
     if outcome is None:
         return EXIT_INVALID if pytest_exit else EXIT_OK
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
     if outcome.readiness_blocked or outcome.usage_error:
         return EXIT_INVALID
     if outcome.evidence_error:  # emission failed or signing was declined: 6 wins over 8
@@ -196,14 +231,21 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 return code
             given = {**given, "snapshot": captured}
         output = run["output"]
-        args = _pytest_args(given, output=output, simulated=simulated, extra=ns.pytest_args or ())
+        args = _pytest_args(
+            given,
+            output=output,
+            simulated=simulated,
+            extra=ns.pytest_args or (),
+            debug=bool(run.get("debug")),  # the --debug option, where the option table has it
+        )
         receiver = _OutcomeReceiver()
         to_stdout = not output or output == "-"
         real_stdout = sys.stdout
         try:
             with _sigterm_as_interrupt():
-                if to_stdout:
-                    sys.stdout = sys.stderr  # terminal progress to stderr, the report to stdout
+                # logs and progress go to stderr, as AICR's do; stdout carries only the CTRF report
+                # (without -o), so `aicr-pytest validate ... > ctrf.json` is always valid JSON
+                sys.stdout = sys.stderr
                 try:
                     code = int(pytest.main(args, plugins=[receiver]))
                 finally:

@@ -20,15 +20,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import yaml
-from jinja2.sandbox import SandboxedEnvironment
-from jinja2.utils import htmlsafe_json_dumps
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.resources import bundled_dir
+
+if TYPE_CHECKING:  # jinja2 is imported when a template is rendered, not at start-up
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
 
 #: The variables a recipe-supplied runtime gets (the guide's "generic template variables").
 GENERIC_VARIABLES: tuple[str, ...] = (
@@ -58,6 +59,9 @@ def runtimes_root() -> Path:
 
 def _strict_tojson(env: jinja2.Environment, value: Any) -> Any:
     """``tojson`` that treats an undefined value as the error it is (json would raise TypeError)."""
+    import jinja2
+    from jinja2.utils import htmlsafe_json_dumps
+
     if isinstance(value, jinja2.Undefined):
         value._fail_with_undefined_error()
     return htmlsafe_json_dumps(
@@ -67,6 +71,9 @@ def _strict_tojson(env: jinja2.Environment, value: Any) -> Any:
 
 @functools.lru_cache(maxsize=8)
 def _environment(root: Path) -> SandboxedEnvironment:
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
     env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(root)),
         undefined=jinja2.StrictUndefined,
@@ -102,6 +109,8 @@ def render_text(
     placeholders: Mapping[str, object] | None = None,
 ) -> str:
     """Render template ``name`` (a ``/`` path under ``root``, default the ``runtimes`` package)."""
+    import jinja2
+
     base = (root or runtimes_root()).resolve()
     env = _environment(base)
     try:

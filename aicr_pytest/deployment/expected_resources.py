@@ -10,12 +10,14 @@ one polling loop with overlapping dwell windows) and the component health checks
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from aicr_pytest.core import progress
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.deployment import healthcheck
 from aicr_pytest.deployment.common import (
@@ -260,6 +262,9 @@ def wait_for_readiness_signals(
     if deadline is not None:
         limit = min(limit, deadline)
     states = [_SignalState(s) for s in signals]
+    waiting = progress.Waiting(
+        f"readiness signals to hold for {format_go_duration(dwell)}", clock=clock, deadline=limit
+    )
     while True:
         now = clock.time()
         for st in states:
@@ -297,8 +302,21 @@ def wait_for_readiness_signals(
                     failure = MSG_SIGNAL_NOT_HELD.format(label=label, dwell=dwell_text, window=window_text)
                 st.outcome = SignalOutcome(label, False, failure=failure)
             break
+        waiting.tick(functools.partial(_signals_state, pending, clock.time(), dwell))
         clock.sleep(min(interval, limit - now))
     return [st.outcome for st in states if st.outcome is not None]
+
+
+def _signals_state(pending: Sequence[_SignalState], now: float, dwell: float) -> str:
+    """``gpu-operator healthy 20s/1m0s, network-operator not ready (no pods)`` for progress lines."""
+    parts = []
+    for st in pending:
+        if st.healthy_since is not None:
+            held = progress.format_left(now - st.healthy_since)
+            parts.append(f"{st.signal.label} healthy {held}/{format_go_duration(dwell)}")
+        else:
+            parts.append(f"{st.signal.label} not ready ({st.last_cause})")
+    return ", ".join(parts)
 
 
 def _resource_line(kind: str, ns: str, name: str, component: str, err: str) -> str:

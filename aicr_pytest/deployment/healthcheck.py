@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol
 
 import yaml
 
-from aicr_pytest.core import yamlio
+from aicr_pytest.core import progress, yamlio
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.deployment.goduration import format_go_duration, parse_go_duration
 from aicr_pytest.deployment.treematch import AssertionEngineError, _one_line, _render, match_tree
@@ -570,6 +570,9 @@ def run_assertion(a: ResourceAssertion, fetch: Fetch, deadline: float, timing: T
     substantive failure (never a bare "deadline exceeded").  Engine errors stop at once."""
     start = timing.clock.time()
     observed = False
+    waiting = progress.Waiting(
+        f"{a.kind} {a.ref} to match its health check", clock=timing.clock, deadline=deadline
+    )
     while True:
         try:
             attempt = evaluate_once(a, fetch)
@@ -577,6 +580,7 @@ def run_assertion(a: ResourceAssertion, fetch: Fetch, deadline: float, timing: T
             return str(err)
         if attempt.passed:
             return None
+        waiting.tick(attempt.message)
         observed = observed or attempt.observed
         now = timing.clock.time()
         limit = deadline

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from aicr_pytest import inference as inf
 from aicr_pytest.core import allocmode
+from aicr_pytest.core import progress as progress_lines
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.kube.allocprobe import probe_allocation_mode
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster, RetryPolicy, Target
@@ -430,10 +431,16 @@ class InferenceWorkload:
         cluster object: readiness of the server is only observable by asking it."""
         client = self._probe_client()
         deadline = self.clock.time() + self.knobs.health_timeout_s
+        waiting = progress_lines.Waiting(
+            f"inference endpoint {endpoint.url} to answer a chat completion",
+            clock=self.clock,
+            deadline=deadline,
+        )
         while True:
             ok, note = self.probe_once(client, endpoint)
             if ok:
                 return
+            waiting.tick(f"last probe {note}")
             if self.clock.time() >= deadline:
                 raise inf.InferenceFailure(inf.MSG_ENDPOINT_TIMEOUT)
             if self.progress.due("endpoint"):

@@ -12,17 +12,21 @@ the watch blocks, so a wait runs in virtual time.
 A caller that reports progress passes ``progress`` (and ``progress_every``): each watch request
 then lasts at most ``progress_every`` seconds, and ``progress(view)`` is called after the first
 list and between watch windows -- a long wait says what it waits for at that cadence, without
-ever polling the object.
+ever polling the object.  Independently, every wait here feeds :mod:`aicr_pytest.core.progress`:
+while a progress sink is installed (a run of the plugin), a wait longer than 10 s prints
+``waiting for <what>: <state>; <time> left`` at least every 10 s.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
+from aicr_pytest.core import progress as progress_lines
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import Cluster, WatchStream
@@ -141,6 +145,9 @@ def observe(
     window = MAX_WATCH_SECONDS
     if progress_every is not None:
         window = max(1, min(MAX_WATCH_SECONDS, math.ceil(progress_every)))
+    if progress_lines.active():  # someone reads progress lines: a turn at least every 10 s
+        window = min(window, math.ceil(progress_lines.EVERY_S))
+    waiting = progress_lines.Waiting(what, clock=clock, deadline=clock.time() + timeout)
     deadline = _Deadline(clock, timeout)
     guard = _StreamGuard(deadline)
     view: dict[str, JSON] = {}
@@ -172,6 +179,7 @@ def observe(
                 raise timed_out()
             if progress is not None:
                 progress(view)
+            waiting.tick(functools.partial(describe, view))
             started = time.monotonic()
             events = 0
             try:
@@ -204,6 +212,7 @@ def observe(
                             return result
                         if deadline.expired():
                             raise timed_out()
+                        waiting.tick(functools.partial(describe, view))
             except Gone:
                 version = None  # compacted: re-list (falls through to the anti-spin backoff)
             finally:

@@ -15,13 +15,23 @@ suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel ar
 from __future__ import annotations
 
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aicr_pytest.plugin import bundled, collection, evidence_wiring, hookspecs, htmlreport, options, outcomes
+from aicr_pytest.plugin import (
+    bundled,
+    collection,
+    evidence_wiring,
+    hookspecs,
+    htmlreport,
+    interrupt,
+    options,
+    outcomes,
+    progress_sink,
+)
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import ctrf, terminal
@@ -42,10 +52,70 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     collection.register_markers(config)
     state = plugin_state.start(config)
+    if state.active:
+        config.pluginmanager.register(progress_sink.ProgressSink(config, state), progress_sink.NAME)
     if state.active and not is_worker(config):
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
         evidence_wiring.configure(config, state)  # before any check: options, disclosure prompt
+        _arm_interrupts(config, state)
     collection.add_bundled_checks(config, state)
+
+
+WATCH_NAME = "aicr-interrupt-watch"
+
+
+def _arm_interrupts(config: pytest.Config, state: plugin_state.PluginState) -> None:
+    """SIGTERM unwinds like Ctrl-C; ``--timeout`` (when that option exists) bounds the whole run."""
+    value = getattr(config.option, "aicr_timeout", None)
+    opt = options.by_name().get("timeout")
+    if opt is not None and opt.takes(options.PYTEST):  # the option table's default and env apply
+        value = options.resolve(opt, value)
+    try:
+        seconds = interrupt.timeout_seconds(value)
+    except ValueError as err:
+        raise pytest.UsageError(f"--timeout: {err}") from None
+    state.undo.append(interrupt.install_sigterm())
+    watch = _InterruptWatch(config, state)
+    if seconds is not None:
+        watch.disarm_deadline = interrupt.arm_deadline(seconds)
+        state.undo.append(watch.stop_deadline)
+    config.pluginmanager.register(watch, WATCH_NAME)
+
+
+def _disarm_interrupts(state: plugin_state.PluginState) -> None:
+    while state.undo:
+        state.undo.pop()()
+
+
+class _InterruptWatch:
+    """Controller only: on SIGINT, SIGTERM or the deadline, every unfinished item ends ``other``."""
+
+    def __init__(self, config: pytest.Config, state: plugin_state.PluginState) -> None:
+        self.config = config
+        self.state = state
+        self.disarm_deadline: Callable[[], None] | None = None
+
+    def stop_deadline(self) -> None:
+        disarm, self.disarm_deadline = self.disarm_deadline, None
+        if disarm is not None:
+            disarm()
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        state = self.state
+        _disarm_interrupts(state)
+        if state.interrupted is not None:
+            return
+        state.interrupted = interrupt.reason_of(excinfo.value)
+        for report in interrupt.unfinished_reports(state, state.interrupted):
+            self.config.hook.pytest_runtest_logreport(report=report)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A bundled check file that implements no selected check is not imported (start-up)."""
+    state = get_state(config)
+    if state is None or state.run is None:
+        return None
+    return True if bundled.not_needed(collection_path, {s.spec.name for s in state.run.selected}) else None
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
@@ -102,6 +172,13 @@ def pytest_collection_modifyitems(
         collection.select_and_order(config, items, state)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What will run, after every plugin's selection (``-m``, ``-k``): the items an interrupt ends."""
+    state = get_state(session.config)
+    if state is not None and state.run is not None:
+        state.collected = [item for item in session.items if item.stash.get(plugin_state.ITEM_KEY, None)]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     state = get_state(item.config)
@@ -133,10 +210,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = plugin_state.controller_state(config)
     if state is None:
         return
+    _other_tracebacks(terminalreporter, config)
     blocked = plugin_state.readiness_blocked(state)
     res = state.results
     sections = terminal.summary_sections(
-        state.settings.phases, res.finished, readiness_blocked=blocked, cleanup_hints=res.cleanup_hints
+        state.settings.phases,
+        res.finished,
+        readiness_blocked=blocked,
+        cleanup_hints=res.cleanup_hints,
+        where=_details_at(config, state),
     )
     for section in sections:
         terminalreporter.section(section.title, sep="-")
@@ -144,10 +226,45 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(line)
 
 
+def _other_tracebacks(terminalreporter: Any, config: pytest.Config) -> None:
+    """pytest lists only ``failed`` reports under FAILURES; an ``other`` (a crash) deserves its
+    traceback just as much when tracebacks are asked for (``--debug``, ``--tb``)."""
+    if config.option.tbstyle in ("no", "line"):
+        return
+    reports = [r for r in terminalreporter.getreports("other") if getattr(r, "longreprtext", "")]
+    if not reports:
+        return
+    terminalreporter.write_sep("=", "OTHER (errors that left a check inconclusive)")
+    for report in reports:
+        terminalreporter.write_sep("_", report.head_line or report.nodeid)
+        terminalreporter.write_line(report.longreprtext)
+
+
+def _details_at(config: pytest.Config, state: plugin_state.PluginState) -> list[str]:
+    """Where a failure's full message and evidence are: the CTRF report, JUnit XML, the HTML page."""
+    where: list[str] = []
+    target = state.settings.ctrf_report
+    if target == "-":
+        where.append("CTRF report on stdout")
+    elif target:
+        where.append(f"CTRF report {target}")
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if xmlpath:
+        where.append(f"JUnit XML {xmlpath}")
+    if state.settings.html:
+        where.append(f"HTML report {state.settings.html}")
+    if not getattr(config.option, "aicr_debug", None) and config.option.tbstyle == "no":
+        where.append("full tracebacks with --debug")
+    return where
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = plugin_state.controller_state(session.config)
     if state is None:
         return
+    watch = session.config.pluginmanager.get_plugin(WATCH_NAME)
+    if isinstance(watch, _InterruptWatch):
+        watch.stop_deadline()  # the reports are written whatever the clock says
     report = plugin_state.build_report(state)
     if state.settings.ctrf_report:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)
@@ -160,6 +277,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = plugin_state.controller_state(config)
+    if state is not None:
+        _disarm_interrupts(state)
     outcome = plugin_state.run_outcome(state) if state is not None else None
     if outcome is not None:
         config.hook.pytest_aicr_run_finished(config=config, outcome=outcome)

@@ -19,6 +19,49 @@ from aicr_pytest.core.resources import bundled_dir
 
 MODULE_PREFIX = "aicr_pytest.checks"
 
+#: the catalog checks each bundled file implements (relative path → names).  A run imports only
+#: the files that implement a selected check (start-up: importing a family costs tens of ms); a
+#: file not listed here is always collected.  ``tests/plugin/test_bundled_manifest.py`` keeps this
+#: in step with the files' ``@pytest.mark.check`` markers.
+IMPLEMENTS: dict[str, frozenset[str]] = {
+    "performance/test_inference_perf.py": frozenset({"inference-perf"}),
+    "performance/test_nccl_all_reduce.py": frozenset(
+        {"nccl-all-reduce-bw", "nccl-all-reduce-bw-net", "nccl-all-reduce-bw-nvls"}
+    ),
+    "deployment/test_deployment.py": frozenset(
+        {"operator-health", "gpu-operator-version", "expected-resources", "check-nvidia-smi"}
+    ),
+    "conformance/test_conformance_phase1.py": frozenset(
+        {
+            "dra-support",
+            "gang-scheduling",
+            "robust-controller",
+            "secure-accelerator-access",
+            "gpu-operator-health",
+            "platform-health",
+        }
+    ),
+    "conformance/test_conformance_phase2.py": frozenset(
+        {
+            "accelerator-metrics",
+            "ai-service-metrics",
+            "inference-gateway",
+            "pod-autoscaling",
+            "cluster-autoscaling",
+            "slinky-slurm-health",
+            "slinky-slurm-imex-channel",
+        }
+    ),
+}
+
+
+def not_needed(path: Path, selected: set[str]) -> bool:
+    """Whether the bundled file ``path`` implements none of the ``selected`` checks."""
+    if not is_bundled(path):
+        return False
+    names = IMPLEMENTS.get(path.resolve().relative_to(checks_dir()).as_posix())
+    return names is not None and not (names & selected)
+
 
 def checks_dir() -> Path:
     return bundled_dir("checks")

@@ -41,10 +41,12 @@ def write(state: PluginState, exitstatus: int) -> None:
     if not target or state.run is None or state.report is None:
         return
     from aicr_pytest.report import html
+    from aicr_pytest.report.results import EXTRA_INTERRUPTED
 
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
     results = state.results
-    done = {(a.name, a.phase) for a in results.finished}
+    # an item the interrupt ended is finished as `other` with ``aicr.interrupted`` (plugin.interrupt)
+    done = {(a.name, a.phase) for a in results.finished if not a.extra.get(EXTRA_INTERRUPTED)}
     unfinished = [f"{i.name} ({i.phase})" for i in state.items if (i.name, i.phase) not in done]
     info = html.run_info(
         state.run,

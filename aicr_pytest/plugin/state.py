@@ -13,6 +13,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,12 @@ class PluginState:
     evidence_plan: Plan | None = None
     #: why the evidence could not be emitted, or why signing was declined (the run exits 6)
     evidence_error: str | None = None
+    #: why the run stopped early (``interrupted by SIGINT``, ``timed out after 5m0s``), else ``None``
+    interrupted: str | None = None
+    #: the selected items in run order (this process's collection; empty on an xdist controller)
+    collected: list[pytest.Item] = field(default_factory=list)
+    #: undo the signal handlers and the deadline this run installed (controller only)
+    undo: list[Callable[[], None]] = field(default_factory=list)
 
     @property
     def active(self) -> bool:
@@ -103,6 +110,8 @@ class RunOutcome:
     statuses: tuple[str, ...]
     report: dict[str, Any] | None
     evidence_error: str | None = None
+    #: why the run stopped early (SIGINT, SIGTERM, the ``--timeout`` deadline); the run exits 5
+    interrupted: str | None = None
 
     @property
     def failing(self) -> bool:
@@ -155,6 +164,7 @@ def build_report(state: PluginState) -> dict[str, Any]:
         readiness=readiness.results if readiness is not None and readiness.blocked else [],
         start_ms=state.start_ms,
         run_id=state.run_id,
+        interrupted=state.interrupted,
     )
     return state.report
 
@@ -175,6 +185,7 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
         statuses=state.results.statuses(),
         report=state.report,
         evidence_error=state.evidence_error,
+        interrupted=state.interrupted,
     )
 
 

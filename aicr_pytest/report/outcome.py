@@ -19,6 +19,8 @@ RESULT_PREFIX = "RESULT: "
 SKIP_NO_CLUSTER = "skipped - no-cluster mode"
 SKIP_FAIL_FAST = "skipped due to previous phase failure"
 SKIP_READINESS = "skipped - readiness pre-flight failed"
+#: the phase table's status of a phase the run did not finish (SIGINT, SIGTERM, ``--timeout``)
+INTERRUPTED = "interrupted"
 
 
 def truncate_line(line: str) -> str:

@@ -30,6 +30,8 @@ PROP_USAGE_ERROR = "aicr.usage_error"
 PROP_CLEANUP_WARNING = "aicr.cleanup_warning"
 #: the HTML report's figures: carried to the controller, never into CTRF
 PROP_FIGURES = records.FIGURES_PROPERTY
+#: CTRF ``extra`` key: on a test that did not finish (``true``) and on the report (the reason)
+EXTRA_INTERRUPTED = "aicr.interrupted"
 
 
 @dataclass
@@ -60,6 +62,8 @@ class RunResults:
     cleanup_hints: list[str] = field(default_factory=list)
     #: the HTML report's figures by check name (``{"title", "svg"}`` each), not part of CTRF
     figures: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    #: node ids whose teardown report arrived (finished items)
+    done: set[str] = field(default_factory=set)
 
     def add(
         self, nodeid: str, when: str, duration_s: float, props: Mapping[str, Any]
@@ -94,6 +98,7 @@ class RunResults:
         if when != "teardown":
             return None
         self.pending.pop(nodeid, None)
+        self.done.add(nodeid)
         self.finished.append(acc)
         return acc
 
@@ -124,8 +129,12 @@ def build_ctrf(
     readiness: Sequence[ConstraintResult] = (),
     start_ms: int,
     run_id: str,
+    interrupted: str | None = None,
 ) -> dict[str, Any]:
-    """CTRF for a run: readiness results (when given) first, then checks in run order."""
+    """CTRF for a run: readiness results (when given) first, then checks in run order.
+
+    An interrupted run records why under the report's ``extra["aicr.interrupted"]``.
+    """
     tests: list[ctrf.TestResult] = readiness_tests(readiness)
     for acc in sorted(results, key=lambda a: a.order):
         stdout = outcome.cap_stdout(acc.stdout) if acc.stdout else None
@@ -141,18 +150,30 @@ def build_ctrf(
                 extra=extra or None,
             )
         )
-    return ctrf.build_report(
-        tests, start_ms=start_ms, stop_ms=int(time.time() * 1000), extra={"aicr.runId": run_id}
-    )
+    extra_report: dict[str, Any] = {"aicr.runId": run_id}
+    if interrupted:
+        extra_report[EXTRA_INTERRUPTED] = interrupted
+    return ctrf.build_report(tests, start_ms=start_ms, stop_ms=int(time.time() * 1000), extra=extra_report)
 
 
 def phase_table(
     phases: Sequence[str], results: Sequence[ResultAccumulator]
 ) -> list[tuple[str, str, dict[str, int]]]:
-    """(phase, aggregated status, counts) for each phase, in run order."""
+    """(phase, aggregated status, counts) for each phase that has a result, in run order.
+
+    A phase none of whose items ran (not in the recipe, or deselected with ``-m``/``-k``) has no
+    row: it was not validated, and ``skipped`` would say it was looked at.  A phase with an item
+    the run did not finish (interrupted, timed out) is ``interrupted``.
+    """
     rows = []
     for phase in phases:
-        statuses = [a.status for a in results if a.phase == phase]
+        accs = [a for a in results if a.phase == phase]
+        if not accs:
+            continue
+        statuses = [a.status for a in accs]
         counts = {s: statuses.count(s) for s in ("passed", "failed", "skipped", "other")}
-        rows.append((phase, outcome.phase_status(statuses), counts))
+        status = outcome.phase_status(statuses)
+        if any(a.extra.get(EXTRA_INTERRUPTED) for a in accs):
+            status = outcome.INTERRUPTED
+        rows.append((phase, status, counts))
     return rows

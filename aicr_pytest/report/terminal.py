@@ -2,8 +2,9 @@
 
 * :func:`header_line` — the ``aicr-pytest: recipe … | snapshot … | mode | run ID`` header;
 * :func:`preflight_lines` — input warnings and readiness results, before the first check;
-* :func:`summary_sections` — the ``aicr results`` (``RESULT:`` lines) and ``aicr phase summary``
-  sections at the end.
+* :func:`summary_sections` — the ``aicr results`` (``RESULT:`` lines), ``aicr measurements``
+  (each measured figure against its constraint), ``aicr failures`` (one line per failure and where
+  the details are) and ``aicr phase summary`` sections at the end.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from aicr_pytest.core import records
 from aicr_pytest.core.constraints import ConstraintResult, format_readiness_line
 from aicr_pytest.report import outcome
 from aicr_pytest.report.results import ResultAccumulator, phase_table
@@ -39,12 +41,11 @@ def header_line(
 def preflight_lines(
     warnings: Sequence[str], readiness: Sequence[ConstraintResult], *, blocked: bool
 ) -> list[str]:
-    """Input warnings, each failed readiness constraint, and the block notice when it blocks."""
+    """Input warnings, each readiness constraint (passed or failed), the block notice when it blocks."""
     lines = [f"warning: {warning}" for warning in warnings]
     for result in readiness:
-        if not result.passed:
-            prefix = "warning: " if result.severity == "warning" else ""
-            lines.append(prefix + format_readiness_line(result))
+        prefix = "warning: " if result.severity == "warning" and not result.passed else ""
+        lines.append(prefix + format_readiness_line(result))  # passed and failed, as AICR logs
     if blocked:
         lines.append(READINESS_BLOCKED_START)
     return lines
@@ -52,11 +53,53 @@ def preflight_lines(
 
 def phase_summary_lines(phases: Sequence[str], results: Sequence[ResultAccumulator]) -> list[str]:
     """The phase table: one header row, one row per phase in run order."""
-    lines = [f"{'phase':<13} {'status':<8} {'passed':>6} {'failed':>6} {'skipped':>7} {'other':>5}"]
-    for phase, status, c in phase_table(phases, results):
+    rows = phase_table(phases, results)
+    w = max([8, *(len(status) for _, status, _ in rows)])  # "interrupted" widens the column
+    lines = [f"{'phase':<13} {'status':<{w}} {'passed':>6} {'failed':>6} {'skipped':>7} {'other':>5}"]
+    for phase, status, c in rows:
         lines.append(
-            f"{phase:<13} {status:<8} {c['passed']:>6} {c['failed']:>6} {c['skipped']:>7} {c['other']:>5}"
+            f"{phase:<13} {status:<{w}} {c['passed']:>6} {c['failed']:>6} {c['skipped']:>7} {c['other']:>5}"
         )
+    return lines
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def measurement_lines(results: Sequence[ResultAccumulator]) -> list[str]:
+    """Each check's measured figures against their constraints, passed or failed, e.g.
+    ``nccl-all-reduce-bw: bus bandwidth 452.64 GB/s against >= 300 (bound 270 after tolerance): passed``.
+    """
+    lines: list[str] = []
+    for acc in sorted(results, key=lambda a: a.order):
+        for m in acc.extra.get(records.MEASUREMENTS_KEY) or ():
+            if not isinstance(m, dict) or not m.get("name"):
+                continue
+            unit = f" {m['unit']}" if m.get("unit") else ""
+            text = f"{acc.name}: {m['name']} {_number(m.get('value'))}{unit}"
+            if m.get("constraint"):
+                text += f" against {m['constraint']}"
+                if m.get("effectiveThreshold") is not None:
+                    text += f" (bound {_number(m['effectiveThreshold'])} after tolerance)"
+            judged = m.get("passed")
+            verdict = "not judged" if judged is None else ("passed" if judged is True else "failed")
+            lines.append(f"{text}: {verdict}")
+    return lines
+
+
+def failure_lines(results: Sequence[ResultAccumulator], where: Sequence[str] = ()) -> list[str]:
+    """One line per check that failed or ended ``other`` (its one-line reason), then where to look."""
+    lines: list[str] = []
+    for acc in sorted(results, key=lambda a: a.order):
+        if not outcome.is_failing(acc.status):
+            continue
+        reason = (acc.message or "").strip().splitlines()
+        lines.append(
+            f"{acc.status.upper()} {acc.name} ({acc.phase}): {reason[0] if reason else 'no message'}"
+        )
+    if lines and where:
+        lines.append("details: " + "; ".join(where))
     return lines
 
 
@@ -66,14 +109,23 @@ def summary_sections(
     *,
     readiness_blocked: bool,
     cleanup_hints: Sequence[str] = (),
+    where: Sequence[str] = (),
 ) -> list[Section]:
-    """``aicr results`` (only when a check printed ``RESULT:`` lines) and ``aicr phase summary``."""
+    """``aicr results`` (only when a check printed ``RESULT:`` lines), ``aicr measurements`` and
+    ``aicr failures`` (only when there are any; ``where`` says where the details are), and
+    ``aicr phase summary``."""
     sections: list[Section] = []
     summaries: list[str] = []
     for acc in sorted(results, key=lambda a: a.order):
         summaries.extend(outcome.result_summaries(acc.stdout))
     if summaries:
         sections.append(Section("aicr results", summaries))
+    measured = measurement_lines(results)
+    if measured:
+        sections.append(Section("aicr measurements", measured))
+    failures = failure_lines(results, where)
+    if failures:
+        sections.append(Section("aicr failures", failures))
     table = phase_summary_lines(phases, results)
     if readiness_blocked:
         table.append(READINESS_BLOCKED_END)

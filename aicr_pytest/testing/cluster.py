@@ -18,6 +18,7 @@ simulated, and the ConfigMap ``kube-public/aicr-simulator`` records the profile 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import shutil
 import tempfile
@@ -57,6 +58,8 @@ class FakeCluster:
             module docstring); needs a :class:`FakeClock`. Toggle later with
             :meth:`set_auto_advance` or :meth:`auto_advancing`.
         settle: real seconds the cluster must stay quiet before an automatic advance.
+        tls: serve HTTPS with a fresh CA that the kubeconfig carries (``certificate-authority-data``),
+            as ``aicr-pytest simulate`` does, so kubectl sends the bearer token.
     """
 
     def __init__(
@@ -73,11 +76,17 @@ class FakeCluster:
         seed: int = 0,
         auto_advance: bool = False,
         settle: float = DEFAULT_SETTLE_S,
+        tls: bool = False,
     ) -> None:
         self.clock: TimerClock = clock or FakeClock()
         self.store = Store(self.clock, history_size=history_size, seed=seed, version=version)
         self.sim = Simulator(self.store, enabled=simulate)
-        self.server = FakeApiServer(self.store, token=token)
+        material = None
+        if tls:  # cryptography only for HTTPS (simulate); the in-process tests stay on plain HTTP
+            from aicr_pytest.testing.server.tls import make_tls
+
+            material = make_tls()
+        self.server = FakeApiServer(self.store, token=token, tls=material)
         self._settle = settle
         self._auto_advance = False
         self._started = False
@@ -143,23 +152,21 @@ class FakeCluster:
     def kubeconfig(self) -> Obj:
         """The kubeconfig document (a dict) for this cluster."""
         profile = self.profile.name if self.profile else ""
+        cluster: Obj = {
+            "server": self.url,
+            "extensions": [
+                {
+                    "name": "aicr.run/simulated",
+                    "extension": {"profile": profile, "faults": list(self.fault_names)},
+                }
+            ],
+        }
+        if self.server.tls is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(self.server.tls.ca_pem).decode("ascii")
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [
-                {
-                    "name": "aicr-fake",
-                    "cluster": {
-                        "server": self.url,
-                        "extensions": [
-                            {
-                                "name": "aicr.run/simulated",
-                                "extension": {"profile": profile, "faults": list(self.fault_names)},
-                            }
-                        ],
-                    },
-                }
-            ],
+            "clusters": [{"name": "aicr-fake", "cluster": cluster}],
             "users": [{"name": "aicr-fake-user", "user": {"token": self.token}}],
             "contexts": [
                 {

@@ -1,7 +1,9 @@
 """``aicr-pytest simulate`` and ``aicr-pytest validate --simulate``: a SIMULATED cluster on loopback.
 
 The fake API server and the simulator run in this process on a real (wall) clock, so pods move
-through their scripted lifecycle in real time.  Every line printed here says SIMULATED: nobody
+through their scripted lifecycle in real time.  The server speaks HTTPS with a CA made at start
+and written into the kubeconfig, so kubectl (which sends a bearer token only over TLS) and every
+``--no-cleanup`` command work against it.  Every line printed here says SIMULATED: nobody
 should mistake its results for a real cluster's.
 """
 
@@ -35,7 +37,7 @@ def simulated_cluster(
     """Start a SIMULATED cluster with ``profile`` and ``faults``; stop it on exit."""
     _validate(profile, faults)
     path = Path(kubeconfig) if kubeconfig else None
-    with FakeCluster(profile, faults, clock=RealClock(), kubeconfig_path=path) as cluster:
+    with FakeCluster(profile, faults, clock=RealClock(), kubeconfig_path=path, tls=True) as cluster:
         yield cluster
 
 

@@ -94,3 +94,44 @@ def test_the_probe_sees_the_simulator_when_it_is_used(tmp_path: Path) -> None:
     )
     heavy = _heavy_modules(code, tmp_path)
     assert "aicr_pytest.testing" in heavy and "kubernetes" in heavy
+
+
+# --- start-up (#17 item 10): what a --no-cluster run of the example leaves unimported ------------
+
+#: prints which of the start-up-relevant modules the code before it loaded
+_STARTUP_REPORT = (
+    "\nimport sys\n"
+    "watched = ('jinja2', 'xdist', 'platformdirs', 'aicr_pytest.inference.aiperf',"
+    " 'aicr_pytest.inference.knobs', 'aicr_pytest.nccl.render')\n"
+    "print('LOADED', sorted(m for m in watched if m in sys.modules))\n"
+)
+
+
+def _loaded(code: str, cwd: Path) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", code + _STARTUP_REPORT], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("LOADED ")]
+    assert lines, proc.stdout + proc.stderr
+    return lines[-1]
+
+
+def test_family_hooks_do_not_import_the_family(tmp_path: Path) -> None:
+    assert _loaded("import aicr_pytest.nccl.hooks, aicr_pytest.inference.hooks", tmp_path) == "LOADED []"
+
+
+def test_lazy_re_exports_still_resolve(tmp_path: Path) -> None:
+    code = "from aicr_pytest import nccl, inference as inf\nassert callable(inf.resolve_knobs)\n"
+    assert _loaded(code, tmp_path) == "LOADED ['aicr_pytest.inference.knobs']"
+
+
+def test_validate_no_cluster_skips_unneeded_imports(tmp_path: Path) -> None:
+    """The example selects nccl-all-reduce-bw (its check module is collected), not inference-perf;
+    no template is rendered; no plugin that only -n needs is loaded."""
+    code = (
+        "from aicr_pytest import cli\n"
+        f"ret = cli.main(['validate', '-r', {str(EXAMPLE)!r}, '-s', {str(SNAPSHOT)!r}, '--no-cluster', "
+        f"'-o', {str(tmp_path / 'ctrf.json')!r}])\n"
+        "assert ret == 0, ret\n"
+    )
+    assert _loaded(code, tmp_path) == "LOADED []"

@@ -74,9 +74,11 @@ def test_preflight_lines() -> None:
     assert lines[0] == "warning: data tree: x"
     assert lines[1].startswith("readiness constraint failed: name=K8s.server.version")
     assert lines[2].startswith("warning: readiness constraint failed: name=OS.release.ID")
-    assert lines[3] == "readiness pre-flight failed: no check runs and nothing touches the cluster"
-    assert len(lines) == 4
-    assert terminal.preflight_lines([], results[2:], blocked=False) == []
+    passed = 'readiness constraint passed: name=GPU.smi.gpu-count expected="8" actual=8'
+    assert lines[3] == passed  # AICR logs each passing constraint too
+    assert lines[4] == "readiness pre-flight failed: no check runs and nothing touches the cluster"
+    assert len(lines) == 5
+    assert terminal.preflight_lines([], results[2:], blocked=False) == [passed]
 
 
 def test_summary_sections() -> None:
@@ -87,19 +89,17 @@ def test_summary_sections() -> None:
     sections = terminal.summary_sections(
         ["deployment", "conformance"], accs, readiness_blocked=False, cleanup_hints=["kubectl get x"]
     )
-    assert [s.title for s in sections] == ["aicr results", "aicr phase summary"]
+    assert [s.title for s in sections] == ["aicr results", "aicr failures", "aicr phase summary"]
     assert sections[0].lines == ["one", "two"]
-    assert sections[1].lines == [
+    assert sections[1].lines == ["FAILED a (deployment): no message"]
+    assert sections[2].lines == [
         "phase         status   passed failed skipped other",
         "deployment    failed        0      1       0     0",
         "conformance   passed        1      0       0     0",
         "kubectl get x",
     ]
     (only,) = terminal.summary_sections(["performance"], [], readiness_blocked=True)
-    assert only.lines[1:] == [
-        "performance   skipped       0      0       0     0",
-        "readiness pre-flight failed: every check was skipped",
-    ]
+    assert only.lines[1:] == ["readiness pre-flight failed: every check was skipped"]  # no result, no row
 
 
 def test_ctrf_write_to_file_and_stdout(tmp_path: Path) -> None:

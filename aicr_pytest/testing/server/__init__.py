@@ -37,7 +37,7 @@ import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import yaml
@@ -47,6 +47,9 @@ from aicr_pytest.testing.server.faults import Fault, Faults
 from aicr_pytest.testing.server.http import JSON_CT, Response, _Handler, _HTTPServer, _status_error
 from aicr_pytest.testing.server.websocket import ExecHandler, ExecOutcome
 from aicr_pytest.testing.store import APPLY_PATCH, ApiError, Obj, Store
+
+if TYPE_CHECKING:
+    from aicr_pytest.testing.server.tls import TlsMaterial
 
 __all__ = [
     "AggregatedHandler",
@@ -95,9 +98,17 @@ class FakeApiServer:
     """The HTTP front end. Start with :meth:`start`, stop with :meth:`stop`."""
 
     def __init__(
-        self, store: Store, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None
+        self,
+        store: Store,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        tls: TlsMaterial | None = None,
     ) -> None:
         self.store = store
+        #: HTTPS when set (``simulate``): the CA clients must trust is ``tls.ca_pem``
+        self.tls = tls
         self.faults = Faults()
         self.token = token
         self.user = "system:serviceaccount:aicr-validation:aicr-pytest"
@@ -115,6 +126,8 @@ class FakeApiServer:
         self.exec_handlers: dict[tuple[str, str], ExecHandler] = {}
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.api = self
+        if tls is not None:
+            self._httpd.tls = tls.server_context()
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------------------- lifecycle --
@@ -124,7 +137,8 @@ class FakeApiServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def start(self) -> FakeApiServer:
         self._thread = threading.Thread(

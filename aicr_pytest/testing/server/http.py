@@ -11,6 +11,7 @@ import contextlib
 import json
 import select
 import socket
+import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -75,12 +76,22 @@ class _HTTPServer(ThreadingHTTPServer):
     block_on_close = False
     allow_reuse_address = True
     api: ApiFrontEnd
+    #: set for HTTPS: each accepted connection is wrapped; the TLS handshake happens in the
+    #: connection's own thread (on its first read), never in the accept loop
+    tls: ssl.SSLContext | None = None
+
+    def get_request(self) -> tuple[Any, Any]:
+        sock, addr = super().get_request()
+        if self.tls is not None:
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, addr
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (a watch closed early) is normal: no traceback on stderr."""
+        """A client that hung up (a watch closed early) or failed the TLS handshake (it does not
+        trust the CA) is normal: no traceback on stderr."""
         import sys
 
-        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ssl.SSLError)):
             return
         super().handle_error(request, client_address)
 
@@ -116,10 +127,28 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             readable, _, _ = select.select([self.connection], [], [], 0)
             if readable:
+                if isinstance(self.connection, ssl.SSLSocket):
+                    return self._tls_alive()
                 return bool(self.connection.recv(1, socket.MSG_PEEK) != b"")
         except (OSError, ValueError):
             return False
         return True
+
+    def _tls_alive(self) -> bool:
+        """TLS cannot peek: read what arrived (a client sends nothing while it watches, so
+        anything readable is ``close_notify`` or the end of the connection)."""
+        conn = self.connection
+        assert isinstance(conn, ssl.SSLSocket)
+        conn.setblocking(False)
+        try:
+            return conn.recv(1) != b""
+        except ssl.SSLWantReadError:
+            return True  # part of a record: nothing decided yet
+        except (OSError, ValueError):
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                conn.setblocking(True)
 
     def _serve(self, method: str) -> None:
         activity = self.server.api.store.activity

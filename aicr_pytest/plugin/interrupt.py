@@ -1,0 +1,167 @@
+"""How a run ends early: SIGINT, SIGTERM, or the whole-run deadline, all the same way.
+
+Each raises :class:`RunInterrupted` (a ``KeyboardInterrupt``) in the main thread, so pytest unwinds
+as on Ctrl-C: every fixture finalizer (cluster cleanup) runs, ``pytest_sessionfinish`` writes the
+reports, and ``aicr-pytest validate`` exits 5.  The plugin then marks every item that did not
+finish ``other`` with the reason (:func:`reason_of`): ``interrupted by SIGINT``, ``interrupted by
+SIGTERM`` or ``timed out after 5m0s``.
+
+* :func:`install_sigterm` — SIGTERM unwinds like SIGINT (main thread only; returns an undo);
+* :func:`arm_deadline` — the whole-run deadline (``--timeout``): ``SIGALRM`` after ``seconds``;
+  :func:`disarm_deadline` cancels it.  Both entry points call these through the plugin
+  (:func:`aicr_pytest.plugin.pytest_configure`), so plain ``pytest`` behaves like ``validate``.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
+from aicr_pytest.report import results as r
+
+if TYPE_CHECKING:
+    from aicr_pytest.plugin.state import PluginState
+
+SIGINT_REASON = "interrupted by SIGINT"
+SIGTERM_REASON = "interrupted by SIGTERM"
+TIMEOUT_REASON = "timed out after {duration}"
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """The run must stop now; ``reason`` is what every unfinished item records."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def reason_of(exc: BaseException | None) -> str:
+    """The reason an interrupted run records (a plain Ctrl-C is ``interrupted by SIGINT``)."""
+    if isinstance(exc, RunInterrupted):
+        return exc.reason
+    return SIGINT_REASON
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def install_sigterm() -> Callable[[], None]:
+    """Make SIGTERM raise :class:`RunInterrupted` (``interrupted by SIGTERM``); returns the undo."""
+    if not _main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise RunInterrupted(SIGTERM_REASON)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+
+    def undo() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return undo
+
+
+def timeout_seconds(value: Any) -> float | None:
+    """A ``--timeout`` value as seconds: a number, or a Go duration (``5m``, ``1h30m``).
+
+    ``None``, ``0`` and ``""`` mean no deadline; anything else that does not parse raises
+    ``ValueError`` (the option's own validation should have rejected it first).
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"invalid timeout {value!r}")
+    seconds = float(value) if isinstance(value, int | float) else parse_go_duration(str(value))
+    if seconds < 0:
+        raise ValueError(f"invalid timeout {value!r}")
+    return seconds or None
+
+
+def arm_deadline(seconds: float) -> Callable[[], None]:
+    """End the run with ``timed out after <duration>`` after ``seconds``; returns the disarm.
+
+    Uses ``SIGALRM`` (the main thread of a POSIX process); elsewhere nothing is armed.
+    """
+    if seconds <= 0 or not _main_thread() or not hasattr(signal, "setitimer"):
+        return lambda: None
+    reason = TIMEOUT_REASON.format(duration=format_go_duration(seconds))
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise RunInterrupted(reason)
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def disarm() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    return disarm
+
+
+__all__ = [
+    "SIGINT_REASON",
+    "SIGTERM_REASON",
+    "TIMEOUT_REASON",
+    "RunInterrupted",
+    "arm_deadline",
+    "install_sigterm",
+    "reason_of",
+    "timeout_seconds",
+]
+
+
+def unfinished_reports(state: PluginState, reason: str) -> list[pytest.TestReport]:
+    """Reports (call + teardown) that end every item the run did not finish as ``other``.
+
+    ``state`` is the controller's :class:`~aicr_pytest.plugin.state.PluginState`.  The items come
+    from this process's collection; on an xdist controller (which collects nothing) only the items
+    a worker had started are known.  Fed to ``pytest_runtest_logreport``, the reports reach the
+    CTRF collector, JUnit XML and the terminal like any other result.
+    """
+    verdict: list[tuple[str, Any]] = [
+        (r.PROP_STATUS, "other"),
+        (r.PROP_MESSAGE, reason),
+        (r.PROP_EXTRA, {r.EXTRA_INTERRUPTED: True}),
+    ]
+    wanted: dict[str, tuple[tuple[str, int | None, str], list[tuple[str, Any]]]] = {}
+    for item in state.collected:
+        if item.nodeid in state.results.done:
+            continue
+        keys = (r.PROP_NAME, r.PROP_PHASE, r.PROP_ORDER, r.PROP_KIND)
+        identity: list[tuple[str, Any]] = [(k, v) for k, v in item.user_properties if k in keys]
+        wanted[item.nodeid] = (item.location, identity)
+    for nodeid, acc in state.results.pending.items():
+        if nodeid not in wanted:
+            known: list[tuple[str, Any]] = [
+                (r.PROP_NAME, acc.name),
+                (r.PROP_PHASE, acc.phase),
+                (r.PROP_ORDER, acc.order),
+                (r.PROP_KIND, acc.kind),
+            ]
+            wanted[nodeid] = ((nodeid, None, nodeid), known)
+    reports: list[pytest.TestReport] = []
+    for nodeid, (location, identity) in wanted.items():
+        for when, outcome in (("call", "failed"), ("teardown", "passed")):
+            reports.append(
+                pytest.TestReport(
+                    nodeid=nodeid,
+                    location=location,
+                    keywords={},
+                    outcome=outcome,  # type: ignore[arg-type]
+                    longrepr=reason if when == "call" else None,
+                    when=when,  # type: ignore[arg-type]
+                    user_properties=identity + (verdict if when == "call" else []),
+                )
+            )
+    return reports
+
+
+__all__ += ["unfinished_reports"]
