@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
     from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.evidence.cncf.settings import CncfSettings
     from aicr_pytest.evidence.emit import Plan
     from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.plugin.cncf_wiring import SubmissionInputs
 
 #: the check families' hook modules (light; registered when the inputs are validated)
 FAMILY_HOOKS = ("aicr_pytest.nccl.hooks", "aicr_pytest.inference.hooks")
@@ -81,6 +83,12 @@ class PluginState:
     evidence_plan: Plan | None = None
     #: why the evidence could not be emitted, or why signing was declined (the run exits 6)
     evidence_error: str | None = None
+    #: ``--cncf-submission``/``--feature``/``--evidence-dir`` as validated (#14)
+    cncf: CncfSettings | None = None
+    #: with ``--cncf-submission``: what the recipe gives the collector
+    cncf_inputs: SubmissionInputs | None = None
+    #: why the CNCF evidence of a normal run (``--evidence-dir``) could not be rendered (exit 8)
+    render_error: str | None = None
 
     @property
     def active(self) -> bool:
@@ -103,6 +111,8 @@ class RunOutcome:
     statuses: tuple[str, ...]
     report: dict[str, Any] | None
     evidence_error: str | None = None
+    #: ``[INTERNAL] evidence rendering failed: …`` (``--evidence-dir``): ``validate`` exits 8
+    render_error: str | None = None
 
     @property
     def failing(self) -> bool:
@@ -175,6 +185,7 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
         statuses=state.results.statuses(),
         report=state.report,
         evidence_error=state.evidence_error,
+        render_error=state.render_error,
     )
 
 
@@ -190,6 +201,13 @@ def start(config: pytest.Config) -> PluginState:
         raise pytest.UsageError(str(err)) from None
     state = PluginState(settings=settings)
     config.stash[STATE_KEY] = state
+    from aicr_pytest.plugin import cncf_wiring
+
+    state.cncf = cncf_wiring.validate(config)  # before anything touches the cluster (#14)
+    if state.cncf.submission:  # no phases: the collector replaces the session
+        state.cluster_handle = ClusterHandle(settings)
+        state.cncf_inputs = cncf_wiring.load_inputs(settings, state.cluster_handle)
+        return state
     if not settings.active:
         return state
     htmlreport.check_option(settings)
