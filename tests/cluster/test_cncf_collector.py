@@ -157,7 +157,9 @@ def test_no_karpenter_on_an_unsupported_platform_skips_cluster_autoscaling(
     assert result.exit_code() == 0  # a SKIP does not fail the run
 
 
-def test_no_karpenter_and_eks_nodes_without_a_node_group_fail(fake_cluster_factory: Any, tmp_path: Path) -> None:
+def test_no_karpenter_and_eks_nodes_without_a_node_group_fail(
+    fake_cluster_factory: Any, tmp_path: Path
+) -> None:
     """EKS GPU nodes are there but nothing can scale them: present but not autoscaled -> FAIL."""
     fc = fake_cluster_factory("h100-eks-training", faults=["no-managed-node-group"])
     result, _ = collect_on(fc, tmp_path, ["cluster-autoscaling"])
@@ -233,7 +235,9 @@ def test_a_dra_only_recipe_policy_comes_from_the_recipe(fake_cluster_factory: An
     assert "`dra-resource-claim` (the recipe)" in text_of(tmp_path, "secure-access")
 
 
-def test_secret_values_and_elb_hostnames_never_reach_a_file(fake_cluster_factory: Any, tmp_path: Path) -> None:
+def test_secret_values_and_elb_hostnames_never_reach_a_file(
+    fake_cluster_factory: Any, tmp_path: Path
+) -> None:
     """Values the run knows to be secret are scrubbed from what the checks recorded (here a node
     name stands in for one, since it is certain to be recorded), and every ``*.md`` of the directory
     loses its ELB hostnames, also files the collector did not write."""
@@ -270,7 +274,9 @@ def test_an_unreachable_cluster_fails_every_feature_with_a_file(tmp_path: Path) 
     assert "**Cluster:** `unknown`" in text
 
 
-def test_the_overall_budget_cancels_the_features_not_started(fake_cluster_factory: Any, tmp_path: Path) -> None:
+def test_the_overall_budget_cancels_the_features_not_started(
+    fake_cluster_factory: Any, tmp_path: Path
+) -> None:
     fc = fake_cluster_factory("h100-eks-training")
     cluster = connect(str(fc.kubeconfig_path), sleep=fc.clock.sleep)
     clock = ClusterClock(fc)
@@ -281,7 +287,11 @@ def test_the_overall_budget_cancels_the_features_not_started(fake_cluster_factor
     )
     with fc.auto_advancing():
         result = collector.collect(
-            plan, cluster, lambda: RunScope(lambda: cluster, RUN_ID, clock=clock), clock=clock, emit=lambda s: None
+            plan,
+            cluster,
+            lambda: RunScope(lambda: cluster, RUN_ID, clock=clock),
+            clock=clock,
+            emit=lambda s: None,
         )
     cluster.close()
     assert [r.feature.name for r in result.results] == ["gang-scheduling"]
@@ -305,7 +315,11 @@ def test_a_check_that_cannot_finish_in_its_budget_fails(
     plan = SubmissionPlan(features=(features.BY_NAME[feature],), evidence_dir=tmp_path, overall_budget_s=3.0)
     with fc.auto_advancing():
         result = collector.collect(
-            plan, cluster, lambda: RunScope(lambda: cluster, RUN_ID, clock=clock), clock=clock, emit=lambda s: None
+            plan,
+            cluster,
+            lambda: RunScope(lambda: cluster, RUN_ID, clock=clock),
+            clock=clock,
+            emit=lambda s: None,
         )
     cluster.close()
     assert statuses(result) == {feature: "FAIL"} and result.exit_code() == 8

@@ -33,13 +33,25 @@ def test_the_nine_features_in_the_spec_order_with_their_files_and_requirements()
             "secure_accelerator_access",
             "secure-accelerator-access",
         ),
-        ("accelerator-metrics", ("metrics",), "accelerator-metrics.md", "accelerator_metrics", "accelerator-metrics"),
-        ("ai-service-metrics", ("service-metrics",), "ai-service-metrics.md", "ai_service_metrics", "ai-service-metrics"),
+        (
+            "accelerator-metrics",
+            ("metrics",),
+            "accelerator-metrics.md",
+            "accelerator_metrics",
+            "accelerator-metrics",
+        ),
+        (
+            "ai-service-metrics",
+            ("service-metrics",),
+            "ai-service-metrics.md",
+            "ai_service_metrics",
+            "ai-service-metrics",
+        ),
         ("inference-gateway", ("gateway",), "inference-gateway.md", "ai_inference", "inference-gateway"),
         ("robust-operator", ("operator",), "robust-operator.md", "robust_controller", "robust-controller"),
         ("pod-autoscaling", ("hpa",), "pod-autoscaling.md", "pod_autoscaling", "pod-autoscaling"),
         ("cluster-autoscaling", (), "cluster-autoscaling.md", "cluster_autoscaling", "cluster-autoscaling"),
-    ]  # fmt: skip
+    ]
     assert features.valid_features_text() == VALID
     assert set(collector.CHECK_FUNCTIONS) == {f.check for f in features.FEATURES}
 
@@ -86,16 +98,31 @@ def test_an_unknown_feature_lists_the_valid_ones() -> None:
     [
         ("**Result: PASS** — DRA driver serves GPUs", "PASS", None, "DRA driver serves GPUs"),
         ("**Result: PASS**", "PASS", None, ""),
-        ("**Result: SKIP (prerequisite absent)** — agentgateway is not installed.", "SKIP", "prerequisite absent",
-         "agentgateway is not installed."),
-        ("**Result: PASS (partial)** — ASG not verified via the AWS API", "PASS", "partial",
-         "ASG not verified via the AWS API"),
-        ("**Result: FAIL** — worker-0: Timeout, worker-1: Pending", "FAIL", None, "worker-0: Timeout, worker-1: Pending"),
+        (
+            "**Result: SKIP (prerequisite absent)** — agentgateway is not installed.",
+            "SKIP",
+            "prerequisite absent",
+            "agentgateway is not installed.",
+        ),
+        (
+            "**Result: PASS (partial)** — ASG not verified via the AWS API",
+            "PASS",
+            "partial",
+            "ASG not verified via the AWS API",
+        ),
+        (
+            "**Result: FAIL** — worker-0: Timeout, worker-1: Pending",
+            "FAIL",
+            None,
+            "worker-0: Timeout, worker-1: Pending",
+        ),
         ("**Result:FAIL**", "FAIL", None, ""),
         ("**Result: PASS**   ", "PASS", None, ""),
     ],
-)  # fmt: skip
-def test_one_valid_verdict_line_is_read(line: str, status: str, qualifier: str | None, explanation: str) -> None:
+)
+def test_one_valid_verdict_line_is_read(
+    line: str, status: str, qualifier: str | None, explanation: str
+) -> None:
     text = f"# Title\n\nprose\n6. **Result: PASS** in the overview is ignored\n\n{line}\n\n## Cleanup\n"
     got = file_verdict(text)
     assert (got.status, got.qualifier, got.explanation, got.problem) == (status, qualifier, explanation, None)
@@ -113,9 +140,12 @@ def test_one_valid_verdict_line_is_read(line: str, status: str, qualifier: str |
         ("**Result: PASS** - ascii dash\n", "malformed verdict line: '**Result: PASS** - ascii dash'"),
         ("**Result: pass** — lower case\n", "malformed verdict line: '**Result: pass** — lower case'"),
         ("**Result:** PASSED\n", "malformed verdict line: '**Result:** PASSED'"),
-        ("**Result: PASS ()** — empty qualifier\n", "malformed verdict line: '**Result: PASS ()** — empty qualifier'"),
+        (
+            "**Result: PASS ()** — empty qualifier\n",
+            "malformed verdict line: '**Result: PASS ()** — empty qualifier'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_no_single_valid_verdict_is_a_fail(text: str, problem: str) -> None:
     got = file_verdict(text)
     assert (got.status, got.problem) == ("FAIL", problem)
@@ -167,17 +197,32 @@ def test_secret_values_come_from_the_environment_and_every_kubeconfig_credential
     kc = tmp_path / "kubeconfig"
     kc.write_text(
         "apiVersion: v1\nkind: Config\n"
-        "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority-data: Q0FEQVRBQ0FEQVRB}\n"
+        "clusters:\n- name: c\n"
+        "  cluster: {server: 'https://h', certificate-authority-data: Q0FEQVRBQ0FEQVRB}\n"
         "users:\n"
         "- name: a\n  user: {token: bearer-123456}\n"
         "- name: b\n  user: {client-key-data: S0VZREFUQUtFWQ==, client-certificate-data: Q0VSVERBVEE=}\n"
         f"- name: c\n  user: {{tokenFile: {token_file}}}\n"
-        "- name: d\n  user:\n    exec: {command: aws, args: [eks, get-token], env: [{name: AWS_PROFILE, value: prof-secret-1}]}\n"
-    )  # fmt: skip
-    env = {"HF_TOKEN": "hf_abcdefgh", "AWS_SECRET_ACCESS_KEY": "aws-secret-xyz", "HOME": "/home/someone", "X": "1"}
+        "- name: d\n  user:\n    exec: {command: aws, args: [eks, get-token],\n"
+        "           env: [{name: AWS_PROFILE, value: prof-secret-1}]}\n"
+    )
+    env = {
+        "HF_TOKEN": "hf_abcdefgh",
+        "AWS_SECRET_ACCESS_KEY": "aws-secret-xyz",
+        "HOME": "/home/someone",
+        "X": "1",
+    }
     got = secrets.secret_values(env, [kc, None, tmp_path / "missing"])
-    for value in ("hf_abcdefgh", "aws-secret-xyz", "bearer-123456", "S0VZREFUQUtFWQ==", "Q0VSVERBVEE=",
-                  "Q0FEQVRBQ0FEQVRB", "file-token-123456", "prof-secret-1"):  # fmt: skip
+    for value in (
+        "hf_abcdefgh",
+        "aws-secret-xyz",
+        "bearer-123456",
+        "S0VZREFUQUtFWQ==",
+        "Q0VSVERBVEE=",
+        "Q0FEQVRBQ0FEQVRB",
+        "file-token-123456",
+        "prof-secret-1",
+    ):
         assert value in got
     assert "/home/someone" not in got
     assert secrets.scrub("t=bearer-123456 k=hf_abcdefgh", got) == "t=<redacted> k=<redacted>"
@@ -207,7 +252,10 @@ def test_an_evidence_dir_that_is_a_file_or_cannot_be_created_is_one_line(tmp_pat
     assert str(info.value) == f"[INVALID_REQUEST] --evidence-dir {afile}: exists and is not a directory"
     with pytest.raises(UsageError) as info:
         settings.check_evidence_dir(afile / "sub")
-    assert str(info.value) == f"[INVALID_REQUEST] --evidence-dir {afile / 'sub'}: cannot create the directory: Not a directory"
+    assert (
+        str(info.value)
+        == f"[INVALID_REQUEST] --evidence-dir {afile / 'sub'}: cannot create the directory: Not a directory"
+    )
 
 
 # -- outcome -> verdict, header facts ---------------------------------------------------------------
