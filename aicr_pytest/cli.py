@@ -36,6 +36,7 @@ import pytest
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cli import add_verify_arguments
+from aicr_pytest.evidence.cncf.settings import build_cncf_settings
 from aicr_pytest.plugin import options
 from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
 from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments
@@ -176,6 +177,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
 def cmd_validate(ns: argparse.Namespace) -> int:
     given = options.values_from(ns, options.VALIDATE)
     run = options.resolved(given, options.VALIDATE)
+    # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else (#14)
+    build_cncf_settings(run["cncf_submission"], run["feature"], run["evidence_dir"])
     if run["recipe"] is None and not run["cncf_submission"]:  # --recipe is optional only there
         print(MSG_RECIPE_REQUIRED, file=sys.stderr)
         return EXIT_INVALID

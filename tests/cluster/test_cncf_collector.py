@@ -280,6 +280,7 @@ def test_the_overall_budget_cancels_the_features_not_started(
     fc = fake_cluster_factory("h100-eks-training")
     cluster = connect(str(fc.kubeconfig_path), sleep=fc.clock.sleep)
     clock = ClusterClock(fc)
+    (tmp_path / "pod-autoscaling.md").write_text("**Result: PASS** — from an earlier run\n")
     plan = SubmissionPlan(
         features=features.resolve_features(["gang", "metrics", "hpa"]),
         evidence_dir=tmp_path,

@@ -19,6 +19,7 @@ from aicr_pytest.evidence.cncf import features
 from aicr_pytest.evidence.cncf.verdict import PREFIX, file_verdict
 from aicr_pytest.testing import FakeCluster
 from tests.cluster import shared_clock
+from tests.harness.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
@@ -260,3 +261,38 @@ def test_a_normal_run_whose_check_fails_renders_failed(
     text = (ev / "accelerator-metrics.md").read_text()
     assert "**Result:** FAILED" in text and "- **Status:** FAILED" in text
     assert "**Error:**" in text and "[NOT_FOUND] DCGM metrics missing" in text
+
+
+def test_submission_on_both_backends_as_the_least_privileged_user(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    """Plain pytest against the fake and the real control plane, bound to ``deploy/rbac.yaml`` only:
+    the header queries, the component detection and the features' checks need no more rights."""
+    k8s_backend.seed_profile("h100-eks-training")
+    shared_clock.CURRENT[:] = [k8s_backend.check_clock]
+    pytester.makeconftest(CONFTEST)
+    ev = pytester.path / "ev"
+    drive = (
+        k8s_backend.fake.auto_advancing()  # type: ignore[attr-defined]
+        if k8s_backend.virtual_time
+        else k8s_backend.clock_running(step=0.25)
+    )
+    with drive:
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", "--kubeconfig", str(k8s_backend.restricted_kubeconfig_path),
+            "--recipe", str(RECIPE), "--cncf-submission", "--evidence-dir", str(ev),
+            "--feature", "metrics", "--feature", "operator",
+            "--feature", "cluster-autoscaling", "--feature", "gang",
+        )  # fmt: skip
+    out = result.stdout.str()
+    assert md_files(ev) == [
+        "accelerator-metrics.md",
+        "cluster-autoscaling.md",
+        "gang-scheduling.md",
+        "robust-operator.md",
+    ], out
+    verdicts = {name: file_verdict((ev / name).read_text()) for name in md_files(ev)}
+    assert {n: v.status for n, v in verdicts.items()} == dict.fromkeys(verdicts, "PASS"), out
+    assert result.ret == 0
+    assert "RBAC" not in out and "403" not in out
+    assert k8s_backend.controller_errors() == []

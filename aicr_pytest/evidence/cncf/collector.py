@@ -331,6 +331,8 @@ def collect(
         remaining = deadline - clock.time()
         if remaining <= 0:
             canceled = plan.features[index:]
+            for stale in canceled:  # a file from an earlier run must not pass for this one's
+                (plan.evidence_dir / stale.file).unlink(missing_ok=True)
             break
         budget = min(float(catalog.BY_NAME[feature.check].timeout_s), remaining)
         emit(f"cncf: collecting {feature.name} (budget {budget:.0f}s)")
