@@ -16,7 +16,7 @@ AICR's collector), since the checks otherwise only look for what the recipe name
 GPU allocation policy reaches the checks through their context; the ambient
 ``AICR_GPU_ALLOCATION_POLICY`` never does.  Every file is scrubbed of the run's secret values and
 of AWS ELB hostnames.  Features run in order until the overall budget (20 minutes) is spent; the
-rest are not started (``[TIMEOUT]``, exit 5).
+rest are not started (``[TIMEOUT]``, exit 5) and an earlier run's files for them are removed.
 """
 
 from __future__ import annotations
