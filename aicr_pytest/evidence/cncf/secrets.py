@@ -2,9 +2,9 @@
 
 :func:`secret_values` gathers them (environment variables whose name says token, secret, password,
 key or credential; every credential field of the kubeconfig: tokens, passwords, client keys and
-certificates, CA data, auth-provider and exec-plugin settings); :func:`scrub` replaces each one
-with ``<redacted>``.  Checks never read Secret objects, and the collector quotes only what checks
-recorded, so Secret data has no way in; the scrub is the second line of defence.
+certificates, CA data, auth-provider settings, exec-plugin environment values); :func:`scrub`
+replaces each one with ``<redacted>``.  Checks never read Secret objects, and the collector quotes
+only what checks recorded, so Secret data has no way in; the scrub is the second line of defence.
 """
 
 from __future__ import annotations
@@ -60,8 +60,11 @@ def kubeconfig_secrets(path: str | Path | None) -> list[str]:
         found += list(_strings(user.get("auth-provider")))
         exec_cfg = user.get("exec")
         if isinstance(exec_cfg, Mapping):
-            found += list(_strings(exec_cfg.get("env")))
-            found += list(_strings(exec_cfg.get("args")))
+            found += [
+                str(e["value"])
+                for e in exec_cfg.get("env") or []
+                if isinstance(e, Mapping) and e.get("value")
+            ]
         token_file = user.get("tokenFile")
         if isinstance(token_file, str):
             with contextlib.suppress(OSError):
