@@ -9,8 +9,9 @@ the ``--html`` page → :mod:`~aicr_pytest.plugin.htmlreport`; ``--emit-attestat
 :mod:`~aicr_pytest.plugin.evidence_wiring`; ``--cncf-submission``/``--evidence-dir`` →
 :mod:`~aicr_pytest.plugin.cncf_wiring`.
 
-The plugin is inert unless ``--recipe`` is given, so installing it never changes other test
-suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are collected.
+The plugin is inert unless ``--recipe`` (or ``--cncf-submission``) is given, so installing it never
+changes other test suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are
+collected.
 """
 
 from __future__ import annotations
