@@ -36,12 +36,14 @@ import pytest
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cli import add_verify_arguments
+from aicr_pytest.evidence.cncf.settings import build_cncf_settings
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
 from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
 from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments
 
 if TYPE_CHECKING:
+    from aicr_pytest.evidence.cncf.collector import SubmissionResult
     from aicr_pytest.plugin.state import RunOutcome
 
 EXIT_OK = 0
@@ -49,6 +51,8 @@ EXIT_INVALID = 2
 EXIT_INTERRUPTED = 5
 EXIT_EVIDENCE = 6
 EXIT_FAILED = 8
+
+MSG_RECIPE_REQUIRED = "aicr-pytest validate: error: the following arguments are required: -r/--recipe"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,6 +70,9 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
 
     v = sub.add_parser("validate", help="validate a cluster against a recipe (like `aicr validate`)")
     options.add_argparse_options(v, table)
+    for action in v._actions:  # --recipe: required unless --cncf-submission (cmd_validate says so)
+        if action.dest == "recipe":
+            action.required = False
     v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
 
     s = sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C")
@@ -135,11 +142,16 @@ class _OutcomeReceiver:
 
     def __init__(self) -> None:
         self.outcome: RunOutcome | None = None
+        self.cncf: SubmissionResult | None = None
 
     # optional: without the aicr plugin (``-- -p no:aicr``) the hook has no spec and never runs
     @pytest.hookimpl(optionalhook=True)
     def pytest_aicr_run_finished(self, config: pytest.Config, outcome: RunOutcome) -> None:
         self.outcome = outcome
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_aicr_cncf_finished(self, config: pytest.Config, result: SubmissionResult) -> None:
+        self.cncf = result
 
 
 #: without ``--debug``, a failure is its one-line reason in the ``aicr failures`` summary, not a
@@ -188,6 +200,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
         return EXIT_INVALID
     if outcome.evidence_error:  # emission failed or signing was declined: 6 wins over 8
         return EXIT_EVIDENCE
+    if outcome.render_error:  # --evidence-dir: the CNCF evidence could not be rendered
+        return EXIT_FAILED
     if pytest_exit == pytest.ExitCode.INTERNAL_ERROR:
         return EXIT_FAILED
     if outcome.failing and fail_on_error:
@@ -198,6 +212,11 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
 def cmd_validate(ns: argparse.Namespace) -> int:
     given = options.values_from(ns, options.VALIDATE)
     run = options.resolved(given, options.VALIDATE)
+    # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else (#14)
+    build_cncf_settings(run["cncf_submission"], run["feature"], run["evidence_dir"])
+    if run["recipe"] is None and not run["cncf_submission"]:  # --recipe is optional only there
+        print(MSG_RECIPE_REQUIRED, file=sys.stderr)
+        return EXIT_INVALID
     faults = list(run["fault"] or ())
     sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
     if run["simulate"]:
@@ -214,7 +233,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             print(
                 f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
             )
-        if not run["snapshot"] and not run["no_cluster"]:
+        if not run["snapshot"] and not run["no_cluster"] and not run["cncf_submission"]:
             from aicr_pytest.snapshot.capture import capture_for_validate
 
             captured, code = capture_for_validate(
@@ -252,6 +271,8 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                     sys.stdout = real_stdout
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
+        if receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED:
+            return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
         outcome = receiver.outcome
         if to_stdout and outcome is not None and outcome.report is not None:
             real_stdout.write(_dumps(outcome.report))

@@ -6,10 +6,12 @@ items, order and phase gates → :mod:`~aicr_pytest.plugin.collection`; exceptio
 :mod:`~aicr_pytest.plugin.outcomes`; fixtures → :mod:`~aicr_pytest.plugin.fixtures`; aicr-pytest's
 own hooks → :mod:`~aicr_pytest.plugin.hookspecs`; CTRF and terminal lines → :mod:`aicr_pytest.report`;
 the ``--html`` page → :mod:`~aicr_pytest.plugin.htmlreport`; ``--emit-attestation`` →
-:mod:`~aicr_pytest.plugin.evidence_wiring`.
+:mod:`~aicr_pytest.plugin.evidence_wiring`; ``--cncf-submission``/``--evidence-dir`` →
+:mod:`~aicr_pytest.plugin.cncf_wiring`.
 
-The plugin is inert unless ``--recipe`` is given, so installing it never changes other test
-suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are collected.
+The plugin is inert unless ``--recipe`` (or ``--cncf-submission``) is given, so installing it never
+changes other test suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are
+collected.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 
 from aicr_pytest.plugin import (
     bundled,
+    cncf_wiring,
     collection,
     evidence_wiring,
     hookspecs,
@@ -47,6 +50,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``--cncf-submission``: the evidence collector instead of a test session (#14), the way
+    pytest's own ``--markers`` replaces it."""
+    if not cncf_wiring.wanted(config):
+        return None
+    config._do_configure()  # pytest_configure: option validation, recipe and policy (usage errors)
+    return cncf_wiring.submit(config, get_state(config))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -270,6 +282,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)
     htmlreport.write(state, exitstatus)  # the --html page: controller only, also when interrupted
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    state.render_error = cncf_wiring.render_after_run(session, state)  # --evidence-dir: path A (#14)
+    if state.render_error is not None and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     evidence_wiring.finish(session, state, exitstatus)  # the bundle, from the final CTRF report
     plugin_state.remove_ledger(session.config, state)

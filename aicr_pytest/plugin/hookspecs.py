@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from aicr_pytest.core.clock import Clock
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.recipe import Recipe
     from aicr_pytest.core.settings import Settings
+    from aicr_pytest.evidence.cncf.collector import SubmissionResult
     from aicr_pytest.plugin.state import RunOutcome
 
 
@@ -41,3 +43,21 @@ def pytest_aicr_run_finished(config: pytest.Config, outcome: RunOutcome) -> None
     how ``aicr-pytest validate`` learns what it needs for its exit code; a plugin object passed to
     ``pytest.main(..., plugins=[...])`` can do the same.
     """
+
+
+# --- CNCF AI-conformance evidence (#14) --------------------------------------------------------
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_aicr_cncf_clock(config: pytest.Config) -> Clock | None:
+    """The clock ``--cncf-submission`` waits on (``None``: the system clock).
+
+    The collector runs outside any test, so the ``aicr_clock`` fixture cannot reach it; a
+    ``conftest.py`` that drives a simulated cluster's virtual time returns that clock here.
+    """
+
+
+@pytest.hookspec
+def pytest_aicr_cncf_finished(config: pytest.Config, result: SubmissionResult) -> None:
+    """``--cncf-submission`` finished collecting: ``result.exit_code()`` is ``aicr validate``'s code
+    (0, 8 on any FAIL, 5 when the overall budget ran out)."""

@@ -180,11 +180,12 @@ OPTIONS: tuple[Option, ...] = (
         "recipe",
         ("--recipe",),
         "recipe (RecipeResult) to validate against: a file, https:// URL or cm://namespace/name; "
-        "activates the validator",
+        "activates the validator (`aicr-pytest validate` requires it unless --cncf-submission)",
         setting="recipe",
         pytest_flags=("--recipe", "--aicr-recipe"),
         validate_flags=("-r", "--recipe"),
         metavar="PATH|URL|cm://NS/NAME",
+        # argparse does not enforce it: `aicr-pytest validate` does, unless --cncf-submission (#14)
         required_by=(VALIDATE,),
     ),
     Option(
@@ -308,9 +309,31 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "evidence_dir",
         ("--evidence-dir",),
-        "write evidence files (plots, logs) here",
+        "write evidence files here: plots, logs and the CNCF evidence markdown (one file per "
+        "conformance check plus index.md; with --cncf-submission, one per feature)",
         setting="evidence_dir",
         metavar="DIR",
+    ),
+    # --- CNCF AI-conformance evidence (#14): read by plugin/cncf_wiring.py ---------------------
+    Option(
+        "cncf_submission",
+        ("--cncf-submission",),
+        "collect CNCF AI-conformance submission evidence (one file per feature) into --evidence-dir "
+        "instead of running the phases",
+        setting=None,
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "feature",
+        ("--feature",),
+        "with --cncf-submission: collect only this feature (repeatable; name, alias or all)",
+        setting=None,
+        default_text="every feature",
+        # pytest-xdist owns -f (--looponfail) under plain pytest
+        validate_flags=("-f", "--feature"),
+        action="append",
+        metavar="FEATURE",
     ),
     Option(
         "html",

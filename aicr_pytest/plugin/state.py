@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
     from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.evidence.cncf.settings import CncfSettings
     from aicr_pytest.evidence.emit import Plan
     from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.plugin.cncf_wiring import SubmissionInputs
 
 #: the check families' hook modules (light; registered when the inputs are validated)
 FAMILY_HOOKS = ("aicr_pytest.nccl.hooks", "aicr_pytest.inference.hooks")
@@ -88,6 +90,12 @@ class PluginState:
     collected: list[pytest.Item] = field(default_factory=list)
     #: undo the signal handlers and the deadline this run installed (controller only)
     undo: list[Callable[[], None]] = field(default_factory=list)
+    #: ``--cncf-submission``/``--feature``/``--evidence-dir`` as validated (#14)
+    cncf: CncfSettings | None = None
+    #: with ``--cncf-submission``: what the recipe gives the collector
+    cncf_inputs: SubmissionInputs | None = None
+    #: why the CNCF evidence of a normal run (``--evidence-dir``) could not be rendered (exit 8)
+    render_error: str | None = None
 
     @property
     def active(self) -> bool:
@@ -112,6 +120,8 @@ class RunOutcome:
     evidence_error: str | None = None
     #: why the run stopped early (SIGINT, SIGTERM, the ``--timeout`` deadline); the run exits 5
     interrupted: str | None = None
+    #: ``[INTERNAL] evidence rendering failed: …`` (``--evidence-dir``): ``validate`` exits 8
+    render_error: str | None = None
 
     @property
     def failing(self) -> bool:
@@ -186,6 +196,7 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
         report=state.report,
         evidence_error=state.evidence_error,
         interrupted=state.interrupted,
+        render_error=state.render_error,
     )
 
 
@@ -201,6 +212,13 @@ def start(config: pytest.Config) -> PluginState:
         raise pytest.UsageError(str(err)) from None
     state = PluginState(settings=settings)
     config.stash[STATE_KEY] = state
+    from aicr_pytest.plugin import cncf_wiring
+
+    state.cncf = cncf_wiring.validate(config)  # before anything touches the cluster (#14)
+    if state.cncf.submission:  # no phases: the collector replaces the session
+        state.cluster_handle = ClusterHandle(settings)
+        state.cncf_inputs = cncf_wiring.load_inputs(settings, state.cluster_handle)
+        return state
     if not settings.active:
         return state
     htmlreport.check_option(settings)

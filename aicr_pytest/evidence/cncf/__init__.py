@@ -1,0 +1,16 @@
+"""CNCF AI-conformance evidence (conformance spec §3): the files a CNCF submission is filed with.
+
+Two producers write markdown into ``--evidence-dir``:
+
+* :mod:`.collector` -- ``--cncf-submission [--feature F ...]``: one file per feature, each from the
+  feature's behavioural check (the conformance phase's own ``run_<check>`` function) with exactly
+  one ``**Result: PASS|SKIP|FAIL**`` verdict line (:mod:`.verdict`);
+* :mod:`.renderer` -- ``--evidence-dir`` alone: after a normal run, one file per CNCF conformance
+  check from its recorded artifacts, plus ``index.md``.
+
+:mod:`.features` holds the nine features (names, aliases, files, requirement ids), :mod:`.markdown`
+the file formats, :mod:`.secrets` what is scrubbed, :mod:`.settings` the options.  This package sits
+above the check families (it calls the conformance checks) and below the plugin.
+"""
+
+from __future__ import annotations

@@ -1,0 +1,169 @@
+"""The nine CNCF AI-conformance features (conformance spec §3.2) and ``--feature`` resolution (§3.1).
+
+Each :class:`Feature` names its canonical ``--feature`` spelling, its aliases, the evidence file it
+writes, its CNCF requirement id and the conformance check whose behaviour it exercises (the check
+function of :mod:`aicr_pytest.conformance` is reused, so a feature and its check never disagree).
+Pure data and functions: no cluster access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from aicr_pytest.core.errors import UsageError
+
+ALL: Final = "all"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One CNCF feature: how it is spelled, what it writes and which check it exercises."""
+
+    name: str
+    aliases: tuple[str, ...]
+    file: str
+    requirement: str
+    check: str
+    title: str
+    description: str
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+FEATURES: Final[tuple[Feature, ...]] = (
+    Feature(
+        "dra-support",
+        ("dra",),
+        "dra-support.md",
+        "dra_support",
+        "dra-support",
+        "DRA Support (Dynamic Resource Allocation)",
+        "The cluster serves the resource.k8s.io API and an NVIDIA DRA driver publishes GPU devices; "
+        "where whole GPUs come from DRA, a test pod is allocated a GPU through a ResourceClaim.",
+    ),
+    Feature(
+        "gang-scheduling",
+        ("gang",),
+        "gang-scheduling.md",
+        "gang_scheduling",
+        "gang-scheduling",
+        "Gang Scheduling (KAI Scheduler)",
+        "A gang scheduler is installed and schedules a PodGroup's members together (all or nothing).",
+    ),
+    Feature(
+        "secure-access",
+        ("secure",),
+        "secure-accelerator-access.md",
+        "secure_accelerator_access",
+        "secure-accelerator-access",
+        "Secure Accelerator Access",
+        "GPUs are reachable only through the allocation mechanism (DRA claim or device-plugin limit): "
+        "a granted container sees exactly its GPU, a container without an allocation sees none.",
+    ),
+    Feature(
+        "accelerator-metrics",
+        ("metrics",),
+        "accelerator-metrics.md",
+        "accelerator_metrics",
+        "accelerator-metrics",
+        "Accelerator Metrics (DCGM Exporter)",
+        "The DCGM exporter serves per-GPU utilization, memory, temperature and power metrics in the "
+        "Prometheus text format.",
+    ),
+    Feature(
+        "ai-service-metrics",
+        ("service-metrics",),
+        "ai-service-metrics.md",
+        "ai_service_metrics",
+        "ai-service-metrics",
+        "AI Service Metrics (Prometheus)",
+        "Prometheus scrapes GPU and AI-service metrics and answers queries over them.",
+    ),
+    Feature(
+        "inference-gateway",
+        ("gateway",),
+        "inference-gateway.md",
+        "ai_inference",
+        "inference-gateway",
+        "Inference API Gateway (agentgateway)",
+        "The Gateway API and Inference Extension are installed, the gateway is accepted and "
+        "programmed, and its LoadBalancer network exposure is recorded.",
+    ),
+    Feature(
+        "robust-operator",
+        ("operator",),
+        "robust-operator.md",
+        "robust_controller",
+        "robust-controller",
+        "Robust AI Operator",
+        "An AI operator's controller is running and its validating admission webhook rejects an "
+        "invalid custom resource.",
+    ),
+    Feature(
+        "pod-autoscaling",
+        ("hpa",),
+        "pod-autoscaling.md",
+        "pod_autoscaling",
+        "pod-autoscaling",
+        "Pod Autoscaling (HPA)",
+        "A HorizontalPodAutoscaler driven by a GPU metric scales a GPU workload up and back down.",
+    ),
+    Feature(
+        "cluster-autoscaling",
+        (),
+        "cluster-autoscaling.md",
+        "cluster_autoscaling",
+        "cluster-autoscaling",
+        "Cluster Autoscaling",
+        "GPU nodes can be added on demand: Karpenter (preferred) or a managed node group's autoscaling.",
+    ),
+)
+
+BY_NAME: Final[dict[str, Feature]] = {f.name: f for f in FEATURES}
+BY_SPELLING: Final[dict[str, Feature]] = {s: f for f in FEATURES for s in f.spellings}
+BY_CHECK: Final[dict[str, Feature]] = {f.check: f for f in FEATURES}
+
+MSG_UNKNOWN: Final = '[INVALID_REQUEST] unknown feature "{feature}"; valid features: {valid}'
+
+
+def valid_features_text() -> str:
+    return ", ".join(f.name for f in FEATURES)
+
+
+def resolve_features(names: Sequence[str] | None) -> tuple[Feature, ...]:
+    """The features ``--feature`` asks for, in the user's order (duplicates kept, as AICR does).
+
+    Empty, or any ``all``: every feature in table order.  An unknown name is a :class:`UsageError`
+    naming the valid features (spec §3.1).
+    """
+    given = [n.strip() for n in names or ()]
+    resolved: list[Feature] = []
+    wildcard = False
+    for name in given:
+        if name == ALL:
+            wildcard = True
+            continue
+        feature = BY_SPELLING.get(name)
+        if feature is None:
+            raise UsageError(MSG_UNKNOWN.format(feature=name, valid=valid_features_text()))
+        resolved.append(feature)
+    if wildcard or not resolved:
+        return FEATURES
+    return tuple(resolved)
+
+
+__all__ = [
+    "ALL",
+    "BY_CHECK",
+    "BY_NAME",
+    "BY_SPELLING",
+    "FEATURES",
+    "MSG_UNKNOWN",
+    "Feature",
+    "resolve_features",
+    "valid_features_text",
+]

@@ -1,0 +1,189 @@
+"""CNCF AI-conformance evidence (#14) in the pytest plugin: ``--cncf-submission`` and path A.
+
+* :func:`validate` (from :func:`aicr_pytest.plugin.state.start`, in ``pytest_configure``): the
+  options ``--cncf-submission``, ``--feature`` and ``--evidence-dir`` are checked before anything
+  else happens (one line, exit 4 under pytest, 2 under ``aicr-pytest validate``); with
+  ``--cncf-submission`` the recipe, when given, is loaded and its GPU allocation policy resolved
+  (errors are usage errors too), and the phases are not prepared at all.
+* :func:`submit` (``pytest_cmdline_main``, after ``pytest_configure``): with ``--cncf-submission``
+  the session is replaced by the collector (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own
+  ``--markers`` replaces it.  It publishes the result through ``pytest_aicr_cncf_finished`` and
+  returns pytest's code: 0, or 1 when a feature FAILed or the overall budget ran out
+  (``aicr-pytest validate`` maps the result to 8 or 5); Ctrl-C/SIGTERM clean up and end 2.
+* :func:`render_after_run` (``pytest_sessionfinish``): ``--evidence-dir`` without
+  ``--cncf-submission`` renders the run's CNCF conformance checks (path A).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.evidence.cncf import settings as cncf_settings
+from aicr_pytest.plugin import options
+
+if TYPE_CHECKING:
+    from aicr_pytest.core.settings import Settings
+    from aicr_pytest.evidence.cncf.collector import SubmissionResult
+    from aicr_pytest.plugin.state import ClusterHandle, PluginState
+
+#: what ``render_after_run`` reports when the renderer fails (``validate`` exits 8)
+MSG_RENDER_FAILED = "[INTERNAL] evidence rendering failed"
+
+
+@dataclass(frozen=True)
+class SubmissionInputs:
+    """What the recipe gives the collector."""
+
+    component_refs: tuple[dict[str, Any], ...] = ()
+    has_recipe: bool = False
+    allocation_policy: str = "unspecified"
+
+
+def validate(config: pytest.Config) -> cncf_settings.CncfSettings:
+    values = options.values_from(config.option, options.PYTEST)
+    try:
+        return cncf_settings.build_cncf_settings(
+            values.get("cncf_submission"), values.get("feature"), values.get("evidence_dir")
+        )
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
+
+
+def load_inputs(settings: Settings, handle: ClusterHandle) -> SubmissionInputs:
+    """The recipe's componentRefs and allocation policy (no recipe: none, ``unspecified``)."""
+    if settings.recipe is None:
+        return SubmissionInputs()
+    from aicr_pytest.core import components
+    from aicr_pytest.core.datatree import DataTree, embedded_data_root
+    from aicr_pytest.core.policy import resolve_allocation_policy
+    from aicr_pytest.core.recipe import parse_recipe
+    from aicr_pytest.core.sources import load_yaml_document
+
+    try:
+        raw = load_yaml_document(settings.recipe, "recipe", handle.read_configmap)
+        recipe, _ = parse_recipe(raw, settings.recipe)
+        policy = resolve_allocation_policy(recipe, DataTree(embedded_data_root(), settings.data))
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
+    return SubmissionInputs(
+        component_refs=tuple(components.ref_dict(r) for r in recipe.component_refs),
+        has_recipe=True,
+        allocation_policy=policy.mode,
+    )
+
+
+def _kubeconfig_paths(settings: Settings) -> list[str]:
+    paths = [settings.kubeconfig] if settings.kubeconfig else []
+    paths += [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    paths.append(str(Path("~/.kube/config").expanduser()))
+    return [p for p in paths if p]
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_line(line)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+def run_submission(config: pytest.Config, state: PluginState) -> SubmissionResult:
+    """Connect and collect every requested feature (raises ``pytest.UsageError``, ``KeyboardInterrupt``)."""
+    from aicr_pytest.core.clock import SYSTEM_CLOCK
+    from aicr_pytest.evidence.cncf import collector
+    from aicr_pytest.evidence.cncf.secrets import secret_values
+    from aicr_pytest.kube.run import RunScope, install_signal_handlers
+
+    assert state.cncf is not None and state.cncf.evidence_dir is not None
+    assert state.cluster_handle is not None and state.cncf_inputs is not None
+    settings, inputs = state.settings, state.cncf_inputs
+    clock = config.hook.pytest_aicr_cncf_clock(config=config) or SYSTEM_CLOCK
+    try:
+        cluster = state.cluster_handle.get()
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
+    run_id = uuid.uuid4().hex[:8]
+    plan = collector.SubmissionPlan(
+        features=state.cncf.features,
+        evidence_dir=state.cncf.evidence_dir,
+        component_refs=inputs.component_refs,
+        has_recipe=inputs.has_recipe,
+        allocation_policy=inputs.allocation_policy,
+        tolerations=None if settings.tolerations is None else tuple(t.to_k8s() for t in settings.tolerations),
+        node_selector=settings.node_selector,
+        env=collector.checks_env(os.environ),
+        secrets=secret_values(os.environ, _kubeconfig_paths(settings)),
+    )
+
+    def new_run() -> RunScope:
+        return RunScope(lambda: cluster, run_id, clock=clock, no_cleanup=settings.no_cleanup)
+
+    _say(config, f"CNCF submission evidence: {len(plan.features)} feature(s) -> {plan.evidence_dir}")
+    with install_signal_handlers():
+        result = collector.collect(plan, cluster, new_run, clock=clock, emit=lambda s: _say(config, s))
+    for line in result.summary_lines():
+        _say(config, line)
+    return result
+
+
+def wanted(config: pytest.Config) -> bool:
+    """``--cncf-submission`` was given (and not only ``--help``/``--version``)."""
+    if not getattr(config.option, "aicr_cncf_submission", False):
+        return False
+    return not (config.option.help or config.option.version)
+
+
+def submit(config: pytest.Config, state: PluginState | None) -> int:
+    """Collect after ``pytest_configure`` ran; pytest's exit code (see the module doc)."""
+    assert state is not None
+    try:
+        result = run_submission(config, state)
+    except KeyboardInterrupt:
+        _say(config, "CNCF submission evidence: interrupted")
+        return int(pytest.ExitCode.INTERRUPTED)
+    config.hook.pytest_aicr_cncf_finished(config=config, result=result)
+    return int(pytest.ExitCode.OK if result.exit_code() == 0 else pytest.ExitCode.TESTS_FAILED)
+
+
+def render_after_run(session: pytest.Session, state: PluginState) -> str | None:
+    """Path A after a normal run; the error line when rendering failed (``None``: fine)."""
+    if state.cncf is None or not state.cncf.render_after_run or state.report is None:
+        return None
+    from aicr_pytest.evidence.cncf import renderer
+    from aicr_pytest.evidence.cncf.secrets import secret_values
+
+    assert state.cncf.evidence_dir is not None
+    try:
+        written = renderer.render(
+            state.report,
+            state.cncf.evidence_dir,
+            secrets=secret_values(os.environ, _kubeconfig_paths(state.settings)),
+        )
+    except (renderer.RenderError, OSError) as exc:
+        line = f"{MSG_RENDER_FAILED}: {exc}"
+        _say(session.config, f"ERROR: {line}")
+        return line
+    if not written:
+        _say(session.config, f"WARNING: {renderer.MSG_NOTHING}")
+    else:
+        _say(session.config, f"CNCF evidence: {len(written)} file(s) written to {state.cncf.evidence_dir}")
+    return None
+
+
+__all__ = [
+    "MSG_RENDER_FAILED",
+    "SubmissionInputs",
+    "load_inputs",
+    "render_after_run",
+    "submit",
+    "validate",
+    "wanted",
+]
