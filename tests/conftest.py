@@ -12,6 +12,10 @@ from typing import Any
 
 import pytest
 
+# In-process pytester runs restore sys.modules afterwards, so a module first imported inside one
+# run is imported again by the next: two copies of cryptography's classes, and the simulator's
+# TLS certificate code (``validate --simulate`` called in-process) then fails with a TypeError.
+import aicr_pytest.testing.server.tls  # noqa: F401
 from tests.harness.backend_fixtures import (
     controlplane,
     controlplane_session,
