@@ -19,6 +19,7 @@ class UsageError(Exception):
 class Inconclusive(Exception):
     """The check could not decide: reported as CTRF ``other`` (failing)."""
 
+
 class CheckSkip(Exception):
     """The check does not apply here; ``reason`` is the user-facing skip message."""
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.plugin import htmlreport, options
@@ -205,7 +206,9 @@ def start(config: pytest.Config) -> PluginState:
         config.hook.pytest_aicr_prevalidate(checks=checks, recipe=recipe, settings=settings, data=data)
 
     try:
-        state.run = load_run_state(settings, state.cluster_handle.read_configmap, prevalidate)
+        state.run = load_run_state(
+            settings, state.cluster_handle.read_configmap, prevalidate, binary_version=__version__
+        )
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 

@@ -93,6 +93,8 @@ def fault_roce_driver_missing(profile: ClusterProfile) -> None:
 
 def fault_snapshot_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.snapshot_agent` honours it."""
+
+
 def fault_dra_gpu_slices_missing(profile: ClusterProfile) -> None:
     """The DRA driver runs ComputeDomains only: ``compute-domain.nvidia.com`` slices, no
     ``gpu.nvidia.com`` DeviceClass or slices (``resources.gpus.enabled=false``)."""
