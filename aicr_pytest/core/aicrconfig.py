@@ -55,7 +55,7 @@ KNOWN_KEYS: Final[dict[str, str]] = {
 
 
 def _toleration_text(item: Mapping[str, Any]) -> str:
-    """A Kubernetes toleration map as ``--toleration`` spells it (``key=value:Effect``, ``key:Effect``, ``*``)."""
+    """A Kubernetes toleration map as ``--toleration`` spells it (``key=value:Effect``, ``*``)."""
     key = str(item.get("key") or "")
     effect = str(item.get("effect") or "")
     if not key and str(item.get("operator") or "") == "Exists" and not effect:

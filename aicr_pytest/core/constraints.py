@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import math
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -53,13 +53,13 @@ __all__ = [
     "Operator",
     "Version",
     "VersionError",
+    "aicr_cause",
     "evaluate",
     "evaluate_constraint",
-    "aicr_cause",
     "format_readiness_error",
-    "go_version_error",
     "format_readiness_failure",
     "format_readiness_line",
+    "go_version_error",
     "is_snapshot_path",
     "parse_expression",
     "parse_threshold",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from aicr_pytest.core import catalog
+from aicr_pytest.core.runflags import SKIP_CHECK_REASON
 from aicr_pytest.plugin import bundled, options
 from aicr_pytest.plugin.state import ITEM_KEY, ItemInfo, PluginState
 from aicr_pytest.report import outcome
@@ -153,6 +154,8 @@ def gate(item: pytest.Item, state: PluginState) -> str | None:
         state.ledger.wait_for(earlier)
         if state.settings.fail_fast and state.ledger.failed_phases(earlier):
             return outcome.SKIP_FAIL_FAST
+    if info.kind != "constraint" and info.name in state.settings.skip_checks:
+        return SKIP_CHECK_REASON
     if state.settings.no_cluster and info.kind != "constraint":
         return outcome.SKIP_NO_CLUSTER
     return None

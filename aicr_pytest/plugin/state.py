@@ -21,6 +21,8 @@ import pytest
 
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.logsetup import configure_logging
+from aicr_pytest.core.writable import check_writable
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.plugin import htmlreport, options
 from aicr_pytest.plugin.check import CheckContext
@@ -179,6 +181,14 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
     )
 
 
+def needs_cluster(run: RunState) -> bool:
+    """Whether a check of this run will talk to the cluster (so a bad kubeconfig must stop it now)."""
+    s = run.settings
+    if s.no_cluster or run.readiness.blocked:
+        return False
+    return any(sel.spec.name not in s.skip_checks for sel in run.selected)
+
+
 def start(config: pytest.Config) -> PluginState:
     """Settings, then (with ``--recipe``) the run's inputs, readiness and prevalidation.
 
@@ -194,6 +204,12 @@ def start(config: pytest.Config) -> PluginState:
     if not settings.active:
         return state
     htmlreport.check_option(settings)
+    configure_logging(debug=settings.debug, log_json=settings.log_json)
+    try:
+        if settings.ctrf_report and not is_worker(config):
+            check_writable(settings.ctrf_report, "--ctrf-report")
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
 
     from aicr_pytest.core.inputs import load_run_state
 
@@ -209,6 +225,10 @@ def start(config: pytest.Config) -> PluginState:
         state.run = load_run_state(
             settings, state.cluster_handle.read_configmap, prevalidate, binary_version=__version__
         )
+        if needs_cluster(state.run):
+            from aicr_pytest.kube.kubeconfig import load_configuration
+
+            load_configuration(settings.kubeconfig, settings.kube_context)  # named on the terminal
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -239,6 +259,7 @@ __all__ = [
     "get_state",
     "is_worker",
     "ledger_dir",
+    "needs_cluster",
     "readiness_blocked",
     "remove_ledger",
     "run_outcome",
