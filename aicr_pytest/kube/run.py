@@ -534,13 +534,13 @@ def defer_signals() -> Iterator[None]:
 
 __all__ = [
     "DEFAULT_NAMESPACE",
-    "add_image_pull_secrets",
     "MSG_CLEANUP_FAILED",
     "MSG_CLEANUP_KEPT",
     "CleanupReport",
     "Registered",
     "RunScope",
     "Terminated",
+    "add_image_pull_secrets",
     "defer_signals",
     "dns_label",
     "install_signal_handlers",

@@ -22,8 +22,8 @@ import pytest
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging
-from aicr_pytest.core.writable import check_writable
 from aicr_pytest.core.settings import Settings
+from aicr_pytest.core.writable import check_writable
 from aicr_pytest.plugin import htmlreport, options
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
