@@ -82,6 +82,10 @@ NO_KUBECONFIG_ENV = "KUBECONFIG is set but names no existing file: {tmp}/no-kube
 NOT_A_DIR = "cannot write the report there: it is a directory"
 PROC = "cannot write the report there: No such file or directory"
 CFG = "--config {tmp}/"
+NO_CONTEXT = (
+    "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. "
+    "Expected object with name nope in {tmp}/kubeconfig-empty/contexts list"
+)
 
 Case = tuple[str, list[str], dict[str, str], int, str]
 
@@ -307,16 +311,14 @@ CASES: list[Case] = [
         [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"],
         {},
         2,
-        P
-        + "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. Expected object with name nope in {tmp}/kubeconfig-empty/contexts list",
+        P + NO_CONTEXT,
     ),
     (
         T,
         [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"],
         {},
         4,
-        P
-        + "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. Expected object with name nope in {tmp}/kubeconfig-empty/contexts list",
+        P + NO_CONTEXT,
     ),
     # simulate
     ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),
