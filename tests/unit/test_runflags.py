@@ -100,7 +100,8 @@ def test_config_values_convert_to_command_line_forms(tmp_path: Path) -> None:
     cfg = tmp_path / "aicr.yaml"
     cfg.write_text(
         "kind: AICRConfig\nspec:\n  validate:\n    agent:\n      namespace: team-a\n"
-        "      nodeSelector: {pool: gpu}\n      tolerations: [{key: k, value: v, effect: NoSchedule}, {operator: Exists}]\n"
+        "      nodeSelector: {pool: gpu}\n"
+        "      tolerations: [{key: k, value: v, effect: NoSchedule}, {operator: Exists}]\n"
         "    execution: {timeout: 10m, skipChecks: [dra-support]}\n"
     )
     got = aicrconfig.load_validate_config(str(cfg))
