@@ -15,6 +15,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -181,10 +182,16 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
     )
 
 
-def needs_cluster(run: RunState) -> bool:
-    """Whether a check of this run will talk to the cluster (so a bad kubeconfig must stop it now)."""
+def needs_cluster(run: RunState, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether to load the kubeconfig now: a check of this run will talk to the cluster and the user
+    named a kubeconfig or context (``--kubeconfig``, ``$KUBECONFIG``, ``--kube-context``), so one that
+    is missing or unreadable stops the run before any check.  With none named the cluster connects
+    on first use, as before (in-cluster config, then ``~/.kube/config``)."""
     s = run.settings
+    env = os.environ if environ is None else environ
     if s.no_cluster or run.readiness.blocked:
+        return False
+    if not (s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip()):
         return False
     return any(sel.spec.name not in s.skip_checks for sel in run.selected)
 
