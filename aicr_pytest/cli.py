@@ -160,15 +160,24 @@ def _rootdir_args(extra: Sequence[str]) -> list[str]:
 
 
 def _pytest_args(
-    values: Mapping[str, Any], *, output: str | None, simulated: str | None, extra: Sequence[str]
+    values: Mapping[str, Any],
+    *,
+    output: str | None,
+    simulated: str | None,
+    extra: Sequence[str],
+    debug: bool = False,
 ) -> list[str]:
-    """pytest's arguments: the options both entry points take, as given; ``-o``; extra args."""
+    """pytest's arguments: the options both entry points take, as given; ``-o``; ``--tb=long`` with
+    ``--debug``; extra args (last, so a ``--tb`` after ``--`` wins)."""
     table = options.by_name()
     args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS, *_rootdir_args(extra)]
     if output and output != "-":
         args += table["ctrf_report"].to_args(options.PYTEST, output)
     if simulated:
         args += table["simulated"].to_args(options.PYTEST, simulated)
+    tb = traceback_style(debug)
+    if tb is not None:
+        args.append(f"--tb={tb}")
     return args + _extra_args(extra)
 
 
@@ -251,10 +260,9 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             if captured is None:
                 return code
             given = {**given, "snapshot": captured}
-        args = _pytest_args(given, output=output, simulated=simulated, extra=ns.pytest_args or ())
-        tb = traceback_style(bool(run["debug"]))
-        if tb is not None:
-            args.insert(len(args) - len(_extra_args(ns.pytest_args or ())), f"--tb={tb}")
+        args = _pytest_args(
+            given, output=output, simulated=simulated, extra=ns.pytest_args or (), debug=bool(run["debug"])
+        )
         receiver = _OutcomeReceiver()
         to_stdout = not output or output == "-"
         real_stdout = sys.stdout

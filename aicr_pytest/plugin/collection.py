@@ -50,6 +50,11 @@ def add_bundled_checks(config: pytest.Config, state: PluginState) -> None:
         config.args = [*config.args, checks]
 
 
+def only_bundled_checks(config: pytest.Config) -> bool:
+    """Whether the run collects the bundled checks alone (no test paths of the user's)."""
+    return [str(a) for a in config.args] == [str(bundled.checks_dir())]
+
+
 def parametrize(metafunc: pytest.Metafunc, state: PluginState | None) -> None:
     if "check" in metafunc.fixturenames:
         names = _check_names(metafunc)
