@@ -195,7 +195,10 @@ def test_config_file_gives_defaults_and_flags_and_env_win(tmp_path: Path, write_
 def test_require_gpu_fails_a_snapshot_without_gpu(tmp_path: Path, write_inputs: Inputs, entry: str) -> None:
     snapshot = {**SNAPSHOT, "measurements": [m for m in SNAPSHOT["measurements"] if m["type"] != "GPU"]}
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"]), snapshot)
-    line = f'readiness constraint failed: name=--require-gpu expected="a GPU measurement" actual= error="{runflags.MSG_NO_GPU}"'
+    line = (
+        'readiness constraint failed: name=--require-gpu expected="a GPU measurement" actual= '
+        f'error="{runflags.MSG_NO_GPU}"'
+    )
     if entry == "validate":
         proc = cli("validate", "-r", str(rp), "-s", str(sp), "--no-cluster", "--require-gpu", cwd=tmp_path)
         assert proc.returncode == 2 and line in proc.stderr.splitlines()
