@@ -65,14 +65,15 @@ def add_image_pull_secrets(obj: Any, secrets: Sequence[str]) -> int:
 
     A pod spec is any mapping with a ``containers`` list: a Pod's ``spec``, a Job's or Deployment's
     ``spec.template.spec``, a CronJob's job template, and the pod templates nested in custom
-    resources (TrainingRuntime, JobSet, ...).  Names already listed are not repeated.  Returns the
-    number of pod specs touched.
+    resources (TrainingRuntime, JobSet, ...); a Dynamo ``extraPodSpec`` (a ``mainContainer``
+    mapping) counts too.  Names already listed are not repeated.  Returns the number of pod specs
+    touched.
     """
     if not secrets:
         return 0
     touched = 0
     if isinstance(obj, dict):
-        if isinstance(obj.get("containers"), list):
+        if isinstance(obj.get("containers"), list) or isinstance(obj.get("mainContainer"), dict):
             current = [e for e in obj.get("imagePullSecrets") or [] if isinstance(e, dict)]
             names = {str(e.get("name")) for e in current}
             obj["imagePullSecrets"] = current + [{"name": n} for n in secrets if n not in names]

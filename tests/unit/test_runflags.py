@@ -166,6 +166,9 @@ def test_image_pull_secrets_reach_every_pod_spec() -> None:
     assert add_image_pull_secrets(pod, ["regcred", "other"]) == 1
     assert pod["spec"]["imagePullSecrets"] == [{"name": "regcred"}, {"name": "other"}]
     assert add_image_pull_secrets({"kind": "ConfigMap", "data": {}}, ["x"]) == 0
+    dgd = {"spec": {"services": {"Frontend": {"extraPodSpec": {"mainContainer": {"image": "i"}}}}}}
+    assert add_image_pull_secrets(dgd, ["regcred"]) == 1
+    assert dgd["spec"]["services"]["Frontend"]["extraPodSpec"]["imagePullSecrets"] == [{"name": "regcred"}]
 
 
 def test_readiness_texts_are_aicrs_for_missing_and_unparsable_values() -> None:
@@ -201,3 +204,22 @@ def test_log_json_writes_one_json_object_per_line_on_stderr(monkeypatch: pytest.
     record = json.loads(err.getvalue().strip().splitlines()[-1])
     assert record["level"] == "DEBUG" and record["msg"] == "hello world" and record["logger"] == "aicr_pytest"
     assert logsetup.traceback_style(True) == "long" and logsetup.traceback_style(False) is None
+
+
+def test_run_scope_stamps_pull_secrets_and_uses_its_namespace() -> None:
+    from aicr_pytest.kube.run import RunScope
+
+    def no_cluster() -> object:
+        raise AssertionError("stamping never connects")
+
+    scope = RunScope(no_cluster, "abcd1234", namespace="team-ns", image_pull_secrets=("regcred",))  # type: ignore[arg-type]
+    job = scope.stamp(
+        {"kind": "Job", "metadata": {"name": "j"}, "spec": {"template": {"spec": {"containers": []}}}}
+    )
+    assert job["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
+    assert scope.namespace == "team-ns"
+    plain = RunScope(no_cluster, "abcd1234")  # type: ignore[arg-type]
+    assert (
+        "imagePullSecrets"
+        not in plain.stamp({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}})["spec"]
+    )
