@@ -107,17 +107,16 @@ def require_gpu_result(snapshot: Snapshot | None) -> ConstraintResult | None:
 
 
 def is_release_version(version: str) -> bool:
-    """AICR's rule: empty, ``dev`` and ``*-next`` builds are not compared."""
-    return bool(version) and version != "dev" and "-next" not in version
+    """An AICR release version: ``v`` and a digit first (AICR's builds: ``v0.12.0``), not ``dev``
+    and not a ``-next`` snapshot build.  aicr-pytest stamps its own version without the ``v``
+    (``0.1.0``): its numbers are not AICR's, so they are never compared."""
+    return len(version) > 1 and version[0] == "v" and version[1].isdigit() and "-next" not in version
 
 
 def version_skew_warning(binary: str, recipe: str, snapshot: str) -> str | None:
-    """The advisory when the recipe's and the snapshot's *release* versions differ.
-
-    AICR also compares its own binary version; aicr-pytest's version numbers are its own, not
-    AICR's, so ``binary`` is shown but not compared (empty shows as ``unknown``).
-    """
-    distinct = {v for v in (recipe, snapshot) if is_release_version(v)}
+    """The advisory when two or more AICR release versions among the inputs differ (empty shows as
+    ``unknown``); see :func:`is_release_version` for which versions count."""
+    distinct = {v for v in (binary, recipe, snapshot) if is_release_version(v)}
     if len(distinct) < 2:
         return None
     return MSG_VERSION_SKEW.format(

@@ -46,13 +46,16 @@ def test_require_gpu_fails_a_snapshot_without_a_gpu_measurement() -> None:
     assert runflags.require_gpu_result(None) is not None
 
 
-def test_version_skew_compares_release_versions_of_recipe_and_snapshot() -> None:
+def test_version_skew_compares_aicr_release_versions_only() -> None:
     assert runflags.version_skew_warning("0.1.0", "v0.11.1", "v0.12.0") == runflags.MSG_VERSION_SKEW.format(
         binary="0.1.0", recipe="v0.11.1", snapshot="v0.12.0"
     )
     assert runflags.version_skew_warning("0.1.0", "v0.11.1", "v0.11.1") is None
     assert runflags.version_skew_warning("0.1.0", "dev", "v0.12.0") is None
     assert runflags.version_skew_warning("0.1.0", "v1.0.0-next", "") is None
+    # aicr-pytest's own versions (no "v") are not AICR's numbering: never compared
+    assert runflags.version_skew_warning("0.1.0", "0.1.0", "v0.12.0") is None
+    assert runflags.version_skew_warning("", "", "") is None
 
 
 def test_unknown_validation_phase_key_is_named_with_the_valid_ones() -> None:
