@@ -182,7 +182,9 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
     "conformance-ii-gateway": (
         "h100-eks-inference-gateway",
         "conformance",
-        lambda tmp: conformance_recipe(tmp, ("inference-gateway",), {"name": "agentgateway"}),
+        lambda tmp: conformance_recipe(
+            tmp, ("inference-gateway",), {"name": "agentgateway", "type": "Helm", **CHART}
+        ),
         EXAMPLES / "h100-eks-training-snapshot.yaml",
         ("inference-gateway",),
     ),
@@ -192,7 +194,7 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         lambda tmp: conformance_recipe(
             tmp,
             ("slinky-slurm-health", "slinky-slurm-imex-channel"),
-            {"name": "slinky-slurm", "namespace": "slurm", **CHART},
+            {"name": "slinky-slurm", "namespace": "slurm", "type": "Helm", **CHART},
         ),
         EXAMPLES / "h100-eks-training-snapshot.yaml",
         ("slinky-slurm-health", "slinky-slurm-imex-channel"),
