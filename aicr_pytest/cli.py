@@ -171,6 +171,7 @@ def _pytest_args(
     ``--debug``; extra args (last, so a ``--tb`` after ``--`` wins)."""
     table = options.by_name()
     args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS, *_rootdir_args(extra)]
+    args += table["check_kubeconfig"].to_args(options.PYTEST, True)
     if output and output != "-":
         args += table["ctrf_report"].to_args(options.PYTEST, output)
     if simulated:

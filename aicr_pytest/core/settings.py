@@ -148,6 +148,8 @@ class Settings(BaseModel):
     #: ``--debug`` / ``--log-json``: logging of the ``aicr_pytest`` logger (core.logsetup)
     debug: bool = False
     log_json: bool = False
+    #: set by ``aicr-pytest validate``: load a named kubeconfig/context before any check runs
+    check_kubeconfig: bool = False
 
     @property
     def active(self) -> bool:

@@ -564,6 +564,16 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
     ),
     Option(
+        "check_kubeconfig",
+        ("--aicr-check-kubeconfig",),
+        "set by `aicr-pytest validate`: a named kubeconfig or context is loaded before any check runs",
+        setting="check_kubeconfig",
+        entry_points=(PYTEST,),
+        action="store_true",
+        default=False,
+        hidden=True,
+    ),
+    Option(
         "simulated",
         ("--aicr-simulated",),
         "set by `aicr-pytest validate --simulate`: the simulator profile the cluster runs",

@@ -183,13 +183,15 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
 
 
 def needs_cluster(run: RunState, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether to load the kubeconfig now: a check of this run will talk to the cluster and the user
-    named a kubeconfig or context (``--kubeconfig``, ``$KUBECONFIG``, ``--kube-context``), so one that
-    is missing or unreadable stops the run before any check.  With none named the cluster connects
-    on first use, as before (in-cluster config, then ``~/.kube/config``)."""
+    """Whether to load the kubeconfig now: under ``aicr-pytest validate`` (``check_kubeconfig``), when
+    a check of this run will talk to the cluster and the user named a kubeconfig or context
+    (``--kubeconfig``, ``$KUBECONFIG``, ``--kube-context``), so one that is missing or unreadable
+    stops the run before any check.  With none named the cluster connects on first use, as before
+    (in-cluster config, then ``~/.kube/config``).  Plain pytest connects on first use too: a test
+    kit fixture (``fake_cluster_factory``) may write the kubeconfig during the session."""
     s = run.settings
     env = os.environ if environ is None else environ
-    if s.no_cluster or run.readiness.blocked:
+    if not s.check_kubeconfig or s.no_cluster or run.readiness.blocked:
         return False
     if not (s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip()):
         return False

@@ -301,11 +301,16 @@ CASES: list[Case] = [
         {"AICR_NCCL_FABRIC": "bogus"},
         FABRIC,
     ),
-    # kubeconfig / context missing or unreadable, named before any check runs
-    *_both(
-        [*OK, "--kubeconfig", "/nonexistent/kubeconfig"], {}, "kubeconfig not found: /nonexistent/kubeconfig"
+    # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
+    # plain pytest a test-kit fixture may write the kubeconfig during the session)
+    (
+        V,
+        [*OK, "--kubeconfig", "/nonexistent/kubeconfig"],
+        {},
+        2,
+        P + "kubeconfig not found: /nonexistent/kubeconfig",
     ),
-    *_both(OK, {}, NO_KUBECONFIG_ENV),
+    (V, OK, {}, 2, P + NO_KUBECONFIG_ENV),
     (
         V,
         [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"],
@@ -315,10 +320,24 @@ CASES: list[Case] = [
     ),
     (
         T,
-        [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"],
+        ["-r", "{tmp}/chart-no-source.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {},
         4,
-        P + NO_CONTEXT,
+        P + INCOHERENT + 'Helm component "extra" has a chart name ("extra-chart") but no source repository',
+    ),
+    (
+        T,
+        ["-r", "{tmp}/odd-type.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        4,
+        P + INCOHERENT + 'component "extra" has unsupported type "Jsonnet"; expected "Helm" or "Kustomize"',
+    ),
+    (
+        T,
+        ["-r", "{tmp}/typo-deploy.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        4,
+        P + f'recipe {{tmp}}/typo-deploy.yaml: unknown validation phase "deploy"; {VALID_PHASES}',
     ),
     # simulate
     ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),
