@@ -35,6 +35,9 @@ import pytest
 
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.logsetup import configure_logging, traceback_style
+from aicr_pytest.core.settings import DEFAULT_NAMESPACE, parse_timeout
+from aicr_pytest.core.writable import check_writable
 from aicr_pytest.evidence.cli import add_verify_arguments
 from aicr_pytest.evidence.cncf.settings import build_cncf_settings
 from aicr_pytest.plugin import options
@@ -52,7 +55,22 @@ EXIT_INTERRUPTED = 5
 EXIT_EVIDENCE = 6
 EXIT_FAILED = 8
 
-MSG_RECIPE_REQUIRED = "aicr-pytest validate: error: the following arguments are required: -r/--recipe"
+
+#: ``aicr-pytest validate --help`` ends with these (item 8 of #17)
+VALIDATE_EPILOG = """\
+exit codes:
+  0  every phase passed or skipped (or --fail-on-error=false)
+  2  invalid input, caught before any check runs (flags, recipe, snapshot, kubeconfig, output
+     path), or the readiness pre-flight failed
+  5  interrupted (SIGINT/SIGTERM), or the snapshot agent timed out
+  6  --emit-attestation: the evidence bundle could not be emitted, pushed or signed
+  8  a phase failed or ended other, or the snapshot agent failed
+
+container-per-check flags: aicr-pytest runs every check in-process, so --image and --job-name
+only shape the snapshot agent (when --snapshot is omitted), and --service-account-name is accepted
+and has no effect.  Under plain pytest: --namespace (pytest owns -n), --aicr-debug (pytest owns
+--debug), --aicr-timeout (when pytest-timeout owns --timeout).
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,7 +86,12 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     parser.add_argument("--version", action="version", version=f"aicr-pytest {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    v = sub.add_parser("validate", help="validate a cluster against a recipe (like `aicr validate`)")
+    v = sub.add_parser(
+        "validate",
+        help="validate a cluster against a recipe (like `aicr validate`)",
+        epilog=VALIDATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     options.add_argparse_options(v, table)
     for action in v._actions:  # --recipe: required unless --cncf-submission (cmd_validate says so)
         if action.dest == "recipe":
@@ -76,7 +99,8 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
 
     s = sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C")
-    s.add_argument("--profile", required=True, help="cluster profile, e.g. h100-eks-training")
+    s.add_argument("--profile", help="cluster profile, e.g. h100-eks-training (see --list)")
+    s.add_argument("--list", action="store_true", help="list the cluster profiles and faults, then exit")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a fault (repeatable)")
     s.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
     s.add_argument("--for", dest="duration", type=float, help="serve for SECONDS, then exit")
@@ -159,6 +183,16 @@ class _OutcomeReceiver:
 CONCISE_ARGS = ("--tb=no",)
 
 
+def _rootdir_args(extra: Sequence[str]) -> list[str]:
+    """``--rootdir`` = the bundled checks, so pytest's header and node ids name them rather than the
+    directory ``validate`` was started in (unless ``--rootdir`` is given after ``--``)."""
+    if any(a == "--rootdir" or a.startswith("--rootdir=") for a in extra):
+        return []
+    from aicr_pytest.plugin.bundled import checks_dir
+
+    return [f"--rootdir={checks_dir()}"]
+
+
 def _pytest_args(
     values: Mapping[str, Any],
     *,
@@ -167,23 +201,35 @@ def _pytest_args(
     extra: Sequence[str],
     debug: bool = False,
 ) -> list[str]:
-    """pytest's arguments: the options both entry points take, as given; ``-o``; extra args."""
+    """pytest's arguments: the options both entry points take, as given; ``-o``; ``--tb=long`` with
+    ``--debug``; extra args (last, so a ``--tb`` after ``--`` wins)."""
     table = options.by_name()
-    args = [*options.forwarded_args(values), *PYTEST_BASE_ARGS, *PYTEST_LEAN_ARGS]
-    if not debug:
-        args += CONCISE_ARGS
+    args = [
+        *options.forwarded_args(values),
+        *PYTEST_BASE_ARGS,
+        *PYTEST_LEAN_ARGS,
+        *_rootdir_args(extra),
+        *table["check_kubeconfig"].to_args(options.PYTEST, True),
+    ]
     if output and output != "-":
         args += table["ctrf_report"].to_args(options.PYTEST, output)
     if simulated:
         args += table["simulated"].to_args(options.PYTEST, simulated)
+    tb = traceback_style(debug)
+    args += [f"--tb={tb}"] if tb is not None else list(CONCISE_ARGS)
+    return args + _extra_args(extra)
+
+
+def _extra_args(extra: Sequence[str]) -> list[str]:
+    """The pytest arguments after ``--`` (anything else left over is a usage error)."""
     rest = list(extra)
     if rest and rest[0] == "--":
-        rest = rest[1:]
-    elif rest:
+        return rest[1:]
+    if rest:
         raise UsageError(f"unexpected arguments: {' '.join(rest)} (pass pytest arguments after --)")
     if not _wants_xdist(rest):
-        args += ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
-    return args + rest
+        return ["-p", "no:xdist", "-p", "no:xdist.looponfail", *rest]
+    return rest
 
 
 def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: bool) -> int:
@@ -209,14 +255,21 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
     return EXIT_OK
 
 
+MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe in --config)"
+
+
 def cmd_validate(ns: argparse.Namespace) -> int:
     given = options.values_from(ns, options.VALIDATE)
-    run = options.resolved(given, options.VALIDATE)
+    run = options.resolved(given, options.VALIDATE, config=options.config_values(given))
     # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else (#14)
     build_cncf_settings(run["cncf_submission"], run["feature"], run["evidence_dir"])
-    if run["recipe"] is None and not run["cncf_submission"]:  # --recipe is optional only there
-        print(MSG_RECIPE_REQUIRED, file=sys.stderr)
-        return EXIT_INVALID
+    if not run["recipe"] and not run["cncf_submission"]:  # --recipe is optional only there
+        raise UsageError(MSG_RECIPE_REQUIRED)
+    configure_logging(debug=bool(run["debug"]), log_json=bool(run["log_json"]))
+    timeout_s = parse_timeout(str(run["timeout"]))
+    output = run["output"]
+    if output and output != "-":
+        check_writable(str(output), "--output")
     faults = list(run["fault"] or ())
     sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
     if run["simulate"]:
@@ -242,20 +295,20 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 kube_context=run["kube_context"],
                 node_selector=run["node_selector"],
                 toleration=run["toleration"],
-                image=str(run["nvidia_smi_image"]),
+                image=str(run["image"] or run["nvidia_smi_image"]),
                 no_cleanup=bool(run["no_cleanup"]),
                 emit=lambda line: print(line, file=sys.stderr, flush=True),
+                namespace=str(run["namespace"] or DEFAULT_NAMESPACE),
+                image_pull_secrets=tuple(run["image_pull_secret"] or ()),
+                require_gpu=bool(run["require_gpu"]),
+                timeout=timeout_s,
+                job_name=run["job_name"],
             )
             if captured is None:
                 return code
             given = {**given, "snapshot": captured}
-        output = run["output"]
         args = _pytest_args(
-            given,
-            output=output,
-            simulated=simulated,
-            extra=ns.pytest_args or (),
-            debug=bool(run.get("debug")),  # the --debug option, where the option table has it
+            given, output=output, simulated=simulated, extra=ns.pytest_args or (), debug=bool(run["debug"])
         )
         receiver = _OutcomeReceiver()
         to_stdout = not output or output == "-"
@@ -286,7 +339,28 @@ def _dumps(report: dict[str, Any]) -> str:
     return dumps(report)
 
 
+def simulate_listing() -> list[str]:
+    """``aicr-pytest simulate --list``: every profile and fault, each with its one-line summary."""
+    from aicr_pytest.testing.profiles import PROFILES
+    from aicr_pytest.testing.profiles.faults import FAULTS
+
+    def summary(fn: object) -> str:
+        doc = (getattr(fn, "__doc__", None) or "").strip()
+        return doc.split("\n", 1)[0].strip() if doc else ""
+
+    lines = ["profiles:"]
+    lines += [f"  {name:<28} {summary(fn)}".rstrip() for name, fn in PROFILES.items()]
+    lines.append("faults (--fault, repeatable):")
+    lines += [f"  {name:<28} {summary(fn)}".rstrip() for name, fn in sorted(FAULTS.items())]
+    return lines
+
+
 def cmd_simulate(ns: argparse.Namespace) -> int:
+    if ns.list:
+        print("\n".join(simulate_listing()))
+        return EXIT_OK
+    if not ns.profile:
+        raise UsageError("simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)")
     from aicr_pytest.testing.serve import serve
 
     return serve(ns.profile, ns.fault, ns.kubeconfig, ns.duration)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from aicr_pytest.core import snapshot as snapshot_mod
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.snapshot import (
     MEASUREMENT_TYPES,
@@ -51,11 +53,13 @@ __all__ = [
     "Operator",
     "Version",
     "VersionError",
+    "aicr_cause",
     "evaluate",
     "evaluate_constraint",
     "format_readiness_error",
     "format_readiness_failure",
     "format_readiness_line",
+    "go_version_error",
     "is_snapshot_path",
     "parse_expression",
     "parse_threshold",
@@ -382,19 +386,78 @@ def _strip_prefix(message: str) -> str:
 # --- readiness messages ----------------------------------------------------------------------------------
 
 
+#: our snapshot lookup messages → AICR's (``[CODE] message``; extractor.go), for readiness texts
+_AICR_LOOKUP: Final[tuple[tuple[str, str], ...]] = (
+    (snapshot_mod.NOT_FOUND_TYPE, "[NOT_FOUND] measurement type not found in snapshot"),
+    (snapshot_mod.NOT_FOUND_SUBTYPE, "[NOT_FOUND] subtype not found in measurement"),
+    (snapshot_mod.NOT_FOUND_KEY, "[NOT_FOUND] key not found in subtype"),
+    (snapshot_mod.NOT_FOUND_NO_ITEMS, "[NOT_FOUND] subtype has no items but path uses an item selector"),
+    (snapshot_mod.NOT_FOUND_INDEX, "[NOT_FOUND] item index out of bounds"),
+    (snapshot_mod.NOT_FOUND_PREDICATE, "[NOT_FOUND] no item matches predicate"),
+    (snapshot_mod.NOT_FOUND_ITEM_KEY, "[NOT_FOUND] key not found in item"),
+    (snapshot_mod.CONFLICT_PREDICATE, "[CONFLICT] item predicate matches multiple entries"),
+)
+_GO_ATOI = re.compile(r"[+-]?[0-9]+")
+
+
+def go_version_error(text: str) -> str | None:
+    """The error AICR's ``version.ParseVersion`` gives ``text`` (``None``: it parses), e.g.
+    ``[INVALID_REQUEST] non-numeric component: "unknown": version component is not numeric``."""
+    if text == "":
+        return "[INVALID_REQUEST] empty version string: version string is empty"
+    s = text.removeprefix("v")
+    main = s
+    for i, ch in enumerate(s):
+        if ch in "-+" and i > 0 and s[i - 1].isdigit():
+            main = s[:i]
+            break
+    parts = main.split(".")
+    if len(parts) > 3:
+        return "[INVALID_REQUEST] too many version components: version has more than 3 components"
+    for part in parts:
+        if part == "":
+            return "[INVALID_REQUEST] empty component: version component is not numeric"
+        if not _GO_ATOI.fullmatch(part):
+            quoted = json.dumps(part, ensure_ascii=False)
+            return f"[INVALID_REQUEST] non-numeric component: {quoted}: version component is not numeric"
+        if int(part) < 0:
+            return f"[INVALID_REQUEST] negative component: {int(part)}: version component cannot be negative"
+    return None
+
+
+def aicr_cause(result: ConstraintResult) -> str | None:
+    """AICR's text for why ``result`` could not be evaluated, where it has one: a missing value
+    (``[NOT_FOUND] value not found in snapshot: [NOT_FOUND] key not found in subtype``) or an
+    unparsable actual version (``[INVALID_REQUEST] cannot parse actual version: …``); else ``None``."""
+    if result.error is None:
+        return None
+    if result.error_kind in ("not_found", "ambiguous"):
+        inner = result.error.removeprefix(f"{WRAP_NOT_FOUND}: ")
+        for ours, theirs in _AICR_LOOKUP:
+            if inner.startswith(ours):
+                return f"[NOT_FOUND] {WRAP_NOT_FOUND}: {theirs}"
+        return f"[NOT_FOUND] {WRAP_NOT_FOUND}: [NOT_FOUND] {inner}"
+    if result.error_kind == "unparsable_actual":
+        cause = go_version_error(result.actual.strip())
+        if cause is not None:
+            return f"[INVALID_REQUEST] {CANNOT_PARSE_ACTUAL}: {cause}"
+    return None
+
+
 def format_readiness_line(result: ConstraintResult) -> str:
     """The guide's log line, e.g.
     ``readiness constraint failed: name=K8s.server.version expected=">= 1.34" actual=v1.33.0-eks-abc``.
 
     ``status`` is ``passed``/``failed``; when the constraint could not be evaluated the line ends with
-    `` error="<cause>"`` (``actual`` is whatever was read, possibly empty).
+    `` error="<cause>"`` (``actual`` is whatever was read, possibly empty), the cause in AICR's words
+    where it has them (:func:`aicr_cause`).
     """
     status = "passed" if result.passed else "failed"
     line = READINESS_LINE.format(
         status=status, name=result.name, expected=result.expected, actual=result.actual
     )
     if result.error is not None:
-        line += f' error="{result.error}"'
+        line += f' error="{aicr_cause(result) or result.error}"'
     return line
 
 
@@ -402,7 +465,7 @@ def format_readiness_failure(result: ConstraintResult) -> str:
     """AICR's error text: ``readiness check failed: <name> expected <value>, got <actual>``, or for an
     evaluation error ``readiness check could not evaluate: <name>: <cause>``."""
     if result.error is not None:
-        return format_readiness_error(result.name, result.error)
+        return format_readiness_error(result.name, aicr_cause(result) or result.error)
     return READINESS_FAILED.format(name=result.name, expected=result.expected, actual=result.actual)
 
 

@@ -11,11 +11,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from aicr_pytest.core import catalog, constraints
+from aicr_pytest.core import catalog, constraints, runflags
+from aicr_pytest.core.coherence import check_coherence
 from aicr_pytest.core.datatree import DataTree, embedded_data_root
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.policy import AllocationPolicy, resolve_allocation_policy
 from aicr_pytest.core.recipe import Constraint, Recipe, parse_recipe
+from aicr_pytest.core.runflags import unknown_phase_keys_error
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.core.snapshot import Snapshot, load_snapshot_text
 from aicr_pytest.core.sources import load_source, load_yaml_document
@@ -99,12 +101,14 @@ def load_run_state(
     settings: Settings,
     configmap_reader: ConfigMapReader | None = None,
     prevalidate: Prevalidate | None = None,
+    binary_version: str = "",
 ) -> RunState:
     """Load and validate every input.  Raises :class:`UsageError` (exit 2) on bad input.
 
     ``prevalidate(check_names, recipe, data)`` validates what only the selected checks understand
     (the plugin passes its ``pytest_aicr_prevalidate`` hook); it runs after selection and before
-    the allocation policy is resolved.
+    the allocation policy is resolved.  ``binary_version`` is this tool's version, for the
+    version-skew advisory.
     """
     if settings.recipe is None:
         raise UsageError("--recipe is required")
@@ -114,6 +118,11 @@ def load_run_state(
 
     raw_recipe = load_yaml_document(settings.recipe, "recipe", configmap_reader)
     recipe, warnings = parse_recipe(raw_recipe, settings.recipe)
+    if isinstance(raw_recipe, dict) and (
+        phase_key_error := unknown_phase_keys_error(raw_recipe.get("validation"), settings.recipe)
+    ):
+        raise phase_key_error
+    check_coherence([(ref, ref.enabled) for ref in recipe.component_refs], data.registry_entry)
 
     snapshot: Snapshot | None = None
     if settings.snapshot is not None:
@@ -127,6 +136,7 @@ def load_run_state(
         constraints.validate_expression(c.value)
     declared = {p: recipe.phase_checks(p) for p in recipe.declared_phases()}
     selected = catalog.select_checks(declared, settings.phases)
+    warnings.extend(runflags.preflight_skip_checks(settings.skip_checks, declared, settings.phases))
 
     snapshot_constraints: list[SnapshotConstraint] = []
     for phase in settings.phases:
@@ -141,6 +151,17 @@ def load_run_state(
     policy = resolve_allocation_policy(recipe, data)
     warnings.extend(policy.warnings)
     readiness = evaluate_readiness(recipe, snapshot)
+    if settings.require_gpu and (no_gpu := runflags.require_gpu_result(snapshot)) is not None:
+        readiness.results.append(no_gpu)
+    if not declared:
+        warnings.append(runflags.MSG_NO_CHECKS)
+    skew = runflags.version_skew_warning(
+        binary_version,
+        recipe.metadata.version or "",
+        snapshot.metadata.get("version", "") if snapshot else "",
+    )
+    if skew is not None:
+        warnings.append(skew)
 
     if settings.phases_explicit and not recipe.declared_phases():
         warnings.append("recipe has no validation section; requested phases will have no checks")

@@ -16,8 +16,14 @@ from pydantic import BaseModel, ConfigDict
 
 from aicr_pytest.core.catalog import parse_phases
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.goduration import parse_go_duration
 
 DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
+#: AICR's ``--namespace`` default (kube.run.DEFAULT_NAMESPACE is the same value)
+DEFAULT_NAMESPACE = "aicr-validation"
+#: AICR's ``--timeout`` default (``defaults.CLISnapshotTimeout``)
+DEFAULT_TIMEOUT = "5m"
+DEFAULT_TIMEOUT_S = 300.0
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
@@ -40,6 +46,22 @@ class Toleration(BaseModel):
         if self.effect is not None:
             out["effect"] = self.effect
         return out
+
+
+MSG_BAD_TIMEOUT = (
+    'invalid value "{value}" for flag --timeout: parse error (a Go duration such as 5m, 90s, 1h30m)'
+)
+
+
+def parse_timeout(value: str) -> float:
+    """``--timeout``: a positive Go duration (``5m``), in seconds; anything else is a UsageError."""
+    try:
+        seconds = parse_go_duration(value)
+    except ValueError:
+        raise UsageError(MSG_BAD_TIMEOUT.format(value=value)) from None
+    if seconds <= 0:
+        raise UsageError(MSG_BAD_TIMEOUT.format(value=value))
+    return seconds
 
 
 def parse_node_selector(values: Sequence[str] | None) -> dict[str, str] | None:
@@ -106,6 +128,28 @@ class Settings(BaseModel):
     html: str | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
     simulated: str | None = None
+    # --- `aicr validate` drop-in flags (issue #17; see aicr_pytest.core.runflags) ---------------
+    #: ``-n/--namespace``: the shared namespace run objects go to (per-run namespaces aside)
+    namespace: str = DEFAULT_NAMESPACE
+    #: ``--image``: the snapshot agent's image (``None``: ``--nvidia-smi-image``)
+    image: str | None = None
+    #: ``--image-pull-secret``: added to every pod the run creates
+    image_pull_secrets: tuple[str, ...] = ()
+    #: ``--job-name``: the snapshot agent Job's name prefix (``None``: the agent's own base)
+    job_name: str | None = None
+    #: ``--service-account-name``: accepted; the checks run in-process (no validator pod)
+    service_account_name: str | None = None
+    #: ``--timeout``: seconds (Go duration parsed)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    #: ``--require-gpu``: a snapshot without a GPU measurement fails the pre-flight
+    require_gpu: bool = False
+    #: ``--skip-check``: catalog checks reported skipped instead of run
+    skip_checks: tuple[str, ...] = ()
+    #: ``--debug`` / ``--log-json``: logging of the ``aicr_pytest`` logger (core.logsetup)
+    debug: bool = False
+    log_json: bool = False
+    #: set by ``aicr-pytest validate``: load a named kubeconfig/context before any check runs
+    check_kubeconfig: bool = False
 
     @property
     def active(self) -> bool:
@@ -142,7 +186,14 @@ def build_settings(raw: Mapping[str, Any]) -> Settings:
     tolerations = tuple(parse_toleration(t) for t in toleration) if toleration else None
     node_selector = parse_node_selector(values.pop("node_selector", None))
     evidence_dir = values.pop("evidence_dir", None)
+    timeout = values.pop("timeout_s", None)
+    timeout_s = parse_timeout(timeout) if isinstance(timeout, str) else timeout
+    for key in ("image_pull_secrets", "skip_checks"):
+        values[key] = tuple(v for v in (values.get(key) or ()) if v)
+    if not (values.get("namespace") or "").strip():
+        values["namespace"] = DEFAULT_NAMESPACE
     return Settings(
+        timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
         **values,
         phases=tuple(phases),
         phases_explicit=bool(phase),

@@ -37,7 +37,7 @@ from aicr_pytest.kube.allocprobe import probe_allocation_mode
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster, RetryPolicy, Target
 from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.logs import JOB_NAME_LABELS, read_log
-from aicr_pytest.kube.run import RunScope
+from aicr_pytest.kube.run import RunScope, add_image_pull_secrets
 from aicr_pytest.kube.wait import job_outcome, observe, summarize, wait_for
 
 JSON = dict[str, Any]
@@ -233,6 +233,7 @@ class InferenceWorkload:
         manifests = inf.render_workload(self.run_id, self.knobs, choice, tolerations, claim_api)
         for obj in manifests:
             _relabel(obj, self.run.run_id)
+            add_image_pull_secrets(obj, self.run.image_pull_secrets)  # created directly, not stamped
         created = self.run.create_namespace_for_run(inf.NAMESPACE_PREFIX.rstrip("-"))
         if created != self.namespace:  # pragma: no cover - both derive from the same suffix
             raise AssertionError(f"namespace {created} != {self.namespace}")

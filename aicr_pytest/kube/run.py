@@ -34,12 +34,13 @@ import secrets
 import shlex
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
+from aicr_pytest.core.settings import DEFAULT_NAMESPACE as SETTINGS_DEFAULT_NAMESPACE
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import Conflict, NotFound, WaitTimeout
 from aicr_pytest.kube.resources import ResourceType
@@ -47,8 +48,9 @@ from aicr_pytest.kube.wait import wait_deleted
 
 JSON = dict[str, Any]
 
-#: The namespace AICR's validator uses; shared by runs, never deleted if it pre-existed.
-DEFAULT_NAMESPACE = "aicr-validation"
+#: The namespace AICR's validator uses (``--namespace`` default); shared by runs, never deleted if it
+#: pre-existed.
+DEFAULT_NAMESPACE = SETTINGS_DEFAULT_NAMESPACE
 #: Pod-template-bearing kinds whose template also gets the run labels.
 _TEMPLATE_KINDS = frozenset({"Job", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"})
 _DNS_LABEL_MAX = 63
@@ -56,6 +58,32 @@ _INVALID = re.compile(r"[^a-z0-9-]+")
 
 MSG_CLEANUP_KEPT = "cleanup disabled (--no-cleanup): {count} object(s) of run {run_id} kept for debugging"
 MSG_CLEANUP_FAILED = "cleanup of {what} failed; it may be orphaned: {error}"
+
+
+def add_image_pull_secrets(obj: Any, secrets: Sequence[str]) -> int:
+    """Add ``imagePullSecrets`` entries for ``secrets`` to every pod spec inside ``obj`` (in place).
+
+    A pod spec is any mapping with a ``containers`` list: a Pod's ``spec``, a Job's or Deployment's
+    ``spec.template.spec``, a CronJob's job template, and the pod templates nested in custom
+    resources (TrainingRuntime, JobSet, ...); a Dynamo ``extraPodSpec`` (a ``mainContainer``
+    mapping) counts too.  Names already listed are not repeated.  Returns the number of pod specs
+    touched.
+    """
+    if not secrets:
+        return 0
+    touched = 0
+    if isinstance(obj, dict):
+        if isinstance(obj.get("containers"), list) or isinstance(obj.get("mainContainer"), dict):
+            current = [e for e in obj.get("imagePullSecrets") or [] if isinstance(e, dict)]
+            names = {str(e.get("name")) for e in current}
+            obj["imagePullSecrets"] = current + [{"name": n} for n in secrets if n not in names]
+            touched += 1
+        for value in obj.values():
+            touched += add_image_pull_secrets(value, secrets)
+    elif isinstance(obj, list):
+        for value in obj:
+            touched += add_image_pull_secrets(value, secrets)
+    return touched
 
 
 def new_run_id() -> str:
@@ -155,6 +183,7 @@ class RunScope:
         *,
         namespace: str = DEFAULT_NAMESPACE,
         cleanup_timeout: float = 120.0,
+        image_pull_secrets: Sequence[str] = (),
     ) -> None:
         if not dns_label(run_id) or dns_label(run_id) != run_id:
             raise ValueError(f"run id must be a DNS-1123 label fragment, got {run_id!r}")
@@ -166,6 +195,8 @@ class RunScope:
         self.no_cleanup = no_cleanup
         self.namespace = namespace
         self.cleanup_timeout = cleanup_timeout
+        #: ``--image-pull-secret``: added to every pod spec of every object created through the scope
+        self.image_pull_secrets = tuple(image_pull_secrets)
         self._registry: list[Registered] = []
         self._lock = threading.Lock()
         self._kinds_used: set[ResourceType] = set()
@@ -227,6 +258,8 @@ class RunScope:
             if isinstance(template, dict):
                 tmeta = template.setdefault("metadata", {})
                 tmeta["labels"] = {**(tmeta.get("labels") or {}), **self.labels()}
+        if self.image_pull_secrets:
+            add_image_pull_secrets(out, self.image_pull_secrets)
         return out
 
     def _register(self, rtype: ResourceType, name: str, namespace: str | None) -> None:
@@ -508,6 +541,7 @@ __all__ = [
     "Registered",
     "RunScope",
     "Terminated",
+    "add_image_pull_secrets",
     "defer_signals",
     "dns_label",
     "install_signal_handlers",

@@ -617,6 +617,7 @@ def prevalidate(recipe: HasPerformanceBlock, settings: object, data: DataTree | 
     ``settings`` is accepted for the prevalidator signature; the environment is read from
     ``os.environ`` as the check does.
     """
+    parse_fabric(os.environ)  # the guide: any value but efa/roce is rejected, whichever NCCL check runs
     constraints = constraint_pairs(recipe.phase_constraints("performance"))
     private = resolve_runtime_ref(constraints, data)
     for check in recipe.phase_checks("performance"):

@@ -39,6 +39,9 @@ from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import ctrf, terminal
 
+#: the header line that names the checks a run collects when no test paths are given
+BUNDLED_HEADER = "aicr-pytest: checks bundled with aicr-pytest, from "
+
 #: the run's fixtures; the fake-cluster fixtures for anyone testing checks (testkit imports
 #: nothing of aicr_pytest.testing until a test asks for a fake cluster)
 pytest_plugins = ("aicr_pytest.plugin.fixtures", "aicr_pytest.plugin.testkit")
@@ -77,11 +80,11 @@ WATCH_NAME = "aicr-interrupt-watch"
 
 
 def _arm_interrupts(config: pytest.Config, state: plugin_state.PluginState) -> None:
-    """SIGTERM unwinds like Ctrl-C; ``--timeout`` (when that option exists) bounds the whole run."""
+    """SIGTERM unwinds like Ctrl-C; a ``--timeout`` the user gives also bounds the whole run.
+
+    Its 5m default is AICR's snapshot-agent wait only: as a whole-run bound it would end every
+    inference-perf run (up to 30 minutes) and long NCCL sweeps, so only an explicit value arms it."""
     value = getattr(config.option, "aicr_timeout", None)
-    opt = options.by_name().get("timeout")
-    if opt is not None and opt.takes(options.PYTEST):  # the option table's default and env apply
-        value = options.resolve(opt, value)
     try:
         seconds = interrupt.timeout_seconds(value)
     except ValueError as err:
@@ -151,11 +154,14 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
-    return [
+    lines = [
         terminal.header_line(
             header, snapshot=s.snapshot, no_cluster=s.no_cluster, simulated=s.simulated, run_id=state.run_id
         )
     ]
+    if collection.only_bundled_checks(config):
+        lines.append(f"{BUNDLED_HEADER}{bundled.checks_dir()}")
+    return lines
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -164,6 +170,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     run = state.run
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None and collection.only_bundled_checks(session.config):
+        # node ids of the bundled checks are relative to their own directory: show them as such
+        # (deployment/test_deployment.py), not as a path under rootdir that does not exist
+        tr.startpath = session.config.rootpath
     for line in terminal.preflight_lines(run.warnings, run.readiness.results, blocked=run.readiness.blocked):
         if tr is not None:
             tr.write_line(line)

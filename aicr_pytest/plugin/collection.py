@@ -19,6 +19,7 @@ import warnings
 import pytest
 
 from aicr_pytest.core import catalog
+from aicr_pytest.core.runflags import SKIP_CHECK_REASON
 from aicr_pytest.plugin import bundled, options
 from aicr_pytest.plugin.state import ITEM_KEY, ItemInfo, PluginState
 from aicr_pytest.report import outcome
@@ -47,6 +48,11 @@ def add_bundled_checks(config: pytest.Config, state: PluginState) -> None:
         config.args = [checks]
     elif checks not in config.args:
         config.args = [*config.args, checks]
+
+
+def only_bundled_checks(config: pytest.Config) -> bool:
+    """Whether the run collects the bundled checks alone (no test paths of the user's)."""
+    return [str(a) for a in config.args] == [str(bundled.checks_dir())]
 
 
 def parametrize(metafunc: pytest.Metafunc, state: PluginState | None) -> None:
@@ -158,6 +164,8 @@ def gate(item: pytest.Item, state: PluginState) -> str | None:
         state.ledger.wait_for(earlier)
         if state.settings.fail_fast and state.ledger.failed_phases(earlier):
             return outcome.SKIP_FAIL_FAST
+    if info.kind != "constraint" and info.name in state.settings.skip_checks:
+        return SKIP_CHECK_REASON
     if state.settings.no_cluster and info.kind != "constraint":
         return outcome.SKIP_NO_CLUSTER
     return None

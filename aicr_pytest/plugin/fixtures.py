@@ -141,7 +141,15 @@ def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
         raise pytest.UsageError("the run fixture needs --recipe")
     handle = state.cluster_handle
     worker = getattr(request.config, "workerinput", {}).get("workerid")
-    scope = RunScope(handle.get, run_id=state.run_id, worker_id=worker, no_cleanup=state.settings.no_cleanup)
+    s = state.settings
+    scope = RunScope(
+        handle.get,
+        run_id=state.run_id,
+        worker_id=worker,
+        no_cleanup=s.no_cleanup,
+        namespace=s.namespace,
+        image_pull_secrets=s.image_pull_secrets,
+    )
     with install_signal_handlers():
         try:
             yield scope

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.core.settings import DEFAULT_NVIDIA_SMI_IMAGE, Settings, build_settings
+from aicr_pytest.core.settings import (
+    DEFAULT_NAMESPACE,
+    DEFAULT_NVIDIA_SMI_IMAGE,
+    DEFAULT_TIMEOUT,
+    Settings,
+    build_settings,
+)
 from aicr_pytest.evidence import settings as evidence_settings
 
 EntryPoint = Literal["pytest", "validate"]
@@ -98,6 +104,8 @@ class Option:
     #: ``(flag, module)``: a pytest spelling left to the plugin ``module`` when it is installed
     ceded_flags: tuple[tuple[str, str], ...] = ()
     model: Model = "run"
+    #: dotted key under an AICRConfig's ``spec.validate`` (``--config``): flag/env > config > default
+    config_key: str | None = None
 
     def takes(self, entry_point: EntryPoint) -> bool:
         return entry_point in self.entry_points
@@ -185,8 +193,9 @@ OPTIONS: tuple[Option, ...] = (
         pytest_flags=("--recipe", "--aicr-recipe"),
         validate_flags=("-r", "--recipe"),
         metavar="PATH|URL|cm://NS/NAME",
-        # argparse does not enforce it: `aicr-pytest validate` does, unless --cncf-submission (#14)
-        required_by=(VALIDATE,),
+        # argparse does not enforce it: `aicr-pytest validate` does (or --config gives it), unless
+        # --cncf-submission (#14)
+        config_key="input.recipe",
     ),
     Option(
         "snapshot",
@@ -196,6 +205,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="snapshot",
         validate_flags=("-s", "--snapshot"),
         metavar="PATH|URL|cm://NS/NAME",
+        config_key="input.snapshot",
     ),
     Option(
         "phase",
@@ -205,6 +215,7 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         default_text="all",
         metavar="PHASE",
+        config_key="execution.phases",
     ),
     Option(
         "no_cluster",
@@ -213,6 +224,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="no_cluster",
         action="store_true",
         default=False,
+        config_key="execution.noCluster",
     ),
     Option(
         "fail_fast",
@@ -221,6 +233,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="fail_fast",
         action="store_true",
         default=False,
+        config_key="execution.failFast",
     ),
     Option(
         "fail_on_error",
@@ -231,6 +244,7 @@ OPTIONS: tuple[Option, ...] = (
         action="bool",
         default=True,
         metavar="BOOL",
+        config_key="execution.failOnError",
     ),
     Option(
         "output",
@@ -264,6 +278,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="node_selector",
         action="append",
         metavar="KEY=VALUE",
+        config_key="agent.nodeSelector",
     ),
     Option(
         "toleration",
@@ -272,6 +287,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="tolerations",
         action="append",
         metavar="KEY=VALUE:EFFECT",
+        config_key="agent.tolerations",
     ),
     Option(
         "kubeconfig",
@@ -296,6 +312,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="no_cleanup",
         action="store_true",
         default=False,
+        config_key="execution.noCleanup",
     ),
     Option(
         "nvidia_smi_image",
@@ -453,6 +470,115 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         env="AICR_ASSUME_YES",
     ),
+    # --- `aicr validate` drop-in flags (#17): same names, aliases, env vars and defaults -------------
+    Option(
+        "config",
+        ("--config",),
+        "AICRConfig file (kind AICRConfig) whose spec.validate gives defaults; a flag or its env var wins",
+        setting=None,
+        metavar="PATH",
+    ),
+    Option(
+        "namespace",
+        ("--namespace",),
+        "namespace for the run's shared objects and the snapshot agent",
+        setting="namespace",
+        # pytest owns -n (xdist's --numprocesses): under plain pytest the flag is --namespace only
+        validate_flags=("-n", "--namespace"),
+        default=DEFAULT_NAMESPACE,
+        env="AICR_NAMESPACE",
+        metavar="NAME",
+        config_key="agent.namespace",
+    ),
+    Option(
+        "image",
+        ("--image",),
+        "snapshot agent image (when --snapshot is omitted); aicr-pytest runs no validator container, "
+        "so this is the only image it sets",
+        setting="image",
+        default_text="--nvidia-smi-image",
+        env="AICR_VALIDATOR_IMAGE",
+        metavar="IMAGE",
+        config_key="agent.image",
+    ),
+    Option(
+        "image_pull_secret",
+        ("--image-pull-secret",),
+        "image pull secret added to every pod the run creates (repeatable)",
+        setting="image_pull_secrets",
+        action="append",
+        metavar="NAME",
+        config_key="agent.imagePullSecrets",
+    ),
+    Option(
+        "job_name",
+        ("--job-name",),
+        "snapshot agent Job name prefix (the run id is appended); checks run in-process, no validator Job",
+        setting="job_name",
+        default_text="aicr-snapshot",
+        metavar="NAME",
+        config_key="agent.jobName",
+    ),
+    Option(
+        "service_account_name",
+        ("--service-account-name",),
+        "accepted for aicr compatibility, no effect: checks run in-process as your kubeconfig identity",
+        setting="service_account_name",
+        metavar="NAME",
+        config_key="agent.serviceAccountName",
+    ),
+    Option(
+        "timeout",
+        ("--timeout",),
+        "Go duration (5m, 90s, 1h30m): how long to wait for the snapshot agent; "
+        "given explicitly, it also bounds the whole run (exit 5)",
+        setting="timeout_s",
+        # pytest-timeout owns --timeout when it is installed; --aicr-timeout always works
+        pytest_flags=("--timeout", "--aicr-timeout"),
+        ceded_flags=(("--timeout", "pytest_timeout"),),
+        default=DEFAULT_TIMEOUT,
+        metavar="DURATION",
+        config_key="execution.timeout",
+    ),
+    Option(
+        "require_gpu",
+        ("--require-gpu",),
+        "the snapshot agent requests an nvidia.com/gpu, and a snapshot without a GPU fails the pre-flight",
+        setting="require_gpu",
+        action="store_true",
+        default=False,
+        env="AICR_REQUIRE_GPU",
+        config_key="agent.requireGpu",
+    ),
+    Option(
+        "skip_check",
+        ("--skip-check",),
+        "report this recipe check as skipped instead of running it (repeatable; CTRF extra.skipReason)",
+        setting="skip_checks",
+        action="append",
+        metavar="NAME",
+        config_key="execution.skipChecks",
+    ),
+    Option(
+        "debug",
+        ("--debug",),
+        "debug logging (aicr_pytest logger) and full tracebacks",
+        setting="debug",
+        # pytest owns --debug (its own trace file): under plain pytest the flag is --aicr-debug
+        pytest_flags=("--aicr-debug",),
+        action="store_true",
+        default=False,
+        env="AICR_DEBUG",
+    ),
+    Option(
+        "log_json",
+        ("--log-json",),
+        "log lines as JSON objects on stderr (wins over --debug's text format)",
+        setting="log_json",
+        action="store_true",
+        default=False,
+        env="AICR_LOG_JSON",
+    ),
     Option(
         "no_bundled_checks",
         ("--no-bundled-checks",),
@@ -461,6 +587,16 @@ OPTIONS: tuple[Option, ...] = (
         entry_points=(PYTEST,),
         action="store_true",
         default=False,
+    ),
+    Option(
+        "check_kubeconfig",
+        ("--aicr-check-kubeconfig",),
+        "set by `aicr-pytest validate`: a named kubeconfig or context is loaded before any check runs",
+        setting="check_kubeconfig",
+        entry_points=(PYTEST,),
+        action="store_true",
+        default=False,
+        hidden=True,
     ),
     Option(
         "simulated",
@@ -512,13 +648,22 @@ def values_from(
     }
 
 
-def resolve(opt: Option, value: Any, environ: Mapping[str, str] | None = None) -> Any:
-    """The option's value for this run: the flag, else its environment variable, else its default.
+def resolve(
+    opt: Option,
+    value: Any,
+    environ: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Any:
+    """The option's value for this run: the flag, else its environment variable, else the
+    ``--config`` value (``config`` keyed by ``spec.validate`` path), else its default.
 
     For an option with an environment variable an empty flag value counts as not given; a switch's
-    environment variable that is not a boolean is a :class:`UsageError`.
+    environment variable that is not a boolean is a :class:`UsageError`.  A switch given on the
+    command line (``store_true``) counts as given only when true, so a config ``true`` is kept.
     """
     env = os.environ if environ is None else environ
+    if opt.action == "store_true" and value is False:
+        value = None
     if value is not None and not (opt.env and value == ""):
         return value
     if opt.env and env.get(opt.env):
@@ -529,7 +674,19 @@ def resolve(opt: Option, value: Any, environ: Mapping[str, str] | None = None) -
             except argparse.ArgumentTypeError:
                 raise UsageError(f"{opt.env}={raw!r}: invalid boolean value (use true or false)") from None
         return opt.type(raw) if opt.type is not None else raw
+    if config and opt.config_key and opt.config_key in config:
+        return config[opt.config_key]
     return opt.default
+
+
+def config_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``spec.validate`` values of ``--config`` (``{}`` without one; raises UsageError)."""
+    path = values.get("config")
+    if not path:
+        return {}
+    from aicr_pytest.core.aicrconfig import load_validate_config
+
+    return load_validate_config(str(path))
 
 
 def resolved(
@@ -537,10 +694,11 @@ def resolved(
     entry_point: EntryPoint,
     options: Sequence[Option] | None = None,
     environ: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every option of ``entry_point`` resolved (see :func:`resolve`)."""
     return {
-        opt.name: resolve(opt, values.get(opt.name), environ)
+        opt.name: resolve(opt, values.get(opt.name), environ, config)
         for opt in table(options)
         if opt.takes(entry_point)
     }
@@ -551,10 +709,11 @@ def setting_values(
     model: Model,
     options: Sequence[Option] | None = None,
     environ: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``{field: resolved value}`` of ``model``'s fields, from pytest option values."""
     return {
-        opt.setting: resolve(opt, values.get(opt.name), environ)
+        opt.setting: resolve(opt, values.get(opt.name), environ, config)
         for opt in table(options)
         if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
     }
@@ -565,8 +724,8 @@ def build_run_settings(
     options: Sequence[Option] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
-    """The run's :class:`Settings` from pytest option values (raises ``UsageError``)."""
-    return build_settings(setting_values(values, "run", options, environ))
+    """The run's :class:`Settings` from pytest option values and ``--config`` (raises ``UsageError``)."""
+    return build_settings(setting_values(values, "run", options, environ, config_values(values)))
 
 
 def build_evidence_settings(
@@ -609,6 +768,7 @@ __all__ = [
     "build_evidence_settings",
     "build_run_settings",
     "by_name",
+    "config_values",
     "forwarded_args",
     "module_installed",
     "parse_bool",

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.runflags import SKIP_CHECK_REASON, SKIP_CHECK_REASON_CODE
 from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState
 from aicr_pytest.report import results as r
 
@@ -98,6 +99,8 @@ def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Test
     props.append((r.PROP_STATUS, status))
     if message:
         props.append((r.PROP_MESSAGE, message.splitlines()[0] if status == "skipped" else message))
+    if status == "skipped" and message == SKIP_CHECK_REASON:
+        props.append((r.PROP_EXTRA, {"skipReason": SKIP_CHECK_REASON_CODE}))
     if report.when in ("call", "setup") and ctx is not None:
         props.append((r.PROP_STDOUT, list(ctx.lines)))
         if ctx.extra:

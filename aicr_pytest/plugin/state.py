@@ -13,15 +13,18 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.logsetup import configure_logging
 from aicr_pytest.core.settings import Settings
+from aicr_pytest.core.writable import check_writable
 from aicr_pytest.plugin import htmlreport, options
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
@@ -200,6 +203,22 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
     )
 
 
+def needs_cluster(run: RunState, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether to load the kubeconfig now: under ``aicr-pytest validate`` (``check_kubeconfig``), when
+    a check of this run will talk to the cluster and the user named a kubeconfig or context
+    (``--kubeconfig``, ``$KUBECONFIG``, ``--kube-context``), so one that is missing or unreadable
+    stops the run before any check.  With none named the cluster connects on first use, as before
+    (in-cluster config, then ``~/.kube/config``).  Plain pytest connects on first use too: a test
+    kit fixture (``fake_cluster_factory``) may write the kubeconfig during the session."""
+    s = run.settings
+    env = os.environ if environ is None else environ
+    if not s.check_kubeconfig or s.no_cluster or run.readiness.blocked:
+        return False
+    if not (s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip()):
+        return False
+    return any(sel.spec.name not in s.skip_checks for sel in run.selected)
+
+
 def start(config: pytest.Config) -> PluginState:
     """Settings, then (with ``--recipe``) the run's inputs, readiness and prevalidation.
 
@@ -222,6 +241,12 @@ def start(config: pytest.Config) -> PluginState:
     if not settings.active:
         return state
     htmlreport.check_option(settings)
+    configure_logging(debug=settings.debug, log_json=settings.log_json)
+    try:
+        if settings.ctrf_report and not is_worker(config):
+            check_writable(settings.ctrf_report, "--ctrf-report")
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from None
 
     from aicr_pytest.core.inputs import load_run_state
 
@@ -234,7 +259,13 @@ def start(config: pytest.Config) -> PluginState:
         config.hook.pytest_aicr_prevalidate(checks=checks, recipe=recipe, settings=settings, data=data)
 
     try:
-        state.run = load_run_state(settings, state.cluster_handle.read_configmap, prevalidate)
+        state.run = load_run_state(
+            settings, state.cluster_handle.read_configmap, prevalidate, binary_version=__version__
+        )
+        if needs_cluster(state.run):
+            from aicr_pytest.kube.kubeconfig import load_configuration
+
+            load_configuration(settings.kubeconfig, settings.kube_context)  # named on the terminal
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -265,6 +296,7 @@ __all__ = [
     "get_state",
     "is_worker",
     "ledger_dir",
+    "needs_cluster",
     "readiness_blocked",
     "remove_ledger",
     "run_outcome",

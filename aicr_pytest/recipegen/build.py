@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_pytest import __version__
+from aicr_pytest.core.coherence import MSG_INCOHERENT, coherence_problem
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.recipegen.criteria import ANY, Criteria, matches, specificity
@@ -61,7 +62,6 @@ MSG_MISSING_PARENT = 'recipe "{name}" not found (referenced in inheritance chain
 MSG_CHAIN = 'failed to resolve inheritance chain of overlay "{overlay}": {problem}'
 MSG_MERGED_INVALID = "merged recipe validation failed: {problem}"
 MSG_ASSERT_FILE = 'failed to read healthCheck.assertFile for component "{component}" from "{path}": {problem}'
-MSG_INCOHERENT = "recipe has incoherent component ref(s): {problems}"
 MSG_RESERVED = 'component name "deployer" is reserved (overlay data declares a component called "deployer")'
 MSG_BASE_ONLY = "no environment-specific overlays matched, using base configuration only ({criteria})"
 MSG_ALL_EXCLUDED = (
@@ -274,42 +274,6 @@ def apply_registry_defaults(
             raise UsageError(
                 MSG_ASSERT_FILE.format(component=ref.name, path=assert_file, problem=exc)
             ) from None
-
-
-def coherence_problem(ref: ComponentRef) -> str | None:
-    """Why an enabled ref cannot be deployed as declared (AICR's coherence rules), or ``None``."""
-    name = ref.name
-    if ref.patches:
-        return f'component "{name}" declares patches, but no deployer applies patch files; remove `patches`'
-    if ref.type.lower() == "helm":
-        if ref.tag or ref.path:
-            return (
-                f'component "{name}" is Helm but carries Kustomize field(s) '
-                f'(tag="{ref.tag}", path="{ref.path}")'
-            )
-        fields = (("chart name", ref.chart), ("source", ref.source), ("chart version", ref.version))
-        for label, value in fields:
-            if value != value.strip():
-                return f'Helm component "{name}" has a {label} with surrounding whitespace ({value!r})'
-        if ref.version and not ref.version.strip().removeprefix("v"):
-            return f'Helm component "{name}" has chart version "{ref.version}"; set a full chart version'
-        if ref.source:
-            if not ref.version:
-                return f'Helm component "{name}" has no chart version; set version: on the componentRef'
-        elif ref.chart:
-            return f'Helm component "{name}" has a chart name ("{ref.chart}") but no source repository'
-        elif not ref.manifest_files:
-            return f'Helm component "{name}" has no deployable primary (no source, chart or manifestFiles)'
-        return None
-    if ref.type.lower() == "kustomize":
-        if not ref.path:
-            return f'component "{name}" is Kustomize but has no path; a path is required to build from'
-        if ref.tag and not ref.source:
-            return f'component "{name}" is Kustomize with tag "{ref.tag}" but no source'
-        if ref.manifest_files:
-            return f'component "{name}" is Kustomize but also declares manifestFiles'
-        return None
-    return f'component "{name}" has unsupported type "{ref.type}"; expected "Helm" or "Kustomize"'
 
 
 def finalize(

@@ -8,6 +8,7 @@ anything aicr-pytest adds lives under ``extra`` (the schema forbids unknown prop
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_pytest import __version__
+from aicr_pytest.core.writable import MSG_FALLBACK, fallback_path
 
 SPEC_VERSION = "0.0.1"
 TOOL_NAME = "aicr-pytest"
@@ -93,11 +95,22 @@ def dumps(report: dict[str, Any]) -> str:
 
 
 def write(report: dict[str, Any], target: str, stdout: TextIO) -> None:
-    """Write the report to ``target``: a file path (parents created), or ``-`` for ``stdout``."""
+    """Write the report to ``target``: a file path (parents created), or ``-`` for ``stdout``.
+
+    When the file cannot be written the report goes to a fresh file in the temporary directory and
+    one line on stderr says where (:func:`aicr_pytest.core.writable.fallback_path`).
+    """
     if target == "-":
         stdout.write(dumps(report))
         stdout.flush()
         return
+    text = dumps(report)
     path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(report), encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:  # checked before the run; if it still fails, never lose the report
+        fallback = fallback_path(target)
+        fallback.write_text(text, encoding="utf-8")
+        why = err.strerror or type(err).__name__
+        print(MSG_FALLBACK.format(path=target, why=why, fallback=fallback), file=sys.stderr, flush=True)

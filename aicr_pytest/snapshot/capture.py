@@ -5,8 +5,9 @@ Order as in AICR: the recipe is loaded first (a bad recipe is exit 2 before anyt
 then), and only then the agent runs. The capture is :func:`~aicr_pytest.snapshot.cluster.capture_live`
 with validate's own options: its kubeconfig and context, its ``--node-selector``/``--toleration``
 (AICR forwards them to the agent too), ``--nvidia-smi-image`` (its resolved value) as the agent image,
-``--no-cleanup``; the agent runs in validate's namespace ``aicr-validation``, privileged, waited for
-5 minutes (AICR's defaults). Plain ``pytest --recipe`` never captures: it needs ``--snapshot``.
+``--no-cleanup``, ``--namespace`` (default ``aicr-validation``), ``--image-pull-secret``,
+``--require-gpu``, ``--timeout`` (default 5 minutes) and ``--job-name`` as the Job's name prefix;
+privileged (AICR's defaults). Plain ``pytest --recipe`` never captures: it needs ``--snapshot``.
 
 The captured snapshot is saved as YAML in the system temporary directory
 (``aicr-pytest-snapshot-<run id>.yaml``) and kept, so the run can be repeated against the same state
@@ -25,7 +26,8 @@ from aicr_pytest.core.settings import parse_node_selector, parse_toleration
 from aicr_pytest.core.sources import load_yaml_document
 from aicr_pytest.kube.errors import ApiError
 from aicr_pytest.kube.run import DEFAULT_NAMESPACE
-from aicr_pytest.snapshot.cluster import CaptureError, CaptureOptions, capture_live
+from aicr_pytest.snapshot.agent import JOB_BASE
+from aicr_pytest.snapshot.cluster import DEFAULT_TIMEOUT_S, CaptureError, CaptureOptions, capture_live
 from aicr_pytest.snapshot.output import dumps
 
 Emit = Callable[[str], None]
@@ -48,6 +50,11 @@ def capture_for_validate(
     no_cleanup: bool,
     emit: Emit,
     directory: str | Path | None = None,
+    namespace: str = DEFAULT_NAMESPACE,
+    image_pull_secrets: Sequence[str] = (),
+    require_gpu: bool = False,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    job_name: str | None = None,
 ) -> tuple[str | None, int]:
     """Capture the snapshot validate evaluates: ``(path, 0)``, or ``(None, exit code)`` after one
     ``aicr-pytest: error: failed to capture snapshot: ...`` line (5: the agent timed out; 8: it
@@ -64,7 +71,14 @@ def capture_for_validate(
     if cluster is None:
         cluster = connect(kubeconfig, kube_context)
     opts = CaptureOptions(
-        image=image, namespace=DEFAULT_NAMESPACE, node_selector=selector, tolerations=tolerations
+        image=image,
+        namespace=namespace,
+        node_selector=selector,
+        tolerations=tolerations,
+        require_gpu=require_gpu,
+        timeout=timeout,
+        image_pull_secrets=tuple(image_pull_secrets),
+        job_base=job_name or JOB_BASE,
     )
     connected = cluster
 

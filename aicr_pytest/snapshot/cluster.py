@@ -106,6 +106,10 @@ class CaptureOptions:
     require_gpu: bool = False
     timeout: float = DEFAULT_TIMEOUT_S
     max_nodes_per_entry: int = 0
+    #: ``--image-pull-secret``: on the agent pod
+    image_pull_secrets: tuple[str, ...] = ()
+    #: ``--job-name``: the agent Job's name prefix (the run id is appended)
+    job_base: str = agentspec.JOB_BASE
 
 
 @dataclass
@@ -209,7 +213,7 @@ def run_agent(
         cm = scope.create(agentspec.script_configmap(agentspec.CONFIGMAP_BASE, agentspec.collector_script()))
         job = scope.create(
             agentspec.agent_job(
-                agentspec.JOB_BASE,
+                opts.job_base,
                 configmap=str(cm["metadata"]["name"]),
                 image=opts.image,
                 privileged=opts.privileged,
@@ -338,6 +342,7 @@ def capture_live(
         clock=clock,
         no_cleanup=no_cleanup,
         namespace=opts.namespace,
+        image_pull_secrets=opts.image_pull_secrets,
     )
     lines: list[str] = []
     with install_signal_handlers():

@@ -44,6 +44,8 @@ from tests.harness.authz import denied, request_attributes
 from tests.harness.controlplane import ControlPlane
 
 REPO = Path(__file__).resolve().parents[2]
+#: a coherent chart for extra component refs (load-time coherence, recipe spec §2.5.4)
+CHART = {"source": "https://charts.example.com", "version": "1.0.0"}
 EXAMPLES = REPO / "recipes" / "examples"
 CONFTEST = """
 import pytest
@@ -75,7 +77,9 @@ def gb200_recipe(tmp: Path) -> Path:
 def dynamo_robust_recipe() -> dict[str, Any]:
     """The training recipe with Dynamo enabled: robust-controller takes the Dynamo path."""
     recipe: dict[str, Any] = yamlio.load(training_recipe().read_text())
-    recipe["componentRefs"].append({"name": "dynamo-platform", "namespace": "dynamo-system", "type": "Helm"})
+    recipe["componentRefs"].append(
+        {"name": "dynamo-platform", "namespace": "dynamo-system", "type": "Helm", **CHART}
+    )
     recipe["validation"] = {"conformance": {"checks": ["robust-controller"]}}
     return recipe
 
@@ -178,7 +182,9 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
     "conformance-ii-gateway": (
         "h100-eks-inference-gateway",
         "conformance",
-        lambda tmp: conformance_recipe(tmp, ("inference-gateway",), {"name": "agentgateway"}),
+        lambda tmp: conformance_recipe(
+            tmp, ("inference-gateway",), {"name": "agentgateway", "type": "Helm", **CHART}
+        ),
         EXAMPLES / "h100-eks-training-snapshot.yaml",
         ("inference-gateway",),
     ),
@@ -188,7 +194,7 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         lambda tmp: conformance_recipe(
             tmp,
             ("slinky-slurm-health", "slinky-slurm-imex-channel"),
-            {"name": "slinky-slurm", "namespace": "slurm"},
+            {"name": "slinky-slurm", "namespace": "slurm", "type": "Helm", **CHART},
         ),
         EXAMPLES / "h100-eks-training-snapshot.yaml",
         ("slinky-slurm-health", "slinky-slurm-imex-channel"),

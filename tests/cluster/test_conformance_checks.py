@@ -30,6 +30,9 @@ from aicr_pytest.kube.client import RUN_ID_LABEL
 from tests.cluster.check_runner import PhaseRun, run_on_backend, run_phase
 from tests.harness.backends import K8sBackend
 
+#: a coherent chart for extra component refs (load-time coherence, recipe spec §2.5.4)
+CHART = {"source": "https://charts.example.com", "version": "1.0.0"}
+
 REPO = Path(__file__).resolve().parents[2]
 TRAINING = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
 DRA = REPO / "recipes" / "examples" / "h100-eks-training-dra.yaml"
@@ -467,7 +470,9 @@ def test_gang_timeout_is_other_and_cleans_up(pytester: pytest.Pytester, k8s_back
 
 def test_robust_controller_dynamo_path(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     def add_dynamo(doc: Recipe) -> None:
-        doc["componentRefs"].append({"name": "dynamo-platform", "namespace": "dynamo-system", "type": "Helm"})
+        doc["componentRefs"].append(
+            {"name": "dynamo-platform", "namespace": "dynamo-system", "type": "Helm", **CHART}
+        )
 
     k8s_backend.seed_profile("h100-eks-inference")
     result = run(pytester, k8s_backend, recipe(TRAINING, "robust-controller", edit=add_dynamo))

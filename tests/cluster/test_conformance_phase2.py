@@ -55,8 +55,11 @@ def recipe(
     return doc
 
 
-AGENTGATEWAY = {"name": "agentgateway", "namespace": "agentgateway-system", "type": "Helm"}
-SLINKY = {"name": "slinky-slurm", "namespace": "slurm", "type": "Helm"}
+#: a coherent chart for extra component refs (load-time coherence, recipe spec §2.5.4)
+CHART = {"source": "https://charts.example.com", "version": "1.0.0"}
+
+AGENTGATEWAY = {"name": "agentgateway", "namespace": "agentgateway-system", "type": "Helm", **CHART}
+SLINKY = {"name": "slinky-slurm", "namespace": "slurm", "type": "Helm", **CHART}
 
 
 def run_conformance(

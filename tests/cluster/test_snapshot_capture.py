@@ -200,6 +200,27 @@ def test_no_cleanup_keeps_the_agent_and_says_how_to_remove_it(k8s_backend: K8sBa
     assert any("delete configmaps,jobs" in line and RUN_ID_LABEL in line for line in live.cleanup_lines)
 
 
+def test_image_pull_secrets_reach_the_agent_pod(k8s_backend: K8sBackend) -> None:
+    # validate's --image-pull-secret reaches the agent pod (#17)
+    backend = k8s_backend
+    backend.seed_profile(PROFILE)
+    cluster, _ = backend_facade(backend)
+    capture(backend, cluster, options(backend, image_pull_secrets=("regcred",)), no_cleanup=True)
+    jobs = backend.list("batch/v1", "Job", label_selector=f"{RUN_ID_LABEL}={backend.run_id}")
+    assert len(jobs) == 1
+    assert jobs[0]["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
+
+
+@pytest.mark.fake_only("the control plane's agent player answers only Jobs named aicr-snapshot-*")
+def test_job_name_is_the_agent_jobs_prefix(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    backend.seed_profile(PROFILE)
+    cluster, _ = backend_facade(backend)
+    capture(backend, cluster, options(backend, job_base="mine"), no_cleanup=True)
+    jobs = backend.list("batch/v1", "Job", label_selector=f"{RUN_ID_LABEL}={backend.run_id}")
+    assert [j["metadata"]["name"] for j in jobs] == [f"mine-{backend.run_id}"]
+
+
 # --- what only the fake can stage ----------------------------------------------------------------
 
 

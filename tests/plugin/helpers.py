@@ -55,7 +55,13 @@ def make_recipe(
         if constraints is not None
         else [{"name": "K8s.server.version", "value": ">= 1.32"}],
         "componentRefs": [
-            {"name": "gpu-operator", "namespace": "gpu-operator", "type": "Helm", "version": "v25.10.1"},
+            {
+                "name": "gpu-operator",
+                "namespace": "gpu-operator",
+                "type": "Helm",
+                "source": "https://helm.ngc.nvidia.com/nvidia",
+                "version": "v25.10.1",
+            },
         ],
         "validation": validation,
     }

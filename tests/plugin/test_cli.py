@@ -220,13 +220,23 @@ def _dra(gpus: bool | None, waiver: bool) -> dict[str, Any]:
     overrides: dict[str, Any] = {"gpuResourcesEnabledOverride": waiver}
     if gpus is not None:
         overrides["resources"] = {"gpus": {"enabled": gpus}}
-    return {"name": "nvidia-dra-driver-gpu", "namespace": "nvidia-dra-driver", "overrides": overrides}
+    return {
+        "name": "nvidia-dra-driver-gpu",
+        "namespace": "nvidia-dra-driver",
+        **_CHART,
+        "overrides": overrides,
+    }
+
+
+#: a coherent Helm ref (recipe spec §2.5.4): the allocation-policy cases must get past load-time coherence
+_CHART = {"type": "Helm", "source": "https://helm.ngc.nvidia.com/nvidia", "version": "v25.10.1"}
 
 
 def _op(device_plugin: bool) -> dict[str, Any]:
     return {
         "name": "gpu-operator",
         "namespace": "gpu-operator",
+        **_CHART,
         "overrides": {"devicePlugin": {"enabled": device_plugin}},
     }
 

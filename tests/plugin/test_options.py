@@ -227,6 +227,25 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--insecure-tls",
         "--no-sign",
         "--yes",
+        "--config",
+        "aicr-config.yaml",
+        "-n",
+        "team-ns",
+        "--image",
+        "agent:1",
+        "--image-pull-secret",
+        "regcred",
+        "--job-name",
+        "jn",
+        "--service-account-name",
+        "sa",
+        "--timeout",
+        "10m",
+        "--require-gpu",
+        "--skip-check",
+        "dra-support",
+        "--debug",
+        "--log-json",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)
@@ -247,8 +266,8 @@ def test_pytest_args_of_validate() -> None:
     assert "--ctrf-report=out.json" in args and "--aicr-simulated=h100-eks-training" in args
     assert args[-2:] == ["-n", "2"]
     assert "--ctrf-report=-" not in cli._pytest_args(values, output="-", simulated=None, extra=())
-    # as before the table: an empty value is not forwarded, unless validate requires the option
-    assert options.forwarded_args({"recipe": "", "data": "", "snapshot": ""}) == ["--recipe="]
+    # an empty value is not forwarded (validate itself rejects an empty --recipe with AICR's line)
+    assert options.forwarded_args({"recipe": "", "data": "", "snapshot": ""}) == []
     with pytest.raises(UsageError, match="pass pytest arguments after --"):
         cli._pytest_args(values, output="-", simulated=None, extra=["stray"])
 

@@ -92,7 +92,10 @@ def test_readiness_evaluates_the_captured_snapshot(tmp_path: Path) -> None:
     assert len(failed) == 1 and failed[0].startswith(
         "readiness constraint failed: name=OS.sysctl./proc/sys/kernel/osrelease "
     )
-    assert "subtype not found in measurement: type=OS subtype=sysctl" in failed[0]
+    assert (
+        'error="[NOT_FOUND] value not found in snapshot: [NOT_FOUND] subtype not found in measurement"'
+        in (failed[0])
+    )
     assert "readiness pre-flight failed: no check runs and nothing touches the cluster" in proc.stderr
 
 

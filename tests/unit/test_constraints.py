@@ -445,11 +445,15 @@ def test_readiness_line_passed_and_error(snap: Snapshot) -> None:
     missing = evaluate_constraint("GPU.smi.driver", ">= 550", snap)
     assert format_readiness_line(missing) == (
         'readiness constraint failed: name=GPU.smi.driver expected=">= 550" actual= '
-        'error="value not found in snapshot: subtype not found in measurement: type=GPU subtype=smi"'
+        'error="[NOT_FOUND] value not found in snapshot: [NOT_FOUND] subtype not found in measurement"'
     )
     assert format_readiness_failure(missing) == (
         "readiness check could not evaluate: GPU.smi.driver: "
-        "value not found in snapshot: subtype not found in measurement: type=GPU subtype=smi"
+        "[NOT_FOUND] value not found in snapshot: [NOT_FOUND] subtype not found in measurement"
+    )
+    # the CTRF/evaluation error keeps our more detailed text; only the readiness texts are AICR's
+    assert (
+        missing.error == "value not found in snapshot: subtype not found in measurement: type=GPU subtype=smi"
     )
 
 

@@ -45,11 +45,20 @@ def test_bad_comparator_is_a_usage_error(value: str, fragment: str) -> None:
         nccl.prevalidate(recipe("h100", [BW], nccl_all_reduce_bw=value), None, DATA)
 
 
-def test_fabric_is_read_for_net_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_invalid_fabric_is_rejected_whenever_an_nccl_check_is_selected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the guide: "any other value is rejected" (#17); the value itself still only shapes -net
     monkeypatch.setenv("AICR_NCCL_FABRIC", "bogus")
+    for r in (
+        recipe("h100", [BW], nccl_all_reduce_bw=">= 300"),
+        recipe("gb200", [NET], nccl_all_reduce_bw_net=">= 40"),
+        recipe("h100", [BW]),  # even when the check would skip for want of a constraint
+    ):
+        with pytest.raises(UsageError, match='unsupported AICR_NCCL_FABRIC="bogus"'):
+            nccl.prevalidate(r, None, DATA)
+    monkeypatch.setenv("AICR_NCCL_FABRIC", "roce")
     nccl.prevalidate(recipe("h100", [BW], nccl_all_reduce_bw=">= 300"), None, DATA)
-    with pytest.raises(UsageError, match='unsupported AICR_NCCL_FABRIC="bogus"'):
-        nccl.prevalidate(recipe("gb200", [NET], nccl_all_reduce_bw_net=">= 40"), None, DATA)
 
 
 def test_checks_that_skip_or_fail_are_left_to_the_check() -> None:

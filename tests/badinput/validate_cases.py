@@ -1,0 +1,344 @@
+"""Bad input to ``aicr-pytest validate`` and plain ``pytest --recipe``: caught before any check runs.
+
+Each case: ``(entry point, argv, extra environment, expected exit code, the one stderr line)``.
+``validate`` cases run ``aicr-pytest validate ARGV`` (exit 2; ``simulate``: ``aicr-pytest simulate ARGV``);
+``pytest`` cases run
+``python -m pytest -p no:cacheprovider ARGV`` (exit 4, pytest's usage code).  ``{tmp}`` stands for a
+scratch directory holding :data:`FILES`; the runner sets ``KUBECONFIG={tmp}/no-kubeconfig`` unless a
+case overrides it.  Every case must end with exactly its line on stderr and no traceback.
+"""
+
+from __future__ import annotations
+
+HELM = "type: Helm, source: https://helm.ngc.nvidia.com/nvidia, version: v25.10.1"
+HEAD = "kind: RecipeResult\napiVersion: aicr.run/v1alpha2\n"
+GPU_OP = f"componentRefs:\n  - {{name: gpu-operator, namespace: gpu-operator, {HELM}}}\n"
+
+
+def _recipe(validation: str, refs: str = GPU_OP) -> str:
+    return HEAD + refs + validation
+
+
+DEPLOY = "validation:\n  deployment: {checks: [operator-health]}\n"
+
+FILES: dict[str, str] = {
+    "ok.yaml": _recipe(DEPLOY),
+    "snap.yaml": (
+        "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements:\n  - type: K8s\n    subtypes:\n"
+        "      - subtype: server\n        data: {version: v1.33.0}\n"
+    ),
+    "typo.yaml": _recipe("validation:\n  performace: {checks: [nccl-all-reduce-bw]}\n"),
+    "typo-deploy.yaml": _recipe("validation:\n  deploy: {checks: [operator-health]}\n"),
+    "nccl.yaml": _recipe(
+        "validation:\n  performance:\n    checks: [nccl-all-reduce-bw]\n"
+        "    constraints: [{name: nccl-all-reduce-bw, value: '>= 300'}]\n"
+    ),
+    "no-primary.yaml": _recipe(DEPLOY, "componentRefs:\n  - {name: gpu-operator, type: Helm}\n"),
+    "chart-no-source.yaml": _recipe(DEPLOY, GPU_OP + "  - {name: extra, type: Helm, chart: extra-chart}\n"),
+    "no-version.yaml": _recipe(
+        DEPLOY, GPU_OP + "  - {name: extra, type: Helm, source: https://charts.example.com}\n"
+    ),
+    "bare-v.yaml": _recipe(
+        DEPLOY, GPU_OP + "  - {name: extra, type: Helm, source: https://charts.example.com, version: v}\n"
+    ),
+    "kustomize-no-path.yaml": _recipe(
+        DEPLOY, GPU_OP + "  - {name: kz, type: Kustomize, source: https://git.example.com/kz}\n"
+    ),
+    "kustomize-tag.yaml": _recipe(DEPLOY, GPU_OP + "  - {name: kz, type: Kustomize, path: base, tag: v1}\n"),
+    "patches.yaml": _recipe(
+        DEPLOY, GPU_OP + "  - {name: extra, type: Helm, manifestFiles: [a.yaml], patches: [p.yaml]}\n"
+    ),
+    "odd-type.yaml": _recipe(DEPLOY, GPU_OP + "  - {name: extra, type: Jsonnet}\n"),
+    "two-problems.yaml": _recipe(
+        DEPLOY, GPU_OP + "  - {name: zz, type: Jsonnet}\n  - {name: aa, type: Kustomize}\n"
+    ),
+    "cfg-kind.yaml": "kind: Config\nspec: {}\n",
+    "cfg-list.yaml": "kind: AICRConfig\nspec:\n  validate:\n    agent: {namespace: [a, b]}\n",
+    "cfg-timeout.yaml": "kind: AICRConfig\nspec:\n  validate:\n    execution: {timeout: 5x}\n",
+    "cfg-phases.yaml": "kind: AICRConfig\nspec:\n  validate:\n    execution: {phases: deployment}\n",
+    "cfg-tol.yaml": "kind: AICRConfig\nspec:\n  validate:\n    agent: {tolerations: '*'}\n",
+    "cfg-bool.yaml": "kind: AICRConfig\nspec:\n  validate:\n    agent: {requireGpu: 'yes'}\n",
+    "cfg-bad.yaml": "kind: AICRConfig\nspec: [\n",
+    "kubeconfig-garbage": "this: is: not: a kubeconfig\n",
+    "kubeconfig-empty": "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    "afile": "x\n",
+}
+
+E = "aicr-pytest: error: "
+P = "ERROR: "
+V, T = "validate", "pytest"
+OK = ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/snap.yaml"]
+OFF = [*OK, "--no-cluster"]
+TIMEOUT_HINT = "parse error (a Go duration such as 5m, 90s, 1h30m)"
+SKIP_BOGUS = 'invalid skipChecks: skipChecks entry "bogus" matches no validator in the catalog'
+SKIP_EMPTY = (
+    "invalid skipChecks: skipChecks removes every declared check from phase deployment; a phase with "
+    "nothing left to run still reports passed, so drop the phase from the run instead of emptying it"
+)
+VALID_PHASES = "valid phases: readiness, deployment, performance, conformance"
+INCOHERENT = "recipe has incoherent component ref(s): "
+FABRIC = 'unsupported AICR_NCCL_FABRIC="bogus" (expected "efa" or "roce")'
+NO_KUBECONFIG_ENV = "KUBECONFIG is set but names no existing file: {tmp}/no-kubeconfig"
+NOT_A_DIR = "cannot write the report there: it is a directory"
+PROC = "cannot write the report there: No such file or directory"
+CFG = "--config {tmp}/"
+NO_CONTEXT = (
+    "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. "
+    "Expected object with name nope in {tmp}/kubeconfig-empty/contexts list"
+)
+
+Case = tuple[str, list[str], dict[str, str], int, str]
+
+
+def _both(argv: list[str], env: dict[str, str], line: str) -> list[Case]:
+    """The same input on both entry points (the pytest spelling is the same for these flags)."""
+    return [(V, argv, env, 2, P + line), (T, argv, env, 4, P + line)]
+
+
+CASES: list[Case] = [
+    # --timeout: a Go duration (validate checks it before anything else; pytest in its settings)
+    (V, [*OFF, "--timeout", "5x"], {}, 2, E + f'invalid value "5x" for flag --timeout: {TIMEOUT_HINT}'),
+    (V, [*OFF, "--timeout", "5"], {}, 2, E + f'invalid value "5" for flag --timeout: {TIMEOUT_HINT}'),
+    (V, [*OFF, "--timeout", "0s"], {}, 2, E + f'invalid value "0s" for flag --timeout: {TIMEOUT_HINT}'),
+    (V, [*OFF, "--timeout=-1m"], {}, 2, E + f'invalid value "-1m" for flag --timeout: {TIMEOUT_HINT}'),
+    (
+        T,
+        [*OFF, "--aicr-timeout", "1.5.m"],
+        {},
+        4,
+        P + f'invalid value "1.5.m" for flag --timeout: {TIMEOUT_HINT}',
+    ),
+    # report destinations that cannot be written, before the run
+    (V, [*OFF, "-o", "/proc/ctrf.json"], {}, 2, E + f"--output /proc/ctrf.json: {PROC}"),
+    (V, [*OFF, "-o", "{tmp}"], {}, 2, E + f"--output {{tmp}}: {NOT_A_DIR}"),
+    (
+        V,
+        [*OFF, "-o", "{tmp}/afile/ctrf.json"],
+        {},
+        2,
+        E + "--output {tmp}/afile/ctrf.json: cannot write the report there: {tmp}/afile is not a directory",
+    ),
+    (T, [*OFF, "--ctrf-report", "/proc/ctrf.json"], {}, 4, P + f"--ctrf-report /proc/ctrf.json: {PROC}"),
+    (T, [*OFF, "--ctrf-report", "{tmp}"], {}, 4, P + f"--ctrf-report {{tmp}}: {NOT_A_DIR}"),
+    # --recipe from the flag or --config
+    (
+        V,
+        ["-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        E + "--recipe is required (or set spec.validate.input.recipe in --config)",
+    ),
+    # --config
+    (V, [*OFF, "--config", "{tmp}/nope.yaml"], {}, 2, E + CFG + "nope.yaml: file not found"),
+    (
+        V,
+        [*OFF, "--config", "https://example.com/aicr.yaml"],
+        {},
+        2,
+        E + "--config https://example.com/aicr.yaml: loading an AICRConfig from a URL is not supported "
+        "(no network fetch for run configuration); download it and pass the file",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/cfg-kind.yaml"],
+        {},
+        2,
+        E + CFG + 'cfg-kind.yaml: kind is "Config", expected "AICRConfig"',
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/cfg-list.yaml"],
+        {},
+        2,
+        E + CFG + "cfg-list.yaml: spec.validate.agent.namespace must be a string",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/cfg-timeout.yaml"],
+        {},
+        2,
+        E + f'invalid value "5x" for flag --timeout: {TIMEOUT_HINT}',
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/cfg-phases.yaml"],
+        {},
+        2,
+        E + CFG + "cfg-phases.yaml: spec.validate.execution.phases must be a list of strings",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/cfg-tol.yaml"],
+        {},
+        2,
+        E + CFG + "cfg-tol.yaml: spec.validate.agent.tolerations must be a list of tolerations",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/cfg-bool.yaml"],
+        {},
+        2,
+        E + CFG + "cfg-bool.yaml: spec.validate.agent.requireGpu must be a boolean",
+    ),
+    (T, [*OFF, "--config", "{tmp}/nope.yaml"], {}, 4, P + CFG + "nope.yaml: file not found"),
+    (
+        T,
+        [*OFF, "--config", "{tmp}/cfg-kind.yaml"],
+        {},
+        4,
+        P + CFG + 'cfg-kind.yaml: kind is "Config", expected "AICRConfig"',
+    ),
+    # boolean environment variables of the new switches
+    (
+        V,
+        OFF,
+        {"AICR_REQUIRE_GPU": "maybe"},
+        2,
+        E + "AICR_REQUIRE_GPU='maybe': invalid boolean value (use true or false)",
+    ),
+    (V, OFF, {"AICR_DEBUG": "loud"}, 2, E + "AICR_DEBUG='loud': invalid boolean value (use true or false)"),
+    (V, OFF, {"AICR_LOG_JSON": "x"}, 2, E + "AICR_LOG_JSON='x': invalid boolean value (use true or false)"),
+    (
+        T,
+        OFF,
+        {"AICR_REQUIRE_GPU": "maybe"},
+        4,
+        P + "AICR_REQUIRE_GPU='maybe': invalid boolean value (use true or false)",
+    ),
+    # --skip-check guards (AICR's: unknown name, a phase emptied)
+    *_both([*OFF, "--skip-check", "bogus"], {}, SKIP_BOGUS),
+    *_both([*OFF, "--skip-check", "operator-health"], {}, SKIP_EMPTY),
+    (
+        V,
+        [*OFF, "--skip-check", "bogus", "--skip-check", "nope"],
+        {},
+        2,
+        P + 'invalid skipChecks: skipChecks entry "bogus" matches no validator in the catalog; '
+        'skipChecks entry "nope" matches no validator in the catalog',
+    ),
+    # an unknown phase key in `validation`, named, with the valid ones
+    *_both(
+        ["-r", "{tmp}/typo.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        f'recipe {{tmp}}/typo.yaml: unknown validation phase "performace"; {VALID_PHASES}',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/typo-deploy.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + f'recipe {{tmp}}/typo-deploy.yaml: unknown validation phase "deploy"; {VALID_PHASES}',
+    ),
+    # load-time coherence (recipe spec §2.5.4)
+    *_both(
+        ["-r", "{tmp}/no-primary.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        INCOHERENT
+        + 'Helm component "gpu-operator" has no deployable primary (no source, chart or manifestFiles)',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/chart-no-source.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + INCOHERENT + 'Helm component "extra" has a chart name ("extra-chart") but no source repository',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/no-version.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + INCOHERENT + 'Helm component "extra" has no chart version; set version: on the componentRef',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/bare-v.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + INCOHERENT + 'Helm component "extra" has chart version "v"; set a full chart version',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/kustomize-no-path.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + INCOHERENT + 'component "kz" is Kustomize but has no path; a path is required to build from',
+    ),
+    (
+        T,
+        ["-r", "{tmp}/kustomize-tag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        4,
+        P + INCOHERENT + 'component "kz" is Kustomize with tag "v1" but no source',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/patches.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P
+        + INCOHERENT
+        + 'component "extra" declares patches, but no deployer applies patch files; remove `patches`',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/odd-type.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + INCOHERENT + 'component "extra" has unsupported type "Jsonnet"; expected "Helm" or "Kustomize"',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/two-problems.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + INCOHERENT + 'component "aa" is Kustomize but has no path; a path is required to build from; '
+        'component "zz" has unsupported type "Jsonnet"; expected "Helm" or "Kustomize"',
+    ),
+    # AICR_NCCL_FABRIC whenever an NCCL check is selected (not only -net)
+    *_both(
+        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_NCCL_FABRIC": "bogus"},
+        FABRIC,
+    ),
+    # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
+    # plain pytest a test-kit fixture may write the kubeconfig during the session)
+    (
+        V,
+        [*OK, "--kubeconfig", "/nonexistent/kubeconfig"],
+        {},
+        2,
+        P + "kubeconfig not found: /nonexistent/kubeconfig",
+    ),
+    (V, OK, {}, 2, P + NO_KUBECONFIG_ENV),
+    (
+        V,
+        [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"],
+        {},
+        2,
+        P + NO_CONTEXT,
+    ),
+    (
+        T,
+        ["-r", "{tmp}/chart-no-source.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        4,
+        P + INCOHERENT + 'Helm component "extra" has a chart name ("extra-chart") but no source repository',
+    ),
+    (
+        T,
+        ["-r", "{tmp}/odd-type.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        4,
+        P + INCOHERENT + 'component "extra" has unsupported type "Jsonnet"; expected "Helm" or "Kustomize"',
+    ),
+    (
+        T,
+        ["-r", "{tmp}/typo-deploy.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        4,
+        P + f'recipe {{tmp}}/typo-deploy.yaml: unknown validation phase "deploy"; {VALID_PHASES}',
+    ),
+    # simulate
+    ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),
+]
