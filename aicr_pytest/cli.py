@@ -221,11 +221,12 @@ def _pytest_args(
 
 
 def _extra_args(extra: Sequence[str]) -> list[str]:
-    """The pytest arguments after ``--`` (anything else left over is a usage error)."""
+    """The pytest arguments after ``--`` (anything else left over is a usage error); xdist is
+    blocked unless they ask for it (a faster start)."""
     rest = list(extra)
     if rest and rest[0] == "--":
-        return rest[1:]
-    if rest:
+        rest = rest[1:]
+    elif rest:
         raise UsageError(f"unexpected arguments: {' '.join(rest)} (pass pytest arguments after --)")
     if not _wants_xdist(rest):
         return ["-p", "no:xdist", "-p", "no:xdist.looponfail", *rest]

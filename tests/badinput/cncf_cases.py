@@ -74,7 +74,7 @@ VALIDATE_CASES: list[tuple[list[str], int, str]] = [
     (
         ["validate", "--evidence-dir", "{tmp}/ev"],
         2,
-        E.replace(":", " validate:", 1) + "the following arguments are required: -r/--recipe",
+        E + "--recipe is required (or set spec.validate.input.recipe in --config)",
     ),
 ]
 
