@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -35,17 +36,22 @@ def test_never(check):
     pass
 """
 
-#: sets the (not yet registered) --timeout option's value, as the option table will
-TIMEOUT_CONFTEST = """
+#: under plain pytest ``--timeout`` is ours unless pytest-timeout is installed; --aicr-timeout always is
+TIMEOUT_FLAGS = {"validate": ["--timeout", "2s"], "pytest": ["--aicr-timeout=2s"]}
+
+NO_DEADLINE_CHECK = """
+import signal
 import pytest
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config):
-    config.option.aicr_timeout = "2s"
+@pytest.mark.check("operator-health")
+def test_no_alarm(check):
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0, "a whole-run deadline was armed"
 """
 
 
-def _entry(kind: str, rp: str, sp: str, out: Path, junit: Path, tests: Path) -> list[str]:
+def _entry(
+    kind: str, rp: str, sp: str, out: Path, junit: Path, tests: Path, flags: Sequence[str] = ()
+) -> list[str]:
     extra = ["-p", "no:cacheprovider", "--no-bundled-checks", f"--junitxml={junit}", str(tests)]
     if kind == "validate":
         return [
@@ -59,10 +65,12 @@ def _entry(kind: str, rp: str, sp: str, out: Path, junit: Path, tests: Path) -> 
             sp,
             "-o",
             str(out),
+            *flags,
             "--",
             *extra,
         ]
-    return [sys.executable, "-m", "pytest", "--recipe", rp, "--snapshot", sp, f"--ctrf-report={out}", *extra]
+    entry = [sys.executable, "-m", "pytest", "--recipe", rp, "--snapshot", sp, f"--ctrf-report={out}"]
+    return [*entry, *flags, *extra]
 
 
 def _run_until_started(cmd: list[str], cwd: Path, sig: int | None) -> subprocess.CompletedProcess[str]:
@@ -135,10 +143,25 @@ def test_interrupt_writes_reports_and_marks_unfinished_other(
 
 @pytest.mark.parametrize(("kind", "code"), [("validate", 5), ("pytest", 2)])
 def test_whole_run_deadline_ends_the_run_like_an_interrupt(tmp_path: Path, kind: str, code: int) -> None:
-    rp, sp, out, junit, tests = _setup(tmp_path, TIMEOUT_CONFTEST)
-    proc = _run_until_started(_entry(kind, rp, sp, out, junit, tests), tmp_path, None)
+    rp, sp, out, junit, tests = _setup(tmp_path)
+    cmd = _entry(kind, rp, sp, out, junit, tests, TIMEOUT_FLAGS[kind])
+    proc = _run_until_started(cmd, tmp_path, None)
     assert proc.returncode == code, proc.stderr
     _assert_interrupted(proc, out, junit, "timed out after 2s")
+
+
+@pytest.mark.parametrize("kind", ["validate", "pytest"])
+def test_the_default_timeout_bounds_no_run(tmp_path: Path, kind: str) -> None:
+    """``--timeout``'s 5m default is the snapshot agent's wait: it never arms a whole-run deadline."""
+    tests = tmp_path / "test_checks.py"
+    tests.write_text(NO_DEADLINE_CHECK)
+    rp, sp = write(tmp_path, make_recipe(deployment=["operator-health"]))
+    out, junit = tmp_path / "ctrf.json", tmp_path / "junit.xml"
+    proc = subprocess.run(
+        _entry(kind, rp, sp, out, junit, tests), capture_output=True, text=True, cwd=tmp_path, timeout=180
+    )
+    report = json.loads(out.read_text())
+    assert [t["status"] for t in report["results"]["tests"]] == ["passed"], (report, proc.stderr)
 
 
 def test_arm_deadline_raises_in_the_main_thread_and_disarms() -> None:
