@@ -26,8 +26,9 @@ The names callers outside the package use are re-exported here, lazily (``from a
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aicr_pytest.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # at run time each name is imported on first use (start-up time)
     from aicr_pytest.nccl.parse import (
@@ -190,17 +191,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

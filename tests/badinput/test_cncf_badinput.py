@@ -7,21 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from aicr_pytest.cli import main
 from tests.badinput.cncf_cases import FILES, PYTEST_CASES, RECIPE, VALIDATE_CASES
+from tests.badinput.common import call_main, make_scratch
 
 EXAMPLE_RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "examples" / "h100-eks-training.yaml"
 
 
 @pytest.fixture
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return make_scratch(tmp_path, monkeypatch, FILES)
 
 
 def _fill(text: str, tmp: Path) -> str:
@@ -43,10 +37,7 @@ def _nothing_written(tmp: Path) -> None:
 def test_validate_bad_input(
     scratch: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, line: str
 ) -> None:
-    try:
-        got = main([_fill(a, scratch) for a in argv])
-    except SystemExit as exc:
-        got = int(exc.code or 0)
+    got = call_main([_fill(a, scratch) for a in argv])
     captured = capsys.readouterr()
     assert got == code
     assert _lines(captured.err) == [_fill(line, scratch)]

@@ -9,21 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from aicr_pytest.cli import main
+from tests.badinput.common import call_main, make_scratch
 from tests.badinput.snapshot_cases import CASES, FILES
 
 
 @pytest.fixture
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
-    for name in ("AICR_NAMESPACE", "AICR_NVIDIA_SMI_IMAGE", "AICR_REQUIRE_GPU"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return make_scratch(tmp_path, monkeypatch, FILES)
 
 
 def _fill(text: str, tmp: Path) -> str:
@@ -36,10 +28,7 @@ def _fill(text: str, tmp: Path) -> str:
 def test_snapshot_bad_input(
     scratch: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, line: str
 ) -> None:
-    try:
-        got = main([_fill(a, scratch) for a in argv])
-    except SystemExit as exc:  # argparse errors exit from inside parse_args
-        got = int(exc.code or 0)
+    got = call_main([_fill(a, scratch) for a in argv])
     captured = capsys.readouterr()
     assert got == code
     assert captured.err.splitlines() == [_fill(line, scratch)]
@@ -49,7 +38,7 @@ def test_snapshot_bad_input(
 def test_a_bad_environment_value_is_one_line(scratch: Path, capsys: pytest.CaptureFixture[str]) -> None:
     os.environ["AICR_REQUIRE_GPU"] = "sometimes"
     try:
-        assert main(["snapshot"]) == 2
+        assert call_main(["snapshot"]) == 2
     finally:
         del os.environ["AICR_REQUIRE_GPU"]
     assert capsys.readouterr().err.splitlines() == [

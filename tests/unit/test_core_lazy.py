@@ -1,0 +1,29 @@
+"""core.lazy: package re-exports imported on first use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from aicr_pytest.core.lazy import lazy_exports
+
+
+def test_names_are_imported_on_first_use_and_cached() -> None:
+    code = (
+        "import sys, aicr_pytest.nccl as n\n"
+        "assert 'aicr_pytest.nccl.parse' not in sys.modules, 'imported eagerly'\n"
+        "f = n.parse_all_reduce\n"
+        "assert 'aicr_pytest.nccl.parse' in sys.modules and vars(n)['parse_all_reduce'] is f\n"
+        "assert 'parse_all_reduce' in dir(n)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    getattr_, dir_ = lazy_exports("aicr_pytest.core", {"parse_go_duration": "aicr_pytest.core.goduration"})
+    assert "parse_go_duration" in dir_()
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        getattr_("nope")
