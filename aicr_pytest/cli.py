@@ -215,21 +215,21 @@ def _pytest_args(
         args += table["ctrf_report"].to_args(options.PYTEST, output)
     if simulated:
         args += table["simulated"].to_args(options.PYTEST, simulated)
+    rest = _extra_args(extra)
+    if not _wants_xdist(rest):
+        args += ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
     tb = traceback_style(debug)
     args += [f"--tb={tb}"] if tb is not None else list(CONCISE_ARGS)
-    return args + _extra_args(extra)
+    return args + rest
 
 
 def _extra_args(extra: Sequence[str]) -> list[str]:
-    """The pytest arguments after ``--`` (anything else left over is a usage error); xdist is
-    blocked unless they ask for it (a faster start)."""
+    """The pytest arguments after ``--`` (anything else left over is a usage error)."""
     rest = list(extra)
     if rest and rest[0] == "--":
-        rest = rest[1:]
-    elif rest:
+        return rest[1:]
+    if rest:
         raise UsageError(f"unexpected arguments: {' '.join(rest)} (pass pytest arguments after --)")
-    if not _wants_xdist(rest):
-        return ["-p", "no:xdist", "-p", "no:xdist.looponfail", *rest]
     return rest
 
 

@@ -101,6 +101,10 @@ def test_capture_as_the_snapshot_identity_writes_a_configmap_that_passes_readine
             f"cm://{out_ns}/captured",
             "--timeout",
             "2m",
+            # the control plane always has H100 and GB200 GPU nodes; the scheduler may pick either,
+            # and this test reads an H100's facts against the H100 recipe
+            "--node-selector",
+            "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
         ]
     )
     err = capsys.readouterr().err
