@@ -8,28 +8,30 @@ import every module behind them.
 from __future__ import annotations
 
 import importlib
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 
 def lazy_exports(
-    package: str, names: Mapping[str, str]
+    namespace: MutableMapping[str, Any], names: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package``, whose ``names`` map to their modules.
+    """``__getattr__`` and ``__dir__`` for the package whose ``globals()`` is ``namespace``; its
+    ``names`` map to their modules.
 
-    The first access imports the module and caches the value in the package's namespace."""
+    The first access imports the module and caches the value in that namespace (the package's
+    own, not whatever ``sys.modules`` holds now: pytester swaps modules in and out)."""
+    package = namespace["__name__"]
 
     def __getattr__(name: str) -> Any:
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
-        vars(sys.modules[package])[name] = value
+        namespace[name] = value
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(vars(sys.modules[package])) | set(names))
+        return sorted(set(namespace) | set(names))
 
     return __getattr__, __dir__
 

@@ -202,7 +202,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 __all__ = [

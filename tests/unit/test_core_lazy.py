@@ -23,7 +23,10 @@ def test_names_are_imported_on_first_use_and_cached() -> None:
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
-    getattr_, dir_ = lazy_exports("aicr_pytest.core", {"parse_go_duration": "aicr_pytest.core.goduration"})
+    namespace: dict[str, object] = {"__name__": "pkg"}
+    getattr_, dir_ = lazy_exports(namespace, {"parse_go_duration": "aicr_pytest.core.goduration"})
     assert "parse_go_duration" in dir_()
-    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+    with pytest.raises(AttributeError, match="module 'pkg' has no attribute 'nope'"):
         getattr_("nope")
+    value = getattr_("parse_go_duration")
+    assert value("1m30s") == 90.0 and namespace["parse_go_duration"] is value
