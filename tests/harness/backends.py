@@ -449,6 +449,7 @@ class ControlPlaneSession:
         #: the operators' validating webhooks (:class:`~.controlplane_conformance.WebhookServer`)
         self.webhooks: Any = None
         self.players: list[Poller] = []
+        self._error_marks: dict[int, int] = {}  # id(player) -> its errors already reported
 
     def ensure_players(self) -> None:
         """Start the test controllers (once): the nvidia-smi and NVreg probe pod players
@@ -517,7 +518,15 @@ class ControlPlaneSession:
         return self._current[1] if self._current else ()
 
     def player_errors(self) -> list[str]:
-        return [e for p in self.players for e in p.errors]
+        """The test controllers' errors since the previous test ended (:meth:`mark_player_errors`).
+
+        One controller error fails the test that saw it, not every later test of the session; an
+        error between two tests (while the first one's objects are deleted) is the next test's."""
+        return [e for p in self.players for e in p.errors[self._error_marks.get(id(p), 0) :]]
+
+    def mark_player_errors(self) -> None:
+        """Everything reported so far is the finished test's (called at each test's teardown)."""
+        self._error_marks = {id(p): len(p.errors) for p in self.players}
 
     def player(self, name: str) -> Any:
         """The running test controller called ``name`` (e.g. ``dynamo-controller``), for its records.
@@ -718,6 +727,7 @@ class ControlPlaneBackend(K8sBackend):
         return self.session.player_errors()
 
     def close(self) -> None:
+        self.session.mark_player_errors()
         for name in self._cluster_logs:
             self.cp.delete_namespace_logs(name)
         for path, name in reversed(self._cluster_scoped):

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from tests.harness.controlplane_players import Poller, http_detail
+from tests.harness.controlplane_players import Poller, describe_error, http_detail, vanished
 
 if TYPE_CHECKING:
     from tests.harness.controlplane import ControlPlane
@@ -189,6 +189,8 @@ class GangBinder(Poller):
                 try:
                     self.cp.request("POST", f"/api/v1/namespaces/{ns}/pods/{name}/binding", body)
                 except urllib.error.HTTPError as e:
+                    if e.code == 404 and vanished(self.cp, f"/api/v1/namespaces/{ns}/pods/{name}"):
+                        continue  # the test deleted the gang meanwhile
                     if e.code != 409:  # already bound
                         raise RuntimeError(f"binding {ns}/{name}: {http_detail(e)}") from e
                 self.bound[(ns, name)] = node
@@ -246,7 +248,7 @@ class WebhookServer:
                     review = json.loads(self.rfile.read(length) or b"{}")
                     answer = owner.review(self.path, review)
                 except Exception as e:  # answered as a webhook error, recorded for the test
-                    owner.errors.append(f"{type(e).__name__}: {e}")
+                    owner.errors.append(f"{owner.name}: {describe_error(e)}")
                     self.send_response(500)
                     self.end_headers()
                     return
@@ -353,7 +355,11 @@ class WebhookServer:
                 {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": self.ca_bundle}
                 for i in range(len(hooks))
             ]
-            self.cp.request("PATCH", path, patch, content_type="application/json-patch+json")
+            try:
+                self.cp.request("PATCH", path, patch, content_type="application/json-patch+json")
+            except urllib.error.HTTPError as e:
+                if e.code not in (404, 410) or not vanished(self.cp, path):  # a profile switch removed it
+                    raise
 
 
 class WebhookSync(Poller):

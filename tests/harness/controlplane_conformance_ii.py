@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from tests.harness.controlplane_players import Poller
+from tests.harness.controlplane_players import Poller, describe_error
 
 if TYPE_CHECKING:
     from aicr_pytest.testing.players.metrics import MetricsBackend
@@ -74,7 +74,7 @@ class _Server:
                 try:
                     status, body, ctype = answer(self.path)
                 except Exception as exc:  # a bug in the stub: answer 500, record it
-                    outer.errors.append(f"{type(exc).__name__}: {exc}")
+                    outer.errors.append(f"{name}: {describe_error(exc)}")
                     status, body, ctype = 500, str(exc), "text/plain"
                 data = body.encode()
                 self.send_response(status)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from aicr_pytest.testing.players import inference as play
-from tests.harness.controlplane_players import Poller, http_detail
+from tests.harness.controlplane_players import Poller, http_detail, vanished
 
 if TYPE_CHECKING:
     from tests.harness.controlplane import ControlPlane
@@ -240,12 +240,15 @@ class DynamoController(Poller):
         status = play.dgd_status(play.dgd_components(dgd), ready_counts(pods))
         if status == dgd.get("status"):
             return dgd
-        updated: Obj = self.cp.request(
-            "PATCH",
-            f"{DGD_PATH}/namespaces/{ns}/{play.DGD_PLURAL}/{name}/status",
-            {"status": status},
-            content_type="application/merge-patch+json",
-        )
+        path = f"{DGD_PATH}/namespaces/{ns}/{play.DGD_PLURAL}/{name}"
+        try:
+            updated: Obj = self.cp.request(
+                "PATCH", f"{path}/status", {"status": status}, content_type="application/merge-patch+json"
+            )
+        except urllib.error.HTTPError as e:
+            if e.code in (404, 410) and vanished(self.cp, path):  # deleted by the test meanwhile
+                return dgd
+            raise
         return updated
 
     def _sync_frontends(self) -> None:

@@ -50,10 +50,12 @@ __all__ = [
     "PodPlayer",
     "Poller",
     "SnapshotAgent",
+    "describe_error",
     "http_detail",
     "nvidia_smi_output",
     "nvreg_params",
     "nvreg_probe_output",
+    "vanished",
 ]
 
 log = logging.getLogger("tests.harness.controlplane_players")
@@ -161,6 +163,27 @@ def http_detail(e: urllib.error.HTTPError) -> str:
     return f"{e.code} {e.reason} {body}".strip()
 
 
+def vanished(cp: ControlPlane, path: str) -> bool:
+    """Whether the object at ``path`` is gone or being deleted.
+
+    A test controller reads an object, then writes it (or something inside its namespace). A 404 on
+    the write is a race with the test's own clean-up when the object is gone by now; it is a bug in
+    the controller (a wrong path) when the object is still there. Only the first is forgiven.
+    """
+    try:
+        found = cp.get(path)
+    except urllib.error.HTTPError as e:
+        return e.code in (404, 410)
+    return bool(((found or {}).get("metadata") or {}).get("deletionTimestamp"))
+
+
+def describe_error(e: BaseException) -> str:
+    """``<type>: <message>``, with the URL of an HTTP error (which request failed, not only its status)."""
+    text = f"{type(e).__name__}: {e}"
+    url = getattr(e, "url", None) if isinstance(e, urllib.error.HTTPError) else None
+    return f"{text} ({url})" if url else text
+
+
 class Poller(ABC):
     """A test controller: ``tick()`` every ``interval`` seconds on a daemon thread until ``stop()``.
 
@@ -190,7 +213,7 @@ class Poller(ABC):
             try:
                 self.tick()
             except Exception as e:  # keep playing; a test sees what went wrong in `errors`
-                self.errors.append(f"{type(e).__name__}: {e}")
+                self.errors.append(f"{self.name}: {describe_error(e)}")
                 log.warning("%s: %s", self.name, e)
             self._stop.wait(self.interval)
 
@@ -219,10 +242,18 @@ class PodPlayer(Poller):
             node_name = (pod.get("spec") or {}).get("nodeName")
             if status.get("phase") != "Running" or not node_name:
                 continue
-            node = self.cp.get(f"/api/v1/nodes/{node_name}")
-            outputs = self.play(pod, node)
-            if outputs is not None:
-                self._finish(pod, outputs)
+            pod_path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
+            try:
+                node = self.cp.get(f"/api/v1/nodes/{node_name}")
+                outputs = self.play(pod, node)
+                if outputs is not None:
+                    self._finish(pod, outputs)
+            except urllib.error.HTTPError as e:
+                # the test deleted the pod (or its namespace, or its node) while we played it
+                if e.code not in (404, 410) or not (
+                    vanished(self.cp, pod_path) or vanished(self.cp, f"/api/v1/nodes/{node_name}")
+                ):
+                    raise
             self.played[uid] = f"{meta['namespace']}/{meta['name']}"
 
     def _finish(self, pod: Obj, outputs: dict[str, tuple[str, int]]) -> None:
