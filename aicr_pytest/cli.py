@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from aicr_pytest import __version__
+from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import DEFAULT_NAMESPACE, parse_timeout
@@ -273,6 +274,8 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         check_writable(str(output), "--output")
     faults = list(run["fault"] or ())
     sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
+    if run["simulate"] or (not run["snapshot"] and not run["no_cluster"]):
+        gcpause.resume()  # a simulated cluster, or a snapshot capture, runs before pytest starts
     if run["simulate"]:
         from aicr_pytest.testing.serve import simulated_cluster
 
@@ -382,7 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(list(argv) if argv is not None else None)
     try:
         if ns.command == "validate":
-            return cmd_validate(ns)
+            return cmd_validate(ns)  # the plugin ends the start-up GC pause after collection
+        gcpause.resume()  # everything else may run long (simulate serves until Ctrl-C)
         if ns.command == "simulate":
             return cmd_simulate(ns)
         if ns.command == "parse":

@@ -33,26 +33,57 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from aicr_pytest.conformance.common import (
-    ConformanceFailure,
-    aicr_error,
-    create_pod_when_sa_ready,
-    daemonset_ready,
-    deployment_available,
-    find_condition,
-    gpu_work_budget,
-    inner_tolerations,
-    pod_stuck_reason,
-    wait_deployment_available,
-    wait_pod_terminal,
-)
-from aicr_pytest.conformance.context import ConformanceContext, context_for_check
-from aicr_pytest.conformance.testns import CleanupStatus, GpuTestNamespace
+from aicr_pytest.core.lazy import lazy_exports
 
-CheckFunction = Callable[[ConformanceContext], None]
+if TYPE_CHECKING:  # at run time each name is imported on first use (start-up time)
+    from aicr_pytest.conformance.common import (
+        ConformanceFailure,
+        aicr_error,
+        create_pod_when_sa_ready,
+        daemonset_ready,
+        deployment_available,
+        find_condition,
+        gpu_work_budget,
+        inner_tolerations,
+        pod_stuck_reason,
+        wait_deployment_available,
+        wait_pod_terminal,
+    )
+    from aicr_pytest.conformance.context import (
+        ConformanceContext,
+        context_for_check,
+    )
+    from aicr_pytest.conformance.testns import (
+        CleanupStatus,
+        GpuTestNamespace,
+    )
 
-#: catalog name → ``"module:function"`` of the conformance checks implemented so far
+#: where each re-exported name lives: importing the package imports none of its modules
+_LAZY: dict[str, str] = {
+    "ConformanceFailure": "aicr_pytest.conformance.common",
+    "aicr_error": "aicr_pytest.conformance.common",
+    "create_pod_when_sa_ready": "aicr_pytest.conformance.common",
+    "daemonset_ready": "aicr_pytest.conformance.common",
+    "deployment_available": "aicr_pytest.conformance.common",
+    "find_condition": "aicr_pytest.conformance.common",
+    "gpu_work_budget": "aicr_pytest.conformance.common",
+    "inner_tolerations": "aicr_pytest.conformance.common",
+    "pod_stuck_reason": "aicr_pytest.conformance.common",
+    "wait_deployment_available": "aicr_pytest.conformance.common",
+    "wait_pod_terminal": "aicr_pytest.conformance.common",
+    "ConformanceContext": "aicr_pytest.conformance.context",
+    "context_for_check": "aicr_pytest.conformance.context",
+    "CleanupStatus": "aicr_pytest.conformance.testns",
+    "GpuTestNamespace": "aicr_pytest.conformance.testns",
+}
+
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+
+CheckFunction = Callable[["ConformanceContext"], None]
+
+#: catalog name → ``"module:function"`` of every conformance check (the bundled checks, the CNCF collector)
 CHECKS: dict[str, str] = {
     "dra-support": "dra_support:run_dra_support",
     "gang-scheduling": "gang_scheduling:run_gang_scheduling",
@@ -60,11 +91,18 @@ CHECKS: dict[str, str] = {
     "secure-accelerator-access": "secure_access:run_secure_accelerator_access",
     "gpu-operator-health": "gpu_operator_health:run_gpu_operator_health",
     "platform-health": "platform_health:run_platform_health",
+    "accelerator-metrics": "accelerator_metrics:run_accelerator_metrics",
+    "ai-service-metrics": "ai_service_metrics:run_ai_service_metrics",
+    "inference-gateway": "inference_gateway:run_inference_gateway",
+    "pod-autoscaling": "pod_autoscaling:run_pod_autoscaling",
+    "cluster-autoscaling": "cluster_autoscaling:run_cluster_autoscaling",
+    "slinky-slurm-health": "slinky:run_slinky_slurm_health",
+    "slinky-slurm-imex-channel": "slinky:run_slinky_slurm_imex_channel",
 }
 
 
 def check_function(name: str) -> CheckFunction:
-    """The ``run_<check>`` function of catalog check ``name`` (``KeyError`` when not implemented)."""
+    """The ``run_<check>`` function of catalog check ``name``, imported now (``KeyError`` when unknown)."""
     module, _, function = CHECKS[name].partition(":")
     fn: CheckFunction = getattr(importlib.import_module(f"aicr_pytest.conformance.{module}"), function)
     return fn

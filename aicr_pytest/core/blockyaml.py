@@ -12,6 +12,7 @@ result is always what ``yamlio.load`` returns (``tests/unit/test_snapshot.py`` c
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Final
@@ -38,10 +39,16 @@ _RESOLVE_FIRST: Final = frozenset("-+.0123456789")
 _BAD_START: Final = frozenset("[]{},#&*!|>'\"%@`?:-\t")
 _JSON_ESCAPES: Final = re.compile(r'\\(?:["\\/bfnrt]|u(?![dD][89a-fA-F])[0-9a-fA-F]{4})')
 _ASCII_SPECIAL: Final = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
-# PyYAML rejects these characters, or treats them as line breaks: leave such input to it.
-_SPECIAL_CHARS: Final = re.compile(
-    "[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
+
+
+@functools.cache
+def _special_chars() -> re.Pattern[str]:
+    """What PyYAML rejects, or treats as a line break, outside ASCII: such input is left to it.
+
+    Compiled on first non-ASCII input: the Unicode class costs ~10 ms to compile (start-up time)."""
+    return re.compile(
+        "[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+    )
 
 
 def _resolve(text: str) -> Any:
@@ -292,7 +299,7 @@ def try_load(text: str | bytes) -> tuple[bool, Any]:
         text = text[1:]
     if "\r" in text:
         text = text.replace("\r\n", "\n")
-    if (_ASCII_SPECIAL if text.isascii() else _SPECIAL_CHARS).search(text):
+    if (_ASCII_SPECIAL if text.isascii() else _special_chars()).search(text):
         return False, None
     try:
         return True, _Parser(text).document()

@@ -14,18 +14,19 @@ Every content is parsed as YAML (JSON is a subset of YAML 1.2), regardless of th
 
 from __future__ import annotations
 
+import functools
 import re
-import ssl
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
+
+if TYPE_CHECKING:  # ssl and urllib load only when a recipe or snapshot is fetched over HTTPS (start-up)
+    import ssl
 
 SourceKind = Literal["recipe", "snapshot"]
 #: ``reader(namespace, name) -> ConfigMap .data``; raises on API errors.
@@ -79,22 +80,32 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 def _ssl_context() -> ssl.SSLContext:
     """Certificate- and hostname-verifying context over the default trust store."""
+    import ssl
+
     return ssl.create_default_context()
 
 
-class _HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: object,
-        code: int,
-        msg: str,
-        headers: object,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        if not newurl.lower().startswith("https://"):
-            raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=newurl))
-        return super().redirect_request(req, fp, code, msg, headers, newurl)  # type: ignore[arg-type]
+@functools.cache
+def _https_only_redirects() -> type[Any]:
+    """The redirect handler that refuses to leave HTTPS (a class made on first use: start-up time)."""
+    import urllib.error
+    import urllib.request
+
+    class HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(
+            self,
+            req: urllib.request.Request,
+            fp: object,
+            code: int,
+            msg: str,
+            headers: object,
+            newurl: str,
+        ) -> urllib.request.Request | None:
+            if not newurl.lower().startswith("https://"):
+                raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=newurl))
+            return super().redirect_request(req, fp, code, msg, headers, newurl)  # type: ignore[arg-type]
+
+    return HttpsOnlyRedirects
 
 
 def _first_line(text: object) -> str:
@@ -146,9 +157,13 @@ def _load_configmap(uri: str, kind: SourceKind, reader: ConfigMapReader | None) 
 
 
 def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
+    import ssl
+    import urllib.error
+    import urllib.request
+
     opener = urllib.request.build_opener(
         urllib.request.HTTPSHandler(context=_ssl_context()),
-        _HttpsOnlyRedirects(),
+        _https_only_redirects()(),
     )
     request = urllib.request.Request(uri, headers={"Accept": "application/yaml, application/json, */*"})
     try:

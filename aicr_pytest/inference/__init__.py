@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         parse_aiperf_output,
         read_aiperf_metrics,
     )
+    from aicr_pytest.inference.cluster import InferenceWorkload, choose_node, dgd_crd_lookup, require_storage
     from aicr_pytest.inference.knobs import (
         CONSTRAINT_CONCURRENCY,
         CONSTRAINT_MODEL,
@@ -122,6 +123,10 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
 
 #: where each re-exported name lives: ``from aicr_pytest.inference import X`` imports only X's module
 _LAZY: dict[str, str] = {
+    "InferenceWorkload": "aicr_pytest.inference.cluster",
+    "choose_node": "aicr_pytest.inference.cluster",
+    "dgd_crd_lookup": "aicr_pytest.inference.cluster",
+    "require_storage": "aicr_pytest.inference.cluster",
     "AIPERF_POD_TIMEOUT_S": "aicr_pytest.inference.aiperf",
     "AIPERF_RUN_TIMEOUT_S": "aicr_pytest.inference.aiperf",
     "MSG_AIPERF_FAILED": "aicr_pytest.inference.aiperf",
@@ -249,6 +254,7 @@ __all__ = [
     "GPUOccupancy",
     "InferenceFailure",
     "InferenceKnobs",
+    "InferenceWorkload",
     "NodeChoice",
     "aiperf_counts",
     "aiperf_job_name",
@@ -259,8 +265,10 @@ __all__ = [
     "catalog_env",
     "chat_completion_ready",
     "chat_probe_body",
+    "choose_node",
     "count_used_gpus_by_node",
     "derive_run_id",
+    "dgd_crd_lookup",
     "dgd_ready",
     "discover_candidate_nodes",
     "evaluate",
@@ -277,6 +285,7 @@ __all__ = [
     "redact",
     "render_workload",
     "require_cache_storage",
+    "require_storage",
     "resolve_knobs",
     "scaled_throughput_threshold",
     "select_worker_node",

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from aicr_pytest.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # at run time each name is imported on first use (start-up time)
+    from aicr_pytest.nccl.cluster import LauncherFailed, NcclBenchmark, tolerations_k8s
     from aicr_pytest.nccl.parse import (
         DIAGNOSTIC_LABEL,
         DIAGNOSTIC_TAIL_LINES,
@@ -116,6 +117,9 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
 
 #: where each re-exported name lives: ``from aicr_pytest.nccl import X`` imports only X's module
 _LAZY: dict[str, str] = {
+    "LauncherFailed": "aicr_pytest.nccl.cluster",
+    "NcclBenchmark": "aicr_pytest.nccl.cluster",
+    "tolerations_k8s": "aicr_pytest.nccl.cluster",
     "DIAGNOSTIC_LABEL": "aicr_pytest.nccl.parse",
     "DIAGNOSTIC_TAIL_LINES": "aicr_pytest.nccl.parse",
     "MSG_OUT_OF_BOUNDS": "aicr_pytest.nccl.parse",
@@ -227,6 +231,8 @@ __all__ = [
     "BenchmarkNames",
     "BenchmarkObjects",
     "Criteria",
+    "LauncherFailed",
+    "NcclBenchmark",
     "NcclCheckFailure",
     "NcclParseError",
     "NcclResult",
@@ -263,6 +269,7 @@ __all__ = [
     "size_workers",
     "sweep_plot",
     "template_path",
+    "tolerations_k8s",
     "uniform_fabric_count",
     "validate_private_runtime",
     "verify_transport",

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from aicr_pytest.core import gcpause
 from aicr_pytest.plugin import (
     bundled,
     cncf_wiring,
@@ -195,7 +196,11 @@ def pytest_collection_modifyitems(
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """What will run, after every plugin's selection (``-m``, ``-k``): the items an interrupt ends."""
+    """What will run, after every plugin's selection (``-m``, ``-k``): the items an interrupt ends.
+
+    Start-up is over: the console script's garbage-collection pause ends here
+    (:mod:`~aicr_pytest.core.gcpause`)."""
+    gcpause.resume()
     state = get_state(session.config)
     if state is not None and state.run is not None:
         state.collected = [item for item in session.items if item.stash.get(plugin_state.ITEM_KEY, None)]

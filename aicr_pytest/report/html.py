@@ -50,9 +50,7 @@ READINESS_SUITE = "readiness"
 #: the largest ``extra`` a check shows as JSON (characters)
 MAX_EXTRA_CHARS = 64 * 1024
 #: extra keys the page shows in their own form (everything else is listed as JSON)
-_RENDERED_KEYS = frozenset(
-    {records.MEASUREMENTS_KEY, records.FACTS_KEY, "aicr.cleanupWarnings"}
-)
+_RENDERED_KEYS = frozenset({records.MEASUREMENTS_KEY, records.FACTS_KEY, "aicr.cleanupWarnings"})
 
 STATUS_WORDS: Mapping[str, str] = {
     "passed": "PASSED",

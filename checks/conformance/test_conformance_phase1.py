@@ -4,23 +4,26 @@ gpu-operator-health, platform-health.
 Each test only wires the fixtures into a :class:`~aicr_pytest.conformance.ConformanceContext` and calls
 the check function of :mod:`aicr_pytest.conformance` (the CNCF evidence collector calls the same
 functions outside pytest). The evidence artifacts travel as CTRF ``stdout`` lines and, structured,
-under ``extra["aicr.artifacts"]``. Catalog checks without a test here stay covered by the placeholder.
+under ``extra["aicr.artifacts"]``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from aicr_pytest import conformance
+from aicr_pytest import conformance  # lazy: a check's module is imported when it runs
 from aicr_pytest.core.artifacts import EXTRA_KEY
-from aicr_pytest.core.clock import Clock
-from aicr_pytest.core.policy import AllocationPolicy
-from aicr_pytest.core.recipe import Recipe
-from aicr_pytest.kube.client import Cluster
-from aicr_pytest.kube.run import RunScope
-from aicr_pytest.plugin.check import CheckContext
+
+if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
+    from aicr_pytest.core.clock import Clock
+    from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
+    from aicr_pytest.plugin.check import CheckContext
 
 
 @pytest.fixture

@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from aicr_pytest.conformance.accelerator_metrics import run_accelerator_metrics
-from aicr_pytest.conformance.ai_service_metrics import run_ai_service_metrics
-from aicr_pytest.conformance.cluster_autoscaling import run_cluster_autoscaling
-from aicr_pytest.conformance.context import ConformanceContext, context_for_check
-from aicr_pytest.conformance.inference_gateway import run_inference_gateway
-from aicr_pytest.conformance.pod_autoscaling import run_pod_autoscaling
-from aicr_pytest.conformance.slinky import run_slinky_slurm_health, run_slinky_slurm_imex_channel
+from aicr_pytest import conformance as checks  # lazy: a check's module is imported when it runs
 from aicr_pytest.core.artifacts import EXTRA_KEY
-from aicr_pytest.core.clock import Clock
-from aicr_pytest.core.policy import AllocationPolicy
-from aicr_pytest.core.recipe import Recipe
-from aicr_pytest.kube.client import Cluster
-from aicr_pytest.kube.run import RunScope
-from aicr_pytest.plugin.check import CheckContext
+
+if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
+    from aicr_pytest.conformance.context import ConformanceContext
+    from aicr_pytest.core.clock import Clock
+    from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
+    from aicr_pytest.plugin.check import CheckContext
 
 #: what of the process environment the checks read (never the whole environment: no secrets)
 ENV_KEYS = ("KUBERNETES_SERVICE_HOST",)
@@ -45,7 +43,7 @@ def conformance(
     allocation_policy: AllocationPolicy,
     aicr_clock: Clock,
 ) -> Iterator[ConformanceContext]:
-    ctx = context_for_check(
+    ctx = checks.context_for_check(
         check,
         cluster,
         run,
@@ -62,34 +60,34 @@ def conformance(
 
 @pytest.mark.check("accelerator-metrics")
 def test_accelerator_metrics(conformance: ConformanceContext) -> None:
-    run_accelerator_metrics(conformance)
+    checks.check_function("accelerator-metrics")(conformance)
 
 
 @pytest.mark.check("ai-service-metrics")
 def test_ai_service_metrics(conformance: ConformanceContext) -> None:
-    run_ai_service_metrics(conformance)
+    checks.check_function("ai-service-metrics")(conformance)
 
 
 @pytest.mark.check("inference-gateway")
 def test_inference_gateway(conformance: ConformanceContext) -> None:
-    run_inference_gateway(conformance)
+    checks.check_function("inference-gateway")(conformance)
 
 
 @pytest.mark.check("pod-autoscaling")
 def test_pod_autoscaling(conformance: ConformanceContext) -> None:
-    run_pod_autoscaling(conformance)
+    checks.check_function("pod-autoscaling")(conformance)
 
 
 @pytest.mark.check("cluster-autoscaling")
 def test_cluster_autoscaling(conformance: ConformanceContext) -> None:
-    run_cluster_autoscaling(conformance)
+    checks.check_function("cluster-autoscaling")(conformance)
 
 
 @pytest.mark.check("slinky-slurm-health")
 def test_slinky_slurm_health(conformance: ConformanceContext) -> None:
-    run_slinky_slurm_health(conformance)
+    checks.check_function("slinky-slurm-health")(conformance)
 
 
 @pytest.mark.check("slinky-slurm-imex-channel")
 def test_slinky_slurm_imex_channel(conformance: ConformanceContext) -> None:
-    run_slinky_slurm_imex_channel(conformance)
+    checks.check_function("slinky-slurm-imex-channel")(conformance)

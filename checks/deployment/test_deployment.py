@@ -6,25 +6,28 @@ only wire fixtures to it and map skips.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from aicr_pytest import deployment
+from aicr_pytest import deployment  # lazy: a check's modules are imported when it runs
 from aicr_pytest.core import constraints
-from aicr_pytest.core.clock import Clock
-from aicr_pytest.core.datatree import DataTree
-from aicr_pytest.core.policy import AllocationPolicy
-from aicr_pytest.core.recipe import Recipe
-from aicr_pytest.core.settings import Settings
-from aicr_pytest.deployment import nvidia_smi
-from aicr_pytest.deployment.fetch import ClusterFetch
-from aicr_pytest.kube.client import Cluster
-from aicr_pytest.kube.run import RunScope
-from aicr_pytest.plugin.check import CheckContext
+
+if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
+    from aicr_pytest.core.clock import Clock
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.core.settings import Settings
+    from aicr_pytest.deployment.fetch import ClusterFetch
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
+    from aicr_pytest.plugin.check import CheckContext
 
 
 @pytest.fixture
 def fetch(cluster: Cluster) -> ClusterFetch:
-    return ClusterFetch(cluster)
+    return deployment.ClusterFetch(cluster)
 
 
 @pytest.mark.check("operator-health")
@@ -69,9 +72,9 @@ def test_check_nvidia_smi(
     allocation_policy: AllocationPolicy,
     aicr_clock: Clock,
 ) -> None:
-    record = nvidia_smi.NvidiaSmiRun()
+    record = deployment.NvidiaSmiRun()
     try:
-        nvidia_smi.check_nvidia_smi(
+        deployment.check_nvidia_smi(
             cluster,
             run,
             image=aicr_settings.nvidia_smi_image,

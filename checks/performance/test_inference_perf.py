@@ -16,19 +16,24 @@ commands to inspect it are printed.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
-from aicr_pytest import inference as inf
-from aicr_pytest.core.clock import Clock
-from aicr_pytest.core.datatree import DataTree
-from aicr_pytest.core.policy import AllocationPolicy
-from aicr_pytest.core.recipe import Recipe
-from aicr_pytest.inference import cluster as live
-from aicr_pytest.kube.run import RunScope
-from aicr_pytest.plugin.check import CheckContext
+from aicr_pytest import inference as inf  # lazy: the cluster I/O module is imported when the check runs
+
+if TYPE_CHECKING:  # annotations only
+    from aicr_pytest.core.clock import Clock
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.kube.run import RunScope
+    from aicr_pytest.plugin.check import CheckContext
+
+log = logging.getLogger("aicr_pytest.check")
 
 
 def _terminal_writer(config: pytest.Config, verbose_only: bool) -> Callable[[str], None]:
@@ -38,7 +43,7 @@ def _terminal_writer(config: pytest.Config, verbose_only: bool) -> Callable[[str
     show = reporter is not None and (config.get_verbosity() > 0 or not verbose_only)
 
     def write(line: str) -> None:
-        live.log.info("inference-perf: %s", line)
+        log.info("inference-perf: %s", line)
         if not show or reporter is None:
             return
         with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
@@ -69,19 +74,19 @@ def test_inference_perf(
         check.emit(inf.redact(text, secrets))
 
     cluster = run.cluster
-    inf.guard_dgd_crd(live.dgd_crd_lookup(cluster))
-    mode, choice = live.choose_node(cluster, allocation_policy.mode, check.node_selector, say)
+    inf.guard_dgd_crd(inf.dgd_crd_lookup(cluster))
+    mode, choice = inf.choose_node(cluster, allocation_policy.mode, check.node_selector, say)
     # structured evidence for the reports (#18): the chosen node and how its workers get GPUs
     check.fact("node", choice.name)
     check.fact("wiring", choice.wiring)
     check.fact("GPUs benchmarked", f"{choice.free_gpus} of {choice.node_gpus}")
-    live.require_storage(cluster, knobs)
+    inf.require_storage(cluster, knobs)
     cli_tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
     tolerations = inf.worker_tolerations(choice.node, cli_tolerations)
 
     keep = knobs.no_cleanup or run.no_cleanup
     run.no_cleanup = keep
-    workload = live.InferenceWorkload(run, aicr_clock, knobs, say, _terminal_writer(pytestconfig, True))
+    workload = inf.InferenceWorkload(run, aicr_clock, knobs, say, _terminal_writer(pytestconfig, True))
     try:
         workload.deploy(choice, tolerations, mode.api_version)
         endpoint = workload.resolve_endpoint()

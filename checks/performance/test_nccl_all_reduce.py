@@ -10,18 +10,20 @@ launcher log → parse → transport → threshold.  Evidence: the parsed sweep 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pytest
 
-from aicr_pytest import nccl
-from aicr_pytest.core.clock import Clock
-from aicr_pytest.core.datatree import DataTree
-from aicr_pytest.core.recipe import Recipe
-from aicr_pytest.core.settings import Settings
-from aicr_pytest.kube.client import Cluster
-from aicr_pytest.kube.run import RunScope
-from aicr_pytest.nccl.cluster import LauncherFailed, NcclBenchmark, tolerations_k8s
-from aicr_pytest.plugin.check import CheckContext
+from aicr_pytest import nccl  # lazy: the cluster I/O module is imported when the check runs
+
+if TYPE_CHECKING:  # annotations only
+    from aicr_pytest.core.clock import Clock
+    from aicr_pytest.core.datatree import DataTree
+    from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.core.settings import Settings
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
+    from aicr_pytest.plugin.check import CheckContext
 
 
 @pytest.mark.check(nccl.CHECK_DEFAULT, nccl.CHECK_NET, nccl.CHECK_NVLS)
@@ -35,7 +37,7 @@ def test_nccl_all_reduce_bw(
     aicr_clock: Clock,
 ) -> None:
     plan = nccl.resolve_variant(check.name, recipe.criteria, check.constraints, os.environ, data=data_tree)
-    bench = NcclBenchmark(
+    bench = nccl.NcclBenchmark(
         cluster, run, check=check.name, clock=aicr_clock, deadline=aicr_clock.time() + check.timeout_s
     )
 
@@ -48,7 +50,7 @@ def test_nccl_all_reduce_bw(
     sizing = nccl.size_workers(targets)
     bench.require_trainer()
     plumbing = bench.plumbing(
-        plan, targets, node_selector=check.node_selector, tolerations=tolerations_k8s(check.tolerations)
+        plan, targets, node_selector=check.node_selector, tolerations=nccl.tolerations_k8s(check.tolerations)
     )
     bench.preflight(plan, targets)
 
@@ -63,7 +65,7 @@ def test_nccl_all_reduce_bw(
     }
     try:
         outcome = bench.wait(trainjob, sizing.worker_count)
-    except LauncherFailed as failure:
+    except nccl.LauncherFailed as failure:
         _diagnostics(check, failure.diagnostics)
         raise
     text = bench.launcher_log(outcome.launcher)

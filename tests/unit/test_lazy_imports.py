@@ -102,7 +102,10 @@ def test_the_probe_sees_the_simulator_when_it_is_used(tmp_path: Path) -> None:
 _STARTUP_REPORT = (
     "\nimport sys\n"
     "watched = ('jinja2', 'xdist', 'platformdirs', 'aicr_pytest.inference.aiperf',"
-    " 'aicr_pytest.inference.knobs', 'aicr_pytest.nccl.render')\n"
+    " 'aicr_pytest.inference.knobs', 'aicr_pytest.nccl.render', 'aicr_pytest.kube.client',"
+    " 'aicr_pytest.nccl.cluster', 'aicr_pytest.inference.cluster', 'aicr_pytest.conformance.common',"
+    " 'aicr_pytest.conformance.accelerator_metrics', 'aicr_pytest.deployment.expected_resources',"
+    " 'aicr_pytest.deployment.nvidia_smi')\n"
     "print('LOADED', sorted(m for m in watched if m in sys.modules))\n"
 )
 
@@ -125,9 +128,27 @@ def test_lazy_re_exports_still_resolve(tmp_path: Path) -> None:
     assert _loaded(code, tmp_path) == "LOADED ['aicr_pytest.inference.knobs']"
 
 
+@pytest.mark.parametrize(
+    ("code", "loaded"),
+    [
+        (
+            "from aicr_pytest import conformance as c\nc.check_function('accelerator-metrics')",
+            "accelerator_metrics",
+        ),
+        ("from aicr_pytest import deployment as d\nassert callable(d.check_nvidia_smi)", "nvidia_smi"),
+        ("from aicr_pytest import nccl\nassert nccl.NcclBenchmark", "cluster"),
+    ],
+    ids=["conformance", "deployment", "nccl"],
+)
+def test_a_family_loads_its_check_code_on_first_use(tmp_path: Path, code: str, loaded: str) -> None:
+    out = _loaded(code, tmp_path)
+    assert loaded in out and "aicr_pytest.kube.client" in out, out
+
+
 def test_validate_no_cluster_skips_unneeded_imports(tmp_path: Path) -> None:
     """The example selects nccl-all-reduce-bw (its check module is collected), not inference-perf;
-    no template is rendered; no plugin that only -n needs is loaded."""
+    no template is rendered; no plugin that only -n needs is loaded; the check modules are collected
+    without the cluster client or the families' check code (imported when a check runs)."""
     code = (
         "from aicr_pytest import cli\n"
         f"ret = cli.main(['validate', '-r', {str(EXAMPLE)!r}, '-s', {str(SNAPSHOT)!r}, '--no-cluster', "

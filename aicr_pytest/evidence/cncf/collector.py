@@ -21,7 +21,6 @@ rest are not started (``[TIMEOUT]``, exit 5) and an earlier run's files for them
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from aicr_pytest.conformance import check_function
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.core import catalog, components
 from aicr_pytest.core.artifacts import Artifact
@@ -50,19 +50,6 @@ MSG_NO_CLUSTER: Final = "Cannot connect to Kubernetes cluster. Check KUBECONFIG.
 QUALIFIER_SKIP: Final = "prerequisite absent"
 AMBIENT_POLICY_ENV: Final = "AICR_GPU_ALLOCATION_POLICY"
 
-#: catalog check -> ``module:function`` in :mod:`aicr_pytest.conformance`
-CHECK_FUNCTIONS: Final[dict[str, str]] = {
-    "dra-support": "dra_support:run_dra_support",
-    "gang-scheduling": "gang_scheduling:run_gang_scheduling",
-    "secure-accelerator-access": "secure_access:run_secure_accelerator_access",
-    "accelerator-metrics": "accelerator_metrics:run_accelerator_metrics",
-    "ai-service-metrics": "ai_service_metrics:run_ai_service_metrics",
-    "inference-gateway": "inference_gateway:run_inference_gateway",
-    "robust-controller": "robust_controller:run_robust_controller",
-    "pod-autoscaling": "pod_autoscaling:run_pod_autoscaling",
-    "cluster-autoscaling": "cluster_autoscaling:run_cluster_autoscaling",
-}
-
 #: features whose check looks only for recipe components: without the component in the recipe they
 #: are detected on the cluster -> (component, namespace, Deployment name or None for "any")
 DETECTED: Final[dict[str, tuple[tuple[str, str, str | None], ...]]] = {
@@ -74,14 +61,6 @@ DETECTED: Final[dict[str, tuple[tuple[str, str, str | None], ...]]] = {
 }
 #: features that record the GPU allocation mode block
 ALLOCATION_FEATURES: Final = frozenset({"dra-support", "secure-access"})
-
-CheckFunction = Callable[[ConformanceContext], None]
-
-
-def check_function(check: str) -> CheckFunction:
-    module, _, name = CHECK_FUNCTIONS[check].partition(":")
-    fn: CheckFunction = getattr(importlib.import_module(f"aicr_pytest.conformance.{module}"), name)
-    return fn
 
 
 @dataclass(frozen=True)
@@ -344,7 +323,6 @@ def collect(
 
 
 __all__ = [
-    "CHECK_FUNCTIONS",
     "DETECTED",
     "MSG_CANCELED",
     "MSG_NO_CLUSTER",
@@ -353,7 +331,6 @@ __all__ = [
     "FeatureResult",
     "SubmissionPlan",
     "SubmissionResult",
-    "check_function",
     "checks_env",
     "collect",
     "describe_cluster",
