@@ -207,21 +207,24 @@ class DynamoController(Poller):
     def _create(self, dgd: Obj) -> None:
         meta = dgd["metadata"]
         ns, name = str(meta["namespace"]), str(meta["name"])
+        dgd_path = f"{DGD_PATH}/namespaces/{ns}/{play.DGD_PLURAL}/{name}"
         if any(c.get("type") == "frontend" for c in play.dgd_components(dgd)):
             service = play.frontend_service(ns, name, dict(meta.get("labels") or {}))
             service["metadata"]["ownerReferences"] = [play.dgd_owner(dgd)]
-            self._post(f"/api/v1/namespaces/{ns}/services", service)
+            self._post(f"/api/v1/namespaces/{ns}/services", service, dgd_path)
         for pod in component_pods(dgd):
-            self._post(f"/api/v1/namespaces/{ns}/pods", pod)
+            self._post(f"/api/v1/namespaces/{ns}/pods", pod, dgd_path)
 
-    def _post(self, path: str, body: Obj) -> None:
+    def _post(self, path: str, body: Obj, owner: str) -> None:
         try:
             self.cp.request("POST", path, body)
         except urllib.error.HTTPError as e:
-            if e.code != 409:
-                raise RuntimeError(
-                    f"creating {body['kind']} {body['metadata']['name']}: {http_detail(e)}"
-                ) from e
+            if e.code == 409:
+                return
+            # 403/404: the namespace is terminating or gone because the test deleted the DGD meanwhile
+            if e.code in (403, 404) and vanished(self.cp, owner):
+                return
+            raise RuntimeError(f"creating {body['kind']} {body['metadata']['name']}: {http_detail(e)}") from e
 
     def _update_status(self, dgd: Obj) -> Obj:
         meta = dgd["metadata"]
