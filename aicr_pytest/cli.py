@@ -274,11 +274,10 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         check_writable(str(output), "--output")
     faults = list(run["fault"] or ())
     sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
-    if run["simulate"] or (not run["snapshot"] and not run["no_cluster"]):
-        gcpause.resume()  # a simulated cluster, or a snapshot capture, runs before pytest starts
     if run["simulate"]:
         from aicr_pytest.testing.serve import simulated_cluster
 
+        gcpause.resume()  # the simulated cluster serves before (and while) pytest runs
         sim_ctx = simulated_cluster(run["simulate"], faults)
     elif faults:
         raise UsageError("--fault needs --simulate PROFILE")
@@ -293,6 +292,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         if not run["snapshot"] and not run["no_cluster"] and not run["cncf_submission"]:
             from aicr_pytest.snapshot.capture import capture_for_validate
 
+            gcpause.resume()  # the capture waits on the cluster before pytest starts
             captured, code = capture_for_validate(
                 recipe=str(run["recipe"]),
                 kubeconfig=given.get("kubeconfig"),

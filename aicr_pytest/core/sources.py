@@ -14,18 +14,17 @@ Every content is parsed as YAML (JSON is a subset of YAML 1.2), regardless of th
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
 
-if TYPE_CHECKING:  # ssl and urllib load only when a recipe or snapshot is fetched over HTTPS (start-up)
+if TYPE_CHECKING:  # ssl and urllib load only when a recipe or snapshot is fetched over HTTPS
     import ssl
 
 SourceKind = Literal["recipe", "snapshot"]
@@ -85,29 +84,6 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-@functools.cache
-def _https_only_redirects() -> type[Any]:
-    """The redirect handler that refuses to leave HTTPS (a class made on first use: start-up time)."""
-    import urllib.error
-    import urllib.request
-
-    class HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
-        def redirect_request(
-            self,
-            req: urllib.request.Request,
-            fp: object,
-            code: int,
-            msg: str,
-            headers: object,
-            newurl: str,
-        ) -> urllib.request.Request | None:
-            if not newurl.lower().startswith("https://"):
-                raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=newurl))
-            return super().redirect_request(req, fp, code, msg, headers, newurl)  # type: ignore[arg-type]
-
-    return HttpsOnlyRedirects
-
-
 def _first_line(text: object) -> str:
     lines = str(text).strip().splitlines()
     return lines[0].strip() if lines else type(text).__name__
@@ -157,13 +133,26 @@ def _load_configmap(uri: str, kind: SourceKind, reader: ConfigMapReader | None) 
 
 
 def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
-    import ssl
+    import ssl  # here, not at module level: only an https:// source needs them (start-up time)
     import urllib.error
     import urllib.request
 
+    class HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(
+            self,
+            req: urllib.request.Request,
+            fp: object,
+            code: int,
+            msg: str,
+            headers: object,
+            newurl: str,
+        ) -> urllib.request.Request | None:
+            if not newurl.lower().startswith("https://"):
+                raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=newurl))
+            return super().redirect_request(req, fp, code, msg, headers, newurl)  # type: ignore[arg-type]
+
     opener = urllib.request.build_opener(
-        urllib.request.HTTPSHandler(context=_ssl_context()),
-        _https_only_redirects()(),
+        urllib.request.HTTPSHandler(context=_ssl_context()), HttpsOnlyRedirects()
     )
     request = urllib.request.Request(uri, headers={"Accept": "application/yaml, application/json, */*"})
     try:

@@ -18,7 +18,7 @@ The cluster I/O:
 * :mod:`.nvidia_smi` — ``check-nvidia-smi`` against a live cluster (pods, watch, logs).
 * :mod:`.fetch` — :class:`~aicr_pytest.deployment.fetch.ClusterFetch`, the facade as a ``fetch``.
 
-The names callers outside the package use are re-exported here (``from aicr_pytest import
+The names callers outside the package use are re-exported here, lazily (``from aicr_pytest import
 deployment``; ``deployment.check_operator_health(...)``).
 """
 

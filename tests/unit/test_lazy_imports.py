@@ -27,13 +27,18 @@ _REPORT = (
 )
 
 
-def _heavy_modules(code: str, cwd: Path) -> str:
+def _report_line(code: str, report: str, tag: str, cwd: Path) -> str:
+    """Run ``code`` then ``report`` in a fresh interpreter; the last stdout line starting with ``tag``."""
     proc = subprocess.run(
-        [sys.executable, "-c", code + _REPORT], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-c", code + report], capture_output=True, text=True, cwd=cwd, timeout=120
     )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("HEAVY ")]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(f"{tag} ")]
     assert lines, proc.stdout + proc.stderr
     return lines[-1]
+
+
+def _heavy_modules(code: str, cwd: Path) -> str:
+    return _report_line(code, _REPORT, "HEAVY", cwd)
 
 
 def test_importing_the_plugin_and_cli_loads_neither() -> None:
@@ -111,12 +116,7 @@ _STARTUP_REPORT = (
 
 
 def _loaded(code: str, cwd: Path) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-c", code + _STARTUP_REPORT], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("LOADED ")]
-    assert lines, proc.stdout + proc.stderr
-    return lines[-1]
+    return _report_line(code, _STARTUP_REPORT, "LOADED", cwd)
 
 
 def test_family_hooks_do_not_import_the_family(tmp_path: Path) -> None:
