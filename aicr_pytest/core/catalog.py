@@ -1,7 +1,16 @@
 """The built-in check catalog and recipe-driven check selection.
 
-The catalog is data: every check AICR's `aicr validate` knows, with its phase, its timeout and a
-description.  Catalog order is the execution and report order within a phase (as in AICR).
+The catalog is data, and the one place a check is named: every check AICR's ``aicr validate``
+knows, with its phase, its timeout, a description and, as plain strings (core imports no other
+package of aicr-pytest), where the rest of aicr-pytest finds it: the bundled test that runs it,
+the family entry point a family dispatches to by name, the family's hooks module and the CNCF
+feature it evidences.  Everything else derives from these rows: which bundled file to import,
+which checks a bundled test function is parametrized with, ``aicr_pytest.conformance.CHECKS``,
+the hook modules registered before a run, the feature → check mapping of the CNCF collector.
+Catalog order is the execution and report order within a phase (as in AICR).
+
+Every lookup reads :data:`CATALOG` when it is used, so a test adds a row by replacing the tuple
+(``monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, row))``).
 
 Selection differs from AICR on purpose: AICR silently drops a declared check name that is not in
 the catalog or that belongs to another phase, so users lose coverage without knowing.  We reject
@@ -10,8 +19,9 @@ both as usage errors (exit 2) and list the valid names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from aicr_pytest.core.errors import UsageError
 
@@ -26,49 +36,280 @@ PHASE_DESCRIPTIONS: Mapping[str, str] = {
 
 @dataclass(frozen=True)
 class CheckSpec:
-    """One catalog entry."""
+    """One catalog row.
+
+    ``test``: the bundled test that runs the check, ``"<path under checks/>::<function>"``; a test
+    function several rows name is parametrized once per row.  ``None``: no bundled test (only a
+    user's test marked ``@pytest.mark.check(name)`` implements it).
+    ``entry``: ``"<module>:<function>"`` of the family function the check runs, where the family
+    dispatches by name (the conformance checks).
+    ``hooks``: the family's hooks module (``pytest_aicr_prevalidate`` …), registered when the check
+    is selected.
+    ``cncf_feature``: the name of the CNCF AI-conformance feature whose evidence the check produces.
+    """
 
     name: str
     phase: str
     timeout_s: int
     description: str
+    test: str | None = None
+    entry: str | None = None
+    hooks: str | None = None
+    cncf_feature: str | None = None
 
 
 def _m(minutes: int) -> int:
     return minutes * 60
 
 
+_DEPLOYMENT = "deployment/test_deployment.py::"
+_CONFORMANCE_1 = "conformance/test_conformance_phase1.py::test_conformance"
+_CONFORMANCE_2 = "conformance/test_conformance_phase2.py::"
+_NCCL = "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw"
+_NCCL_HOOKS = "aicr_pytest.nccl.hooks"
+
+
+def _conformance(module: str, function: str) -> str:
+    return f"aicr_pytest.conformance.{module}:{function}"
+
+
 CATALOG: tuple[CheckSpec, ...] = (
-    CheckSpec("operator-health", "deployment", _m(2), "GPU operator pods are running"),
+    CheckSpec(
+        "operator-health",
+        "deployment",
+        _m(2),
+        "GPU operator pods are running",
+        test=_DEPLOYMENT + "test_operator_health",
+    ),
     CheckSpec(
         "expected-resources",
         "deployment",
         _m(8),
         "component namespaces, expected resources, readiness signals and health checks",
+        test=_DEPLOYMENT + "test_expected_resources",
     ),
-    CheckSpec("gpu-operator-version", "deployment", _m(2), "running GPU operator version meets the recipe"),
-    CheckSpec("check-nvidia-smi", "deployment", _m(10), "nvidia-smi runs on every GPU node"),
-    CheckSpec("dra-support", "conformance", _m(5), "Dynamic Resource Allocation support"),
-    CheckSpec("gang-scheduling", "conformance", _m(10), "gang scheduling with the KAI scheduler"),
-    CheckSpec("accelerator-metrics", "conformance", _m(5), "accelerator metrics from the DCGM exporter"),
-    CheckSpec("ai-service-metrics", "conformance", _m(5), "AI service metrics via Prometheus"),
-    CheckSpec("inference-gateway", "conformance", _m(5), "inference gateway is operational"),
-    CheckSpec("pod-autoscaling", "conformance", _m(10), "HPA-driven pod autoscaling with GPU metrics"),
-    CheckSpec("cluster-autoscaling", "conformance", _m(10), "cluster autoscaling"),
-    CheckSpec("robust-controller", "conformance", _m(5), "AI operator controller and webhooks"),
-    CheckSpec("secure-accelerator-access", "conformance", _m(10), "GPU access via DRA or device plugin only"),
-    CheckSpec("slinky-slurm-health", "conformance", _m(5), "Slinky Slurm controller and job submission"),
-    CheckSpec("slinky-slurm-imex-channel", "conformance", _m(5), "IMEX channels for concurrent Slurm jobs"),
-    CheckSpec("gpu-operator-health", "conformance", _m(2), "GPU operator health (diagnostic)"),
-    CheckSpec("platform-health", "conformance", _m(5), "platform component health (diagnostic)"),
-    CheckSpec("nccl-all-reduce-bw", "performance", _m(30), "NCCL all-reduce bus bandwidth"),
-    CheckSpec("nccl-all-reduce-bw-net", "performance", _m(30), "NCCL all-reduce bandwidth over NET"),
-    CheckSpec("nccl-all-reduce-bw-nvls", "performance", _m(30), "NCCL all-reduce bandwidth over NVLS"),
-    CheckSpec("inference-perf", "performance", _m(65), "Dynamo + vLLM inference throughput and TTFT"),
+    CheckSpec(
+        "gpu-operator-version",
+        "deployment",
+        _m(2),
+        "running GPU operator version meets the recipe",
+        test=_DEPLOYMENT + "test_gpu_operator_version",
+    ),
+    CheckSpec(
+        "check-nvidia-smi",
+        "deployment",
+        _m(10),
+        "nvidia-smi runs on every GPU node",
+        test=_DEPLOYMENT + "test_check_nvidia_smi",
+    ),
+    CheckSpec(
+        "dra-support",
+        "conformance",
+        _m(5),
+        "Dynamic Resource Allocation support",
+        test=_CONFORMANCE_1,
+        entry=_conformance("dra_support", "run_dra_support"),
+        cncf_feature="dra-support",
+    ),
+    CheckSpec(
+        "gang-scheduling",
+        "conformance",
+        _m(10),
+        "gang scheduling with the KAI scheduler",
+        test=_CONFORMANCE_1,
+        entry=_conformance("gang_scheduling", "run_gang_scheduling"),
+        cncf_feature="gang-scheduling",
+    ),
+    CheckSpec(
+        "accelerator-metrics",
+        "conformance",
+        _m(5),
+        "accelerator metrics from the DCGM exporter",
+        test=_CONFORMANCE_2 + "test_accelerator_metrics",
+        entry=_conformance("accelerator_metrics", "run_accelerator_metrics"),
+        cncf_feature="accelerator-metrics",
+    ),
+    CheckSpec(
+        "ai-service-metrics",
+        "conformance",
+        _m(5),
+        "AI service metrics via Prometheus",
+        test=_CONFORMANCE_2 + "test_ai_service_metrics",
+        entry=_conformance("ai_service_metrics", "run_ai_service_metrics"),
+        cncf_feature="ai-service-metrics",
+    ),
+    CheckSpec(
+        "inference-gateway",
+        "conformance",
+        _m(5),
+        "inference gateway is operational",
+        test=_CONFORMANCE_2 + "test_inference_gateway",
+        entry=_conformance("inference_gateway", "run_inference_gateway"),
+        cncf_feature="inference-gateway",
+    ),
+    CheckSpec(
+        "pod-autoscaling",
+        "conformance",
+        _m(10),
+        "HPA-driven pod autoscaling with GPU metrics",
+        test=_CONFORMANCE_2 + "test_pod_autoscaling",
+        entry=_conformance("pod_autoscaling", "run_pod_autoscaling"),
+        cncf_feature="pod-autoscaling",
+    ),
+    CheckSpec(
+        "cluster-autoscaling",
+        "conformance",
+        _m(10),
+        "cluster autoscaling",
+        test=_CONFORMANCE_2 + "test_cluster_autoscaling",
+        entry=_conformance("cluster_autoscaling", "run_cluster_autoscaling"),
+        cncf_feature="cluster-autoscaling",
+    ),
+    CheckSpec(
+        "robust-controller",
+        "conformance",
+        _m(5),
+        "AI operator controller and webhooks",
+        test=_CONFORMANCE_1,
+        entry=_conformance("robust_controller", "run_robust_controller"),
+        cncf_feature="robust-operator",
+    ),
+    CheckSpec(
+        "secure-accelerator-access",
+        "conformance",
+        _m(10),
+        "GPU access via DRA or device plugin only",
+        test=_CONFORMANCE_1,
+        entry=_conformance("secure_access", "run_secure_accelerator_access"),
+        cncf_feature="secure-access",
+    ),
+    CheckSpec(
+        "slinky-slurm-health",
+        "conformance",
+        _m(5),
+        "Slinky Slurm controller and job submission",
+        test=_CONFORMANCE_2 + "test_slinky_slurm_health",
+        entry=_conformance("slinky", "run_slinky_slurm_health"),
+    ),
+    CheckSpec(
+        "slinky-slurm-imex-channel",
+        "conformance",
+        _m(5),
+        "IMEX channels for concurrent Slurm jobs",
+        test=_CONFORMANCE_2 + "test_slinky_slurm_imex_channel",
+        entry=_conformance("slinky", "run_slinky_slurm_imex_channel"),
+    ),
+    CheckSpec(
+        "gpu-operator-health",
+        "conformance",
+        _m(2),
+        "GPU operator health (diagnostic)",
+        test=_CONFORMANCE_1,
+        entry=_conformance("gpu_operator_health", "run_gpu_operator_health"),
+    ),
+    CheckSpec(
+        "platform-health",
+        "conformance",
+        _m(5),
+        "platform component health (diagnostic)",
+        test=_CONFORMANCE_1,
+        entry=_conformance("platform_health", "run_platform_health"),
+    ),
+    CheckSpec(
+        "nccl-all-reduce-bw",
+        "performance",
+        _m(30),
+        "NCCL all-reduce bus bandwidth",
+        test=_NCCL,
+        hooks=_NCCL_HOOKS,
+    ),
+    CheckSpec(
+        "nccl-all-reduce-bw-net",
+        "performance",
+        _m(30),
+        "NCCL all-reduce bandwidth over NET",
+        test=_NCCL,
+        hooks=_NCCL_HOOKS,
+    ),
+    CheckSpec(
+        "nccl-all-reduce-bw-nvls",
+        "performance",
+        _m(30),
+        "NCCL all-reduce bandwidth over NVLS",
+        test=_NCCL,
+        hooks=_NCCL_HOOKS,
+    ),
+    CheckSpec(
+        "inference-perf",
+        "performance",
+        _m(65),
+        "Dynamo + vLLM inference throughput and TTFT",
+        test="performance/test_inference_perf.py::test_inference_perf",
+        hooks="aicr_pytest.inference.hooks",
+    ),
 )
 
-BY_NAME: Mapping[str, CheckSpec] = {c.name: c for c in CATALOG}
-CATALOG_INDEX: Mapping[str, int] = {c.name: i for i, c in enumerate(CATALOG)}
+_V = TypeVar("_V")
+
+
+class _Derived(Mapping[str, _V]):
+    """A read-only mapping built from the current :data:`CATALOG` (rebuilt when it is replaced)."""
+
+    def __init__(self, build: Callable[[Sequence[CheckSpec]], dict[str, _V]]) -> None:
+        self._build = build
+        self._rows: tuple[CheckSpec, ...] | None = None
+        self._data: dict[str, _V] = {}
+
+    def _current(self) -> dict[str, _V]:
+        if self._rows is not CATALOG:
+            self._rows, self._data = CATALOG, self._build(CATALOG)
+        return self._data
+
+    def __getitem__(self, key: str) -> _V:
+        return self._current()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._current())
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+
+BY_NAME: Mapping[str, CheckSpec] = _Derived(lambda rows: {c.name: c for c in rows})
+CATALOG_INDEX: Mapping[str, int] = _Derived(lambda rows: {c.name: i for i, c in enumerate(rows)})
+
+
+def bundled_file(spec: CheckSpec) -> str | None:
+    """The file (relative to the bundled ``checks/``) of ``spec``'s bundled test."""
+    return spec.test.partition("::")[0] if spec.test else None
+
+
+def names_of_test(test: str) -> list[str]:
+    """The checks (catalog order) whose bundled test is ``test`` (``"<file>::<function>"``)."""
+    return [c.name for c in CATALOG if c.test == test]
+
+
+def names_in_file(path: str) -> frozenset[str]:
+    """The checks whose bundled test lives in ``path`` (relative to the bundled ``checks/``)."""
+    return frozenset(c.name for c in CATALOG if bundled_file(c) == path)
+
+
+def hook_modules(names: Iterable[str]) -> list[str]:
+    """The family hooks modules of the checks ``names``, each once, in catalog order."""
+    wanted = set(names)
+    modules: list[str] = []
+    for spec in CATALOG:
+        if spec.name in wanted and spec.hooks and spec.hooks not in modules:
+            modules.append(spec.hooks)
+    return modules
+
+
+def check_of_feature(feature: str) -> str:
+    """The one check whose row names CNCF feature ``feature`` (``LookupError`` unless exactly one)."""
+    names = [c.name for c in CATALOG if c.cncf_feature == feature]
+    if len(names) != 1:
+        raise LookupError(f"CNCF feature {feature!r} is evidenced by {len(names)} catalog checks, not 1")
+    return names[0]
 
 
 def names_in_phase(phase: str) -> list[str]:
@@ -109,7 +350,7 @@ class SelectedCheck:
 def select_checks(
     declared: Mapping[str, Sequence[str]],
     phases: Sequence[str],
-    catalog: Iterable[CheckSpec] = CATALOG,
+    catalog: Iterable[CheckSpec] | None = None,
 ) -> list[SelectedCheck]:
     """catalog ∩ ``validation.<phase>.checks``, ordered by phase then catalog order.
 
@@ -117,7 +358,7 @@ def select_checks(
     validated (also for phases not selected with ``--phase``): an unknown name or a name listed
     under the wrong phase is a :class:`UsageError` listing the valid names.
     """
-    entries = list(catalog)
+    entries = list(CATALOG if catalog is None else catalog)
     by_name = {c.name: c for c in entries}
     problems: list[str] = []
     for phase in PHASES:

@@ -34,6 +34,47 @@ def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
     }
 
 
+def test_catalog_rows_are_well_formed() -> None:
+    names = [c.name for c in catalog.CATALOG]
+    assert len(names) == len(set(names))
+    for spec in catalog.CATALOG:
+        assert spec.phase in catalog.PHASES
+        assert spec.test is not None and spec.test.count("::") == 1, spec
+        path, function = spec.test.split("::")
+        assert path.endswith(".py") and function.startswith("test_"), spec
+        assert spec.entry is None or spec.entry.count(":") == 1, spec
+
+
+def test_hook_modules_of_the_selected_rows_each_once_in_catalog_order() -> None:
+    assert catalog.hook_modules(["inference-perf", "nccl-all-reduce-bw-net", "nccl-all-reduce-bw"]) == [
+        "aicr_pytest.nccl.hooks",
+        "aicr_pytest.inference.hooks",
+    ]
+    assert catalog.hook_modules(["operator-health", "dra-support"]) == []
+
+
+def test_lookups_follow_a_replaced_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
+    toy = catalog.CheckSpec("toy", "deployment", 1, "toy", test="deployment/test_toy.py::test_toy")
+    assert "toy" not in catalog.BY_NAME
+    monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, toy))
+    assert catalog.BY_NAME["toy"] is toy
+    assert catalog.CATALOG_INDEX["toy"] == len(catalog.CATALOG) - 1
+    assert catalog.names_of_test("deployment/test_toy.py::test_toy") == ["toy"]
+    assert [s.spec.name for s in catalog.select_checks({"deployment": ["toy"]}, ["deployment"])] == ["toy"]
+    monkeypatch.undo()
+    assert "toy" not in catalog.BY_NAME and len(catalog.CATALOG_INDEX) == len(catalog.CATALOG)
+
+
+def test_check_of_feature_needs_exactly_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert catalog.check_of_feature("robust-operator") == "robust-controller"
+    with pytest.raises(LookupError, match="'nope' is evidenced by 0 catalog checks"):
+        catalog.check_of_feature("nope")
+    twin = catalog.CheckSpec("twin", "conformance", 1, "twin", cncf_feature="robust-operator")
+    monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, twin))
+    with pytest.raises(LookupError, match="'robust-operator' is evidenced by 2 catalog checks"):
+        catalog.check_of_feature("robust-operator")
+
+
 @pytest.mark.parametrize(
     ("values", "expected"),
     [
