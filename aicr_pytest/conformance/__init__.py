@@ -26,7 +26,7 @@ Phase I checks: :mod:`.dra_support`, :mod:`.gang_scheduling`, :mod:`.robust_cont
 :mod:`.secure_access` (``secure-accelerator-access``), :mod:`.gpu_operator_health`,
 :mod:`.platform_health`.
 
-Checks (catalog name → module): see :data:`CHECKS`.
+Checks (catalog name → function): see :data:`CHECKS`, derived from the catalog rows' ``entry``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from aicr_pytest.core import catalog
 from aicr_pytest.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # at run time each name is imported on first use (start-up time)
@@ -83,28 +84,17 @@ __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 CheckFunction = Callable[["ConformanceContext"], None]
 
-#: catalog name → ``"module:function"`` of every conformance check (the bundled checks, the CNCF collector)
+#: catalog name → ``"module:function"`` of every conformance check (the bundled checks, the CNCF
+#: collector): the catalog rows whose entry point is a function of this package
 CHECKS: dict[str, str] = {
-    "dra-support": "dra_support:run_dra_support",
-    "gang-scheduling": "gang_scheduling:run_gang_scheduling",
-    "robust-controller": "robust_controller:run_robust_controller",
-    "secure-accelerator-access": "secure_access:run_secure_accelerator_access",
-    "gpu-operator-health": "gpu_operator_health:run_gpu_operator_health",
-    "platform-health": "platform_health:run_platform_health",
-    "accelerator-metrics": "accelerator_metrics:run_accelerator_metrics",
-    "ai-service-metrics": "ai_service_metrics:run_ai_service_metrics",
-    "inference-gateway": "inference_gateway:run_inference_gateway",
-    "pod-autoscaling": "pod_autoscaling:run_pod_autoscaling",
-    "cluster-autoscaling": "cluster_autoscaling:run_cluster_autoscaling",
-    "slinky-slurm-health": "slinky:run_slinky_slurm_health",
-    "slinky-slurm-imex-channel": "slinky:run_slinky_slurm_imex_channel",
+    c.name: c.entry for c in catalog.CATALOG if c.entry is not None and c.entry.startswith(f"{__name__}.")
 }
 
 
 def check_function(name: str) -> CheckFunction:
     """The ``run_<check>`` function of catalog check ``name``, imported now (``KeyError`` when unknown)."""
     module, _, function = CHECKS[name].partition(":")
-    fn: CheckFunction = getattr(importlib.import_module(f"aicr_pytest.conformance.{module}"), function)
+    fn: CheckFunction = getattr(importlib.import_module(module), function)
     return fn
 
 

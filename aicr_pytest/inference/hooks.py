@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from aicr_pytest.core import catalog
+
 if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.recipe import Recipe
     from aicr_pytest.core.settings import Settings
 
-CHECKS = ("inference-perf",)
-
 
 def pytest_aicr_prevalidate(
     checks: Sequence[str], recipe: Recipe, settings: Settings, data: DataTree
 ) -> None:
-    if any(name in CHECKS for name in checks):
+    if __name__ in catalog.hook_modules(checks):  # a check of this family is selected
         from aicr_pytest.inference.knobs import prevalidate
 
         prevalidate(recipe, settings, data)

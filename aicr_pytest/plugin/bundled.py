@@ -4,6 +4,8 @@ The bundled ``checks/`` folder is not a package.  Its files are imported under u
 (``aicr_pytest.checks.<folder>.<file>``), whatever the user's ``--import-mode`` or rootdir, so a
 user's own ``checks`` package or a same-named test file never collides with ours.  pytest's
 assertion rewriting still applies: the module is found through ``sys.meta_path`` as pytest does.
+Which checks a bundled file and each of its test functions implement is the catalog's ``test``
+column (:mod:`aicr_pytest.core.catalog`); the files carry no ``check`` markers.
 """
 
 from __future__ import annotations
@@ -15,52 +17,27 @@ from types import ModuleType
 
 import pytest
 
+from aicr_pytest.core import catalog
 from aicr_pytest.core.resources import bundled_dir
 
 MODULE_PREFIX = "aicr_pytest.checks"
 
-#: the catalog checks each bundled file implements (relative path → names).  A run imports only
-#: the files that implement a selected check (start-up: importing a family costs tens of ms); a
-#: file not listed here is always collected.  ``tests/plugin/test_bundled_manifest.py`` keeps this
-#: in step with the files' ``@pytest.mark.check`` markers.
-IMPLEMENTS: dict[str, frozenset[str]] = {
-    "performance/test_inference_perf.py": frozenset({"inference-perf"}),
-    "performance/test_nccl_all_reduce.py": frozenset(
-        {"nccl-all-reduce-bw", "nccl-all-reduce-bw-net", "nccl-all-reduce-bw-nvls"}
-    ),
-    "deployment/test_deployment.py": frozenset(
-        {"operator-health", "gpu-operator-version", "expected-resources", "check-nvidia-smi"}
-    ),
-    "conformance/test_conformance_phase1.py": frozenset(
-        {
-            "dra-support",
-            "gang-scheduling",
-            "robust-controller",
-            "secure-accelerator-access",
-            "gpu-operator-health",
-            "platform-health",
-        }
-    ),
-    "conformance/test_conformance_phase2.py": frozenset(
-        {
-            "accelerator-metrics",
-            "ai-service-metrics",
-            "inference-gateway",
-            "pod-autoscaling",
-            "cluster-autoscaling",
-            "slinky-slurm-health",
-            "slinky-slurm-imex-channel",
-        }
-    ),
-}
-
 
 def not_needed(path: Path, selected: set[str]) -> bool:
-    """Whether the bundled file ``path`` implements none of the ``selected`` checks."""
+    """Whether the bundled file ``path`` implements none of the ``selected`` checks.
+
+    A run imports only the files whose catalog rows are selected (start-up: importing a family
+    costs tens of ms); a file no catalog row names is always collected.
+    """
     if not is_bundled(path):
         return False
-    names = IMPLEMENTS.get(path.resolve().relative_to(checks_dir()).as_posix())
-    return names is not None and not (names & selected)
+    names = catalog.names_in_file(relative(path))
+    return bool(names) and not (names & selected)
+
+
+def catalog_ref(path: Path, function: str) -> str:
+    """How a catalog row names the bundled test ``function`` of ``path``: ``"<file>::<function>"``."""
+    return f"{relative(path)}::{function}"
 
 
 def checks_dir() -> Path:
@@ -73,6 +50,11 @@ def is_bundled(path: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def relative(path: Path) -> str:
+    """``path`` relative to the bundled ``checks/`` (POSIX form), as the catalog spells it."""
+    return path.resolve().relative_to(checks_dir()).as_posix()
 
 
 def module_name(path: Path) -> str:

@@ -1,7 +1,8 @@
 """Catalog ∩ recipe → items: parametrization, selection, run order, phase markers, phase gates.
 
-* a test that uses the ``check`` fixture names its catalog check(s) with
-  ``@pytest.mark.check(...)`` and is parametrized once per name;
+* a test that uses the ``check`` fixture is parametrized once per catalog check it implements: a
+  bundled test with the checks whose catalog row names it (``CheckSpec.test``), any other test
+  with the names of its ``@pytest.mark.check(...)``;
 * ``snapshot_constraint`` is parametrized with the recipe's phase constraints that address the
   snapshot;
 * items the recipe does not select are deselected; a selected check that no collected test
@@ -71,16 +72,36 @@ def parametrize(metafunc: pytest.Metafunc, state: PluginState | None) -> None:
 
 
 def _check_names(metafunc: pytest.Metafunc) -> list[str]:
-    marker = metafunc.definition.get_closest_marker("check")
+    definition = metafunc.definition
+    marker = definition.get_closest_marker("check")
+    if bundled.is_bundled(definition.path):
+        return _bundled_check_names(metafunc, has_marker=marker is not None)
     if marker is None or not marker.args:
         raise pytest.UsageError(
-            f"{metafunc.definition.nodeid}: a test that uses the `check` fixture needs "
+            f"{definition.nodeid}: a test that uses the `check` fixture needs "
             "@pytest.mark.check('<catalog name>', ...)"
         )
     names = [str(a) for a in marker.args]
     unknown = [n for n in names if n not in catalog.BY_NAME]
     if unknown:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown check name(s) {', '.join(unknown)}")
+        raise pytest.UsageError(f"{definition.nodeid}: unknown check name(s) {', '.join(unknown)}")
+    return names
+
+
+def _bundled_check_names(metafunc: pytest.Metafunc, *, has_marker: bool) -> list[str]:
+    """A bundled test implements the checks whose catalog row names it, and only those."""
+    function = metafunc.function.__name__
+    if metafunc.cls is not None:
+        function = f"{metafunc.cls.__name__}::{function}"
+    ref = bundled.catalog_ref(metafunc.definition.path, function)
+    if has_marker:
+        raise pytest.UsageError(
+            f"bundled test {ref}: its check names come from the catalog rows that name it "
+            "(CheckSpec.test), not from a check marker"
+        )
+    names = catalog.names_of_test(ref)
+    if not names:
+        raise pytest.UsageError(f"bundled test {ref}: no catalog row names it (CheckSpec.test)")
     return names
 
 

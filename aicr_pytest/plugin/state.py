@@ -40,9 +40,6 @@ if TYPE_CHECKING:
     from aicr_pytest.kube.client import Cluster
     from aicr_pytest.plugin.cncf_wiring import SubmissionInputs
 
-#: the check families' hook modules (light; registered when the inputs are validated)
-FAMILY_HOOKS = ("aicr_pytest.nccl.hooks", "aicr_pytest.inference.hooks")
-
 
 @dataclass
 class ItemInfo:
@@ -253,7 +250,10 @@ def start(config: pytest.Config) -> PluginState:
     state.cluster_handle = ClusterHandle(settings)
 
     def prevalidate(checks: list[str], recipe: Recipe, data: DataTree) -> None:
-        for module in FAMILY_HOOKS:
+        from aicr_pytest.core import catalog
+
+        # the hooks modules (light) of the selected checks' families, named by their catalog rows
+        for module in catalog.hook_modules(checks):
             if not config.pluginmanager.has_plugin(module):
                 config.pluginmanager.import_plugin(module)
         config.hook.pytest_aicr_prevalidate(checks=checks, recipe=recipe, settings=settings, data=data)
@@ -283,7 +283,6 @@ def start(config: pytest.Config) -> PluginState:
 
 __all__ = [
     "CTX_KEY",
-    "FAMILY_HOOKS",
     "HINTS_KEY",
     "ITEM_KEY",
     "STATE_KEY",

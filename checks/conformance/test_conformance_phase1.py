@@ -50,13 +50,5 @@ def conformance_ctx(
             check.extra[EXTRA_KEY] = ctx.artifacts_json()
 
 
-@pytest.mark.check(
-    "dra-support",
-    "gang-scheduling",
-    "robust-controller",
-    "secure-accelerator-access",
-    "gpu-operator-health",
-    "platform-health",
-)
 def test_conformance(check: CheckContext, conformance_ctx: conformance.ConformanceContext) -> None:
     conformance.check_function(check.name)(conformance_ctx)

@@ -58,36 +58,29 @@ def conformance(
         check.extra[EXTRA_KEY] = ctx.artifacts_json()
 
 
-@pytest.mark.check("accelerator-metrics")
 def test_accelerator_metrics(conformance: ConformanceContext) -> None:
     checks.check_function("accelerator-metrics")(conformance)
 
 
-@pytest.mark.check("ai-service-metrics")
 def test_ai_service_metrics(conformance: ConformanceContext) -> None:
     checks.check_function("ai-service-metrics")(conformance)
 
 
-@pytest.mark.check("inference-gateway")
 def test_inference_gateway(conformance: ConformanceContext) -> None:
     checks.check_function("inference-gateway")(conformance)
 
 
-@pytest.mark.check("pod-autoscaling")
 def test_pod_autoscaling(conformance: ConformanceContext) -> None:
     checks.check_function("pod-autoscaling")(conformance)
 
 
-@pytest.mark.check("cluster-autoscaling")
 def test_cluster_autoscaling(conformance: ConformanceContext) -> None:
     checks.check_function("cluster-autoscaling")(conformance)
 
 
-@pytest.mark.check("slinky-slurm-health")
 def test_slinky_slurm_health(conformance: ConformanceContext) -> None:
     checks.check_function("slinky-slurm-health")(conformance)
 
 
-@pytest.mark.check("slinky-slurm-imex-channel")
 def test_slinky_slurm_imex_channel(conformance: ConformanceContext) -> None:
     checks.check_function("slinky-slurm-imex-channel")(conformance)

@@ -30,12 +30,10 @@ def fetch(cluster: Cluster) -> ClusterFetch:
     return deployment.ClusterFetch(cluster)
 
 
-@pytest.mark.check("operator-health")
 def test_operator_health(check: CheckContext, recipe: Recipe, fetch: ClusterFetch) -> None:
     deployment.check_operator_health(fetch, recipe.component_refs, emit=check.emit)
 
 
-@pytest.mark.check("gpu-operator-version")
 def test_gpu_operator_version(check: CheckContext, recipe: Recipe, fetch: ClusterFetch) -> None:
     deployment.check_gpu_operator_version(
         fetch,
@@ -47,7 +45,6 @@ def test_gpu_operator_version(check: CheckContext, recipe: Recipe, fetch: Cluste
     )
 
 
-@pytest.mark.check("expected-resources")
 def test_expected_resources(
     check: CheckContext, recipe: Recipe, fetch: ClusterFetch, data_tree: DataTree, aicr_clock: Clock
 ) -> None:
@@ -63,7 +60,6 @@ def test_expected_resources(
     )
 
 
-@pytest.mark.check("check-nvidia-smi")
 def test_check_nvidia_smi(
     check: CheckContext,
     cluster: Cluster,

@@ -52,7 +52,6 @@ def _terminal_writer(config: pytest.Config, verbose_only: bool) -> Callable[[str
     return write
 
 
-@pytest.mark.check("inference-perf")
 def test_inference_perf(
     check: CheckContext,
     recipe: Recipe,

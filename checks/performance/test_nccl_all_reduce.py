@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-import pytest
-
 from aicr_pytest import nccl  # lazy: the cluster I/O module is imported when the check runs
 
 if TYPE_CHECKING:  # annotations only
@@ -26,7 +24,6 @@ if TYPE_CHECKING:  # annotations only
     from aicr_pytest.plugin.check import CheckContext
 
 
-@pytest.mark.check(nccl.CHECK_DEFAULT, nccl.CHECK_NET, nccl.CHECK_NVLS)
 def test_nccl_all_reduce_bw(
     check: CheckContext,
     recipe: Recipe,

@@ -1,35 +1,55 @@
-"""The bundled files' manifest (which checks each implements) matches their markers."""
+"""The catalog's ``test`` column is how the bundled files are tied to their checks.
+
+Collecting the bundled checks with a recipe that declares every catalog check yields, for each
+row, one item of exactly the test function the row names; which bundled files a run imports
+follows the same column.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from aicr_pytest.core import catalog
 from aicr_pytest.plugin import bundled
+from tests.plugin.helpers import make_recipe
+
+Inputs = Callable[..., tuple[Path, Path]]
 
 
-def _marked_checks(path: Path) -> set[str]:
-    module = bundled.import_bundled(path)
-    names: set[str] = set()
-    for obj in vars(module).values():
-        for mark in getattr(obj, "pytestmark", ()):
-            if mark.name == "check":
-                names.update(str(a) for a in mark.args)
-    return names
+def test_every_row_collects_as_the_bundled_test_it_names(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
+    by_phase: dict[str, list[str]] = {}
+    for spec in catalog.CATALOG:
+        by_phase.setdefault(spec.phase, []).append(spec.name)
+    rp, sp = write_inputs(make_recipe(**by_phase))
+    items, _ = pytester.inline_genitems("-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp))
+    collected: dict[str, list[str]] = {}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get("check") if callspec is not None else None
+        if name is not None:
+            assert isinstance(item, pytest.Function)
+            collected.setdefault(str(name), []).append(bundled.catalog_ref(item.path, item.originalname))
+    assert collected == {c.name: [c.test] for c in catalog.CATALOG}
+    # a test function several rows name (conformance phase I, the NCCL variants) is one item per row
+    shared = {c.test for c in catalog.CATALOG if len(catalog.names_of_test(str(c.test))) > 1}
+    assert shared == {
+        "conformance/test_conformance_phase1.py::test_conformance",
+        "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw",
+    }
 
 
-def test_manifest_lists_every_implementing_file_with_its_checks() -> None:
-    root = bundled.checks_dir()
-    found = {}
-    for path in sorted(root.rglob("test_*.py")):
-        names = _marked_checks(path)
-        if names:
-            found[path.relative_to(root).as_posix()] = frozenset(names)
-    assert found == bundled.IMPLEMENTS
-    for names in found.values():
-        assert names <= set(catalog.BY_NAME)
+def test_names_in_file_follows_the_rows() -> None:
+    assert catalog.names_in_file("performance/test_nccl_all_reduce.py") == {
+        "nccl-all-reduce-bw",
+        "nccl-all-reduce-bw-net",
+        "nccl-all-reduce-bw-nvls",
+    }
+    assert catalog.names_in_file("test_snapshot_constraints.py") == frozenset()
 
 
 @pytest.mark.parametrize(
@@ -37,7 +57,7 @@ def test_manifest_lists_every_implementing_file_with_its_checks() -> None:
     [
         ("performance/test_inference_perf.py", {"nccl-all-reduce-bw"}, True),
         ("performance/test_inference_perf.py", {"inference-perf"}, False),
-        ("test_catalog_placeholders.py", set(), False),  # not listed: always collected
+        ("test_catalog_placeholders.py", set(), False),  # no row names it: always collected
         ("test_snapshot_constraints.py", set(), False),
     ],
 )

@@ -10,6 +10,7 @@ import pytest
 
 from aicr_pytest import conformance
 from aicr_pytest.conformance.common import ConformanceFailure
+from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.evidence.cncf import collector, features, markdown, secrets, settings, verdict
 from aicr_pytest.evidence.cncf.verdict import file_verdict
@@ -55,6 +56,15 @@ def test_the_nine_features_in_the_spec_order_with_their_files_and_requirements()
     ]
     assert features.valid_features_text() == VALID
     assert {f.check for f in features.FEATURES} <= set(conformance.CHECKS)  # each runs a conformance check
+
+
+def test_the_catalog_rows_name_exactly_the_features() -> None:
+    """Which check evidences a feature is the catalog's ``cncf_feature`` column: no row names a
+    feature that does not exist, and every feature has its one row."""
+    named = [c.cncf_feature for c in catalog.CATALOG if c.cncf_feature is not None]
+    assert sorted(named) == sorted(features.BY_NAME)
+    expected = {c.name: features.BY_NAME[str(c.cncf_feature)] for c in catalog.CATALOG if c.cncf_feature}
+    assert expected == features.BY_CHECK
 
 
 @pytest.mark.parametrize(

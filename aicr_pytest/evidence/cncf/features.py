@@ -1,8 +1,9 @@
 """The nine CNCF AI-conformance features (conformance spec §3.2) and ``--feature`` resolution (§3.1).
 
 Each :class:`Feature` names its canonical ``--feature`` spelling, its aliases, the evidence file it
-writes, its CNCF requirement id and the conformance check whose behaviour it exercises (the check
-function of :mod:`aicr_pytest.conformance` is reused, so a feature and its check never disagree).
+writes and its CNCF requirement id.  The conformance check whose behaviour it exercises is the
+catalog row that names the feature (``CheckSpec.cncf_feature``); the check function of
+:mod:`aicr_pytest.conformance` is reused, so a feature and its check never disagree.
 Pure data and functions: no cluster access.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import UsageError
 
 ALL: Final = "all"
@@ -25,13 +27,17 @@ class Feature:
     aliases: tuple[str, ...]
     file: str
     requirement: str
-    check: str
     title: str
     description: str
 
     @property
     def spellings(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
+
+    @property
+    def check(self) -> str:
+        """The catalog check whose row names this feature."""
+        return catalog.check_of_feature(self.name)
 
 
 FEATURES: Final[tuple[Feature, ...]] = (
@@ -40,7 +46,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("dra",),
         "dra-support.md",
         "dra_support",
-        "dra-support",
         "DRA Support (Dynamic Resource Allocation)",
         "The cluster serves the resource.k8s.io API and an NVIDIA DRA driver publishes GPU devices; "
         "where whole GPUs come from DRA, a test pod is allocated a GPU through a ResourceClaim.",
@@ -50,7 +55,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("gang",),
         "gang-scheduling.md",
         "gang_scheduling",
-        "gang-scheduling",
         "Gang Scheduling (KAI Scheduler)",
         "A gang scheduler is installed and schedules a PodGroup's members together (all or nothing).",
     ),
@@ -59,7 +63,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("secure",),
         "secure-accelerator-access.md",
         "secure_accelerator_access",
-        "secure-accelerator-access",
         "Secure Accelerator Access",
         "GPUs are reachable only through the allocation mechanism (DRA claim or device-plugin limit): "
         "a granted container sees exactly its GPU, a container without an allocation sees none.",
@@ -69,7 +72,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("metrics",),
         "accelerator-metrics.md",
         "accelerator_metrics",
-        "accelerator-metrics",
         "Accelerator Metrics (DCGM Exporter)",
         "The DCGM exporter serves per-GPU utilization, memory, temperature and power metrics in the "
         "Prometheus text format.",
@@ -79,7 +81,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("service-metrics",),
         "ai-service-metrics.md",
         "ai_service_metrics",
-        "ai-service-metrics",
         "AI Service Metrics (Prometheus)",
         "Prometheus scrapes GPU and AI-service metrics and answers queries over them.",
     ),
@@ -88,7 +89,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("gateway",),
         "inference-gateway.md",
         "ai_inference",
-        "inference-gateway",
         "Inference API Gateway (agentgateway)",
         "The Gateway API and Inference Extension are installed, the gateway is accepted and "
         "programmed, and its LoadBalancer network exposure is recorded.",
@@ -98,7 +98,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("operator",),
         "robust-operator.md",
         "robust_controller",
-        "robust-controller",
         "Robust AI Operator",
         "An AI operator's controller is running and its validating admission webhook rejects an "
         "invalid custom resource.",
@@ -108,7 +107,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         ("hpa",),
         "pod-autoscaling.md",
         "pod_autoscaling",
-        "pod-autoscaling",
         "Pod Autoscaling (HPA)",
         "A HorizontalPodAutoscaler driven by a GPU metric scales a GPU workload up and back down.",
     ),
@@ -117,7 +115,6 @@ FEATURES: Final[tuple[Feature, ...]] = (
         (),
         "cluster-autoscaling.md",
         "cluster_autoscaling",
-        "cluster-autoscaling",
         "Cluster Autoscaling",
         "GPU nodes can be added on demand: Karpenter (preferred) or a managed node group's autoscaling.",
     ),
