@@ -1,0 +1,158 @@
+"""Adding a check is one catalog row, one test function and its family code (README "Adding a check").
+
+A toy check is added exactly that way and run end to end under pytest with a recipe declaring it.
+The three pieces stand in a temporary place each: the row is appended to ``catalog.CATALOG``
+(every lookup reads the tuple when it is used), the test function lives in a temporary folder that
+stands in for the bundled ``checks/``, and the family is a small package on ``sys.path``.  Nothing
+else is told about the toy check: its test is parametrized from the row, the row's hooks module
+is registered and validates the recipe before any check runs, and CTRF reports the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from aicr_pytest.core import catalog
+from aicr_pytest.plugin import bundled
+from tests.plugin.helpers import make_recipe, read_ctrf
+
+Inputs = Callable[..., tuple[Path, Path]]
+
+TOY = catalog.CheckSpec(
+    "toy-answer",
+    "deployment",
+    60,
+    "toy: the answer is the one the recipe expects",
+    test="deployment/test_toy.py::test_toy_answer",
+    hooks="toy_family.hooks",
+)
+
+#: the family: the decision, a plain function
+TOY_FAMILY = '''
+ANSWER = 42
+
+
+def verdict(expected: str) -> str | None:
+    """Why the answer fails the recipe's expectation (None: it meets it)."""
+    if int(expected) == ANSWER:
+        return None
+    return f"the answer is {ANSWER}, the recipe expects {expected}"
+'''
+
+#: the family's hooks module: what only this check understands, checked before anything runs
+TOY_HOOKS = """
+from aicr_pytest import UsageError
+from aicr_pytest.core import catalog
+
+
+def pytest_aicr_prevalidate(checks, recipe, settings, data):
+    if __name__ not in catalog.hook_modules(checks):
+        return
+    expected = recipe.phase_constraint("deployment", "toy-answer")
+    if expected is None or not expected.value.strip().isdigit():
+        raise UsageError("toy-answer: validation.deployment.constraints needs a whole-number toy-answer")
+"""
+
+#: the test function: wiring only, no check marker (the row names it)
+TOY_TEST = """
+import toy_family
+
+
+def test_toy_answer(check):
+    expected = check.constraint()
+    check.emit(f"answer: {toy_family.ANSWER}")
+    problem = toy_family.verdict(expected.value)
+    if problem:
+        check.fail(problem)
+"""
+
+
+@pytest.fixture
+def toy_checks(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The toy check's row in the catalog, its family importable and its test in the checks folder."""
+    monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, TOY))
+    family = pytester.mkpydir("toy_family")
+    (family / "__init__.py").write_text(TOY_FAMILY)
+    (family / "hooks.py").write_text(TOY_HOOKS)
+    pytester.syspathinsert()
+    checks = pytester.mkdir("checks")
+    (checks / "deployment").mkdir()
+    (checks / "deployment" / "test_toy.py").write_text(TOY_TEST)
+    monkeypatch.setattr(bundled, "checks_dir", lambda: checks)
+    return checks
+
+
+def _recipe(expected: str) -> dict[str, object]:
+    return make_recipe(
+        deployment=["toy-answer"],
+        phase_constraints={"deployment": [{"name": "toy-answer", "value": expected}]},
+    )
+
+
+def _run(pytester: pytest.Pytester, write_inputs: Inputs, expected: str) -> tuple[pytest.RunResult, Path]:
+    rp, sp = write_inputs(_recipe(expected))
+    out = pytester.path / "ctrf.json"
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out)
+    )
+    return result, out
+
+
+@pytest.mark.usefixtures("toy_checks")
+def test_a_toy_check_added_by_one_row_passes(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
+    result, out = _run(pytester, write_inputs, "42")
+    assert result.ret == 0, result.stdout.str()
+    (test,) = read_ctrf(out)["results"]["tests"]
+    assert (test["name"], test["status"], test["suite"]) == ("toy-answer", "passed", ["deployment"])
+    assert "answer: 42" in test["stdout"]
+
+
+@pytest.mark.usefixtures("toy_checks")
+def test_a_toy_check_added_by_one_row_fails(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
+    result, out = _run(pytester, write_inputs, "41")
+    assert result.ret == 1, result.stdout.str()
+    (test,) = read_ctrf(out)["results"]["tests"]
+    assert (test["name"], test["status"]) == ("toy-answer", "failed")
+    assert "the answer is 42, the recipe expects 41" in test["message"]
+
+
+@pytest.mark.usefixtures("toy_checks")
+def test_the_rows_hooks_module_validates_the_recipe_first(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
+    result, out = _run(pytester, write_inputs, "many")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: toy-answer: validation.deployment.constraints needs a whole-number*"]
+    )
+    assert "Traceback" not in result.stderr.str()
+    assert not out.exists()
+
+
+def test_a_bundled_test_no_row_names_stops_collection(
+    pytester: pytest.Pytester, write_inputs: Inputs, toy_checks: Path
+) -> None:
+    (toy_checks / "deployment" / "test_orphan.py").write_text("def test_orphan(check):\n    pass\n")
+    result, _ = _run(pytester, write_inputs, "42")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [
+            "E   pytest.UsageError: bundled test deployment/test_orphan.py::test_orphan: "
+            "no catalog row names it (CheckSpec.test)"
+        ]
+    )
+
+
+def test_a_bundled_test_takes_its_names_from_the_row_not_a_marker(
+    pytester: pytest.Pytester, write_inputs: Inputs, toy_checks: Path
+) -> None:
+    marked = "import pytest\n" + TOY_TEST.replace("def ", "@pytest.mark.check('toy-answer')\ndef ")
+    (toy_checks / "deployment" / "test_toy.py").write_text(marked)
+    result, _ = _run(pytester, write_inputs, "42")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        ["E   pytest.UsageError: bundled test deployment/test_toy.py::test_toy_answer: its check names come*"]
+    )
