@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from aicr_pytest.core import catalog
+
 SNAPSHOT: dict[str, Any] = {
     "kind": "Snapshot",
     "apiVersion": "aicr.run/v1alpha2",
@@ -65,6 +67,14 @@ def make_recipe(
         ],
         "validation": validation,
     }
+
+
+def every_check_recipe() -> dict[str, Any]:
+    """A recipe that declares every catalog check, each under its phase."""
+    by_phase: dict[str, list[str]] = {}
+    for spec in catalog.CATALOG:
+        by_phase.setdefault(spec.phase, []).append(spec.name)
+    return make_recipe(**by_phase)
 
 
 def read_ctrf(path: Path) -> dict[str, Any]:

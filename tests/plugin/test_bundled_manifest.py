@@ -14,7 +14,7 @@ import pytest
 
 from aicr_pytest.core import catalog
 from aicr_pytest.plugin import bundled
-from tests.plugin.helpers import make_recipe
+from tests.plugin.helpers import every_check_recipe
 
 Inputs = Callable[..., tuple[Path, Path]]
 
@@ -22,10 +22,7 @@ Inputs = Callable[..., tuple[Path, Path]]
 def test_every_row_collects_as_the_bundled_test_it_names(
     pytester: pytest.Pytester, write_inputs: Inputs
 ) -> None:
-    by_phase: dict[str, list[str]] = {}
-    for spec in catalog.CATALOG:
-        by_phase.setdefault(spec.phase, []).append(spec.name)
-    rp, sp = write_inputs(make_recipe(**by_phase))
+    rp, sp = write_inputs(every_check_recipe())
     items, _ = pytester.inline_genitems("-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp))
     collected: dict[str, list[str]] = {}
     for item in items:

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.plugin.helpers import make_recipe, read_ctrf
+from tests.plugin.helpers import every_check_recipe, make_recipe, read_ctrf
 
 Inputs = Callable[..., tuple[Path, Path]]
 
@@ -84,10 +84,7 @@ def test_every_catalog_check_has_a_bundled_implementation(
     """No catalog check is a stand-in: a recipe declaring all of them runs a real test for each."""
     from aicr_pytest.core import catalog
 
-    by_phase: dict[str, list[str]] = {}
-    for spec in catalog.CATALOG:
-        by_phase.setdefault(spec.phase, []).append(spec.name)
-    rp, sp = write_inputs(make_recipe(**by_phase))
+    rp, sp = write_inputs(every_check_recipe())
     out = pytester.path / "ctrf.json"
     result = run(
         pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out)
