@@ -72,19 +72,18 @@ def parametrize(metafunc: pytest.Metafunc, state: PluginState | None) -> None:
 
 
 def _check_names(metafunc: pytest.Metafunc) -> list[str]:
-    definition = metafunc.definition
-    marker = definition.get_closest_marker("check")
-    if bundled.is_bundled(definition.path):
+    marker = metafunc.definition.get_closest_marker("check")
+    if bundled.is_bundled(metafunc.definition.path):
         return _bundled_check_names(metafunc, has_marker=marker is not None)
     if marker is None or not marker.args:
         raise pytest.UsageError(
-            f"{definition.nodeid}: a test that uses the `check` fixture needs "
+            f"{metafunc.definition.nodeid}: a test that uses the `check` fixture needs "
             "@pytest.mark.check('<catalog name>', ...)"
         )
     names = [str(a) for a in marker.args]
     unknown = [n for n in names if n not in catalog.BY_NAME]
     if unknown:
-        raise pytest.UsageError(f"{definition.nodeid}: unknown check name(s) {', '.join(unknown)}")
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown check name(s) {', '.join(unknown)}")
     return names
 
 
