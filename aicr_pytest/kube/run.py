@@ -72,6 +72,7 @@ MSG_SHARED_IN_USE = (
 )
 MSG_CLEANUP_KEPT = "cleanup disabled (--no-cleanup): {count} object(s) of run {run_id} kept for debugging"
 MSG_CLEANUP_FAILED = "cleanup of {what} failed; it may be orphaned: {error}"
+MSG_CLEANUP_LEFT = "to find and delete what run {run_id} left behind:"
 
 
 def add_image_pull_secrets(obj: Any, secrets: Sequence[str]) -> int:
@@ -171,6 +172,9 @@ class CleanupReport:
             out.append(MSG_CLEANUP_KEPT.format(count=len(self.kept), run_id=self.run_id))
             out.extend(f"  {cmd}" for cmd in self.commands)
         out.extend(f"WARNING: {w}" for w in self.warnings)
+        if self.warnings and self.commands and not self.kept:
+            out.append(MSG_CLEANUP_LEFT.format(run_id=self.run_id))
+            out.extend(f"  {cmd}" for cmd in self.commands)
         return out
 
     def as_extra(self) -> JSON:
@@ -512,7 +516,19 @@ class RunScope:
             report.commands = self.kubectl_commands()
             return report
         with defer_signals():
-            self._delete_all(entries, report)
+            try:
+                self._delete_all(entries, report)
+            except CleanupAbandoned:
+                left = [
+                    r.describe()
+                    for r in entries
+                    if r.describe() not in {*report.deleted, *report.already_gone}
+                ]
+                report.warnings.append(
+                    MSG_CLEANUP_ABANDONED.format(count=len(left), run_id=self.run_id, what="; ".join(left))
+                )
+                report.commands = self.kubectl_commands()
+                raise
         return report
 
     def _delete_all(self, entries: list[Registered], report: CleanupReport) -> None:
@@ -582,6 +598,21 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into a ``KeyboardInterrupt`` so ``finally:`` blocks (cleanup) run."""
 
 
+class CleanupAbandoned(Terminated):
+    """A third SIGINT/SIGTERM during cleanup: the user gives up on it (what is left is reported)."""
+
+
+#: the signals :func:`defer_signals` holds: Ctrl-C, ``kill``/CI cancellation, the whole-run deadline
+HELD_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+#: how many SIGINT/SIGTERM cleanup sits out; one more abandons it
+CLEANUP_INSIST = 3
+MSG_CLEANUP_HOLDING = (
+    "aicr-pytest: finishing cleanup first, so nothing is left in the cluster "
+    "(interrupt once more to abandon it and keep what is left)"
+)
+MSG_CLEANUP_ABANDONED = "cleanup abandoned on request; {count} object(s) of run {run_id} may be left: {what}"
+
+
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated(f"received signal {signum}")
 
@@ -592,9 +623,15 @@ def install_signal_handlers() -> Iterator[None]:
 
     pytest already turns SIGINT (Ctrl-C) into ``KeyboardInterrupt`` and unwinds fixtures; SIGTERM
     (``kubectl delete pod``, CI cancellation, ``timeout``) would otherwise kill the process with no
-    cleanup. Outside the main thread this is a no-op (Python only delivers signals there).
+    cleanup.  A Python handler already in place (the plugin's, which records ``interrupted by
+    SIGTERM``) is kept: it unwinds the same way.  Outside the main thread this is a no-op (Python
+    only delivers signals there).
     """
     if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    current = signal.getsignal(signal.SIGTERM)
+    if callable(current):
         yield
         return
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
@@ -604,22 +641,49 @@ def install_signal_handlers() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-@contextlib.contextmanager
-def defer_signals() -> Iterator[None]:
-    """Hold the first SIGINT/SIGTERM until the block ends (so cleanup finishes), then re-raise it.
+def _notify(line: str) -> None:
+    import sys
 
-    A second signal while deferred interrupts at once: a user who insists gets out.
+    print(line, file=sys.stderr, flush=True)
+
+
+def _redeliver(signum: int, handler: Any) -> None:
+    """Act on a signal held during cleanup as its handler before cleanup would have."""
+    if callable(handler):  # e.g. the plugin's: raises with the run's reason (SIGTERM, the deadline)
+        handler(signum, None)
+        return
+    if handler == signal.SIG_IGN:
+        return
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt("interrupted during cleanup (cleanup completed first)")
+    raise Terminated(f"received signal {signum} during cleanup (cleanup completed first)")
+
+
+@contextlib.contextmanager
+def defer_signals(notify: Callable[[str], None] = _notify) -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and the deadline's SIGALRM until the block ends, then act on the first.
+
+    Cleanup runs to completion whatever ends the run: the first signal is held quietly, the
+    second with a line saying so (``notify``), and only a third SIGINT/SIGTERM raises
+    :class:`CleanupAbandoned` inside the block.  Afterwards the first signal held is handed to the
+    handler that was in place before (so the run records the reason it really stopped for).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    insisted = [0]
+    previous = {s: signal.getsignal(s) for s in HELD_SIGNALS}
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if received:
-            raise Terminated(f"received signal {signum} again during cleanup")
         received.append(signum)
+        if signum == signal.SIGALRM:
+            return
+        insisted[0] += 1
+        if insisted[0] >= CLEANUP_INSIST:
+            raise CleanupAbandoned(f"received signal {signum} {insisted[0]} times during cleanup")
+        if insisted[0] == CLEANUP_INSIST - 1:
+            notify(MSG_CLEANUP_HOLDING)
 
     for s in previous:
         signal.signal(s, handler)
@@ -629,16 +693,18 @@ def defer_signals() -> Iterator[None]:
         for s, h in previous.items():
             signal.signal(s, h)
     if received:
-        if received[0] == signal.SIGINT:
-            raise KeyboardInterrupt("interrupted during cleanup (cleanup completed first)")
-        raise Terminated(f"received signal {received[0]} during cleanup (cleanup completed first)")
+        _redeliver(received[0], previous[signal.Signals(received[0])])
 
 
 __all__ = [
+    "CLEANUP_INSIST",
     "DEFAULT_NAMESPACE",
+    "HELD_SIGNALS",
     "LEASE_PREFIX",
+    "MSG_CLEANUP_ABANDONED",
     "MSG_CLEANUP_FAILED",
     "MSG_CLEANUP_KEPT",
+    "CleanupAbandoned",
     "CleanupReport",
     "Registered",
     "RunScope",

@@ -14,6 +14,10 @@ from _kube_stub import Call, Reply, StepClock, make_cluster
 
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.run import (
+    CLEANUP_INSIST,
+    MSG_CLEANUP_ABANDONED,
+    MSG_CLEANUP_HOLDING,
+    CleanupAbandoned,
     RunScope,
     Terminated,
     defer_signals,
@@ -322,3 +326,83 @@ def test_defer_signals_finishes_the_block_then_reraises() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         done.append("after signal")
     assert done == ["after signal"]
+
+
+class _Reason(KeyboardInterrupt):
+    pass
+
+
+def _raising(reason: str) -> Any:
+    def handler(signum: int, frame: object) -> None:
+        raise _Reason(reason)
+
+    return handler
+
+
+def test_a_second_signal_is_held_too_and_the_first_reaches_the_previous_handler() -> None:
+    lines: list[str] = []
+    previous = signal.signal(signal.SIGTERM, _raising("interrupted by SIGTERM"))
+    try:
+        done: list[str] = []
+        with pytest.raises(_Reason, match="interrupted by SIGTERM"), defer_signals(notify=lines.append):
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("cleanup finished")
+        assert done == ["cleanup finished"]
+        assert lines == [MSG_CLEANUP_HOLDING]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_the_deadline_during_cleanup_waits_for_it_and_keeps_its_reason() -> None:
+    previous = signal.signal(signal.SIGALRM, _raising("timed out after 5s"))
+    try:
+        done: list[str] = []
+        with pytest.raises(_Reason, match="timed out after 5s"), defer_signals(notify=lambda line: None):
+            signal.raise_signal(signal.SIGALRM)
+            done.append("cleanup finished")
+        assert done == ["cleanup finished"]
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_third_interrupt_abandons_cleanup_and_says_what_is_left() -> None:
+    server = MiniServer()
+    server.preexisting_ns.add("aicr-validation")
+    scope, _ = make_scope(server)
+    scope.create(cm("a"))
+    scope.create(cm("b"))
+
+    real_delete = scope.cluster.delete
+
+    def impatient_delete(*args: Any, **kwargs: Any) -> Any:
+        for _ in range(CLEANUP_INSIST):
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_delete(*args, **kwargs)
+
+    scope.cluster.delete = impatient_delete  # type: ignore[method-assign]
+    with pytest.raises(CleanupAbandoned):
+        scope.cleanup()
+    report = scope.cleanup()  # the same report, also after the interrupt
+    assert report.warnings == [
+        MSG_CLEANUP_ABANDONED.format(
+            count=2,
+            run_id="a1b2c3d4",
+            what="ConfigMap a-a1b2c3d4-gw0 in namespace aicr-validation; "
+            "ConfigMap b-a1b2c3d4-gw0 in namespace aicr-validation",
+        )
+    ]
+    lines = report.lines()
+    assert "to find and delete what run a1b2c3d4 left behind:" in lines
+    delete = "kubectl -n aicr-validation delete configmaps -l aicr.run/run-id=a1b2c3d4 --cascade=foreground"
+    assert f"  {delete}" in lines
+
+
+def test_an_existing_sigterm_handler_is_kept() -> None:
+    mine = _raising("interrupted by SIGTERM")
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        with install_signal_handlers():
+            assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
