@@ -46,6 +46,34 @@ def check_writable(path: str, flag: str) -> None:
         raise UsageError(MSG_NOT_WRITABLE.format(flag=flag, path=path, why=_why(err))) from None
 
 
+MSG_DIR_NOT_WRITABLE: Final = "{flag} {path}: cannot write there: {why}"
+
+
+def check_writable_dir(path: str, flag: str) -> None:
+    """Raise a one-line :class:`UsageError` when files cannot be created in the directory ``path``.
+
+    For destinations that are folders (``--emit-attestation``, ``--evidence-dir``): the folder, or
+    its nearest existing ancestor when it is still to be created, must be a writable directory.
+    Probed with a temporary directory that is removed again; nothing else is created.
+    """
+    if not path:
+        raise UsageError(MSG_DIR_NOT_WRITABLE.format(flag=flag, path=path, why="no directory given"))
+    target = Path(path).expanduser()
+    if target.exists() and not target.is_dir():
+        raise UsageError(MSG_DIR_NOT_WRITABLE.format(flag=flag, path=path, why="it is not a directory"))
+    probe_in = target
+    while not probe_in.exists() and probe_in != probe_in.parent:
+        probe_in = probe_in.parent
+    if not probe_in.is_dir():
+        why = f"{probe_in} is not a directory"
+        raise UsageError(MSG_DIR_NOT_WRITABLE.format(flag=flag, path=path, why=why))
+    try:
+        probe = tempfile.mkdtemp(dir=probe_in, prefix=".aicr-pytest-probe-")
+    except OSError as err:
+        raise UsageError(MSG_DIR_NOT_WRITABLE.format(flag=flag, path=path, why=_why(err))) from None
+    os.rmdir(probe)
+
+
 def fallback_path(path: str, directory: str | None = None) -> Path:
     """A fresh file in the temporary directory named after ``path`` (``ctrf.json`` → ``ctrf-XXXX.json``)."""
     name = Path(path).name or "report"
@@ -56,4 +84,11 @@ def fallback_path(path: str, directory: str | None = None) -> Path:
     return Path(out)
 
 
-__all__ = ["MSG_FALLBACK", "MSG_NOT_WRITABLE", "check_writable", "fallback_path"]
+__all__ = [
+    "MSG_DIR_NOT_WRITABLE",
+    "MSG_FALLBACK",
+    "MSG_NOT_WRITABLE",
+    "check_writable",
+    "check_writable_dir",
+    "fallback_path",
+]

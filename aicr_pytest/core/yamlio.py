@@ -1,9 +1,17 @@
-"""YAML loading with YAML 1.2 core-schema scalars on top of PyYAML.
+"""YAML loading with YAML 1.2 core-schema scalars on top of PyYAML, with alias expansion bounded.
 
 PyYAML implements YAML 1.1, where ``on``/``off``/``yes``/``no``/``y``/``n`` are booleans,
 ``0777`` is octal and ``1_000`` is an int.  Go's ``sigs.k8s.io/yaml``/``yaml.v3`` (what AICR
 uses) follow YAML 1.2: only ``true``/``false`` (any case form of those) are booleans.  We use a
 loader whose implicit resolvers follow the 1.2 core schema so recipes read the same here as in AICR.
+
+Every document is composed first and its aliases are counted before anything is constructed, the
+way Go's yaml decoders guard against alias bombs (a few KB of ``&a``/``*a`` that expand to gigabytes
+once a later stage copies, hashes or serialises the value): a document whose alias expansions
+outgrow its real nodes is refused with ``document contains excessive aliasing``, and an anchor
+that contains itself with ``anchor … value contains itself``.  Both are
+:class:`yaml.MarkedYAMLError`, so every caller's existing one-line error handling names the file
+and line.  :func:`load_with` applies the same bound to any other PyYAML loader class.
 """
 
 from __future__ import annotations
@@ -68,14 +76,113 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 Yaml12Loader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 
 
+#: below this many decoded nodes, alias expansions may make up 99 % of them; above the high mark
+#: only 10 %, and linearly in between (the ratio Go's yaml.v2/v3 decoders allow)
+_RATIO_LOW, _RATIO_HIGH = 400_000, 4_000_000
+#: no document with at most this many alias expansions or decoded nodes is ever refused
+_MIN_ALIASES, _MIN_DECODED = 100, 1000
+
+MSG_EXCESSIVE_ALIASING = "document contains excessive aliasing"
+MSG_RECURSIVE_ANCHOR = "anchor {anchor}value contains itself"
+
+
+class AliasingError(yaml.MarkedYAMLError):
+    """A document whose aliases would expand beyond the bound (or into themselves)."""
+
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """The share of alias expansions tolerated among ``decoded`` nodes."""
+    if decoded <= _RATIO_LOW:
+        return 0.99
+    if decoded >= _RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
+
+
+def check_aliasing(root: yaml.Node) -> None:
+    """Walk ``root`` as construction would (aliases expanded), counting; raise :class:`AliasingError`.
+
+    The walk stops as soon as the expansions outgrow :func:`allowed_alias_ratio`, so its cost is
+    bounded by the document's real size, never by what the aliases would expand to.
+    """
+    seen: set[int] = set()
+    open_nodes: set[int] = set()
+    decoded = aliased = 0
+    # (node, inside an alias expansion, leaving the node's first visit)
+    stack: list[tuple[yaml.Node, bool, bool]] = [(root, False, False)]
+    while stack:
+        node, in_alias, leaving = stack.pop()
+        key = id(node)
+        if leaving:
+            open_nodes.discard(key)
+            continue
+        first = key not in seen
+        if not first:
+            if key in open_nodes:
+                anchor = getattr(node, "anchor", None)
+                raise AliasingError(
+                    problem=MSG_RECURSIVE_ANCHOR.format(anchor=f"'{anchor}' " if anchor else ""),
+                    problem_mark=node.start_mark,
+                )
+            in_alias = True
+        decoded += 1
+        if in_alias:
+            aliased += 1
+            if (
+                aliased > _MIN_ALIASES
+                and decoded > _MIN_DECODED
+                and aliased / decoded > allowed_alias_ratio(decoded)
+            ):
+                raise AliasingError(problem=MSG_EXCESSIVE_ALIASING, problem_mark=node.start_mark)
+        seen.add(key)
+        if isinstance(node, yaml.ScalarNode):
+            continue
+        if first:
+            open_nodes.add(key)
+            stack.append((node, False, True))
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        else:
+            children = list(node.value)
+        stack.extend((child, in_alias, False) for child in reversed(children))
+
+
+def _construct(loader: Any, node: yaml.Node | None, text: str | bytes) -> Any:
+    if node is None:
+        return None
+    has_asterisk = b"*" in text if isinstance(text, bytes) else "*" in text
+    if has_asterisk:  # no alias without one
+        check_aliasing(node)
+    return loader.construct_document(node)
+
+
+def load_with(text: str | bytes, loader_class: type[yaml.SafeLoader]) -> Any:
+    """Parse one YAML document with ``loader_class``, alias expansion bounded."""
+    loader = loader_class(text)
+    try:
+        return _construct(loader, loader.get_single_node(), text)
+    finally:
+        loader.dispose()
+
+
+def load_all_with(text: str | bytes, loader_class: type[yaml.SafeLoader]) -> Iterator[Any]:
+    """Parse a multi-document stream with ``loader_class``, alias expansion bounded per document."""
+    loader = loader_class(text)
+    try:
+        while loader.check_node():
+            yield _construct(loader, loader.get_node(), text)
+    finally:
+        loader.dispose()
+
+
 def load(text: str | bytes) -> Any:
-    """Parse one YAML document with YAML 1.2 scalar semantics."""
-    return yaml.load(text, Loader=Yaml12Loader)
+    """Parse one YAML document with YAML 1.2 scalar semantics (alias expansion bounded)."""
+    return load_with(text, Yaml12Loader)
 
 
 def load_all(text: str | bytes) -> Iterator[Any]:
-    """Parse a multi-document YAML stream with YAML 1.2 scalar semantics."""
-    return yaml.load_all(text, Loader=Yaml12Loader)
+    """Parse a multi-document YAML stream with YAML 1.2 scalar semantics (alias expansion bounded)."""
+    return load_all_with(text, Yaml12Loader)
 
 
 def dump(data: Any) -> str:

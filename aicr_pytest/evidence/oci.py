@@ -36,14 +36,26 @@ from urllib.parse import quote
 
 import requests
 
+from aicr_pytest.core import progress
 from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence.canonical import compact_json, sha256_digest
 from aicr_pytest.evidence.ociref import Reference
 
-REQUEST_TIMEOUT_S = 60.0
+#: the longest a registry may stay silent during one operation, retries and pauses included
+SILENCE_S = 30.0
+#: the longest a TCP connect may take (within the silence budget)
+CONNECT_TIMEOUT_S = 10.0
 #: ask for any manifest kind, so a tag holding something unexpected is seen, not reported as absent
 ANY_MANIFEST = f"{C.MT_INDEX}, {C.MT_MANIFEST}"
 ATTEMPTS = 3
+
+#: the silence budget ran out / every attempt failed (one line, naming the host)
+MSG_SILENT = (
+    "registry {host} did not answer within {seconds}s ({attempts} attempt(s), last: {problem}): "
+    "{method} {url}"
+)
+MSG_GAVE_UP = "registry {host}: {problem} ({attempts} attempts): {method} {url}"
+MSG_RETRYING = "registry {host}: {problem}; retrying in {pause}s (attempt {next} of {attempts})"
 
 
 class RegistryError(Exception):
@@ -80,17 +92,33 @@ class _TimeoutSession(requests.Session):
         self.timeout = timeout
 
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
-        kwargs.setdefault("timeout", self.timeout)
+        kwargs.setdefault("timeout", (min(CONNECT_TIMEOUT_S, self.timeout), self.timeout))
         return super().request(method, url, *args, **kwargs)
+
+
+def _problem(err: Exception) -> str:
+    """A short, one-line reason for a transport error (requests' own text nests whole reprs)."""
+    if isinstance(err, requests.Timeout):
+        return "timed out"
+    text = " ".join(str(err).split())
+    for marker in ("Connection refused", "Name or service not known", "No route to host", "reset by peer"):
+        if marker in text:
+            return marker.lower() if marker != "Connection refused" else "connection refused"
+    return text[:200] or type(err).__name__
 
 
 def _registry_class() -> type[Any]:
     import oras.provider
 
     class _Registry(oras.provider.Registry):  # type: ignore[misc]
-        """oras-py's registry with our transport policy: bounded retries, timeouts, no raising on 401."""
+        """oras-py's registry with our transport policy: retries bounded by attempts and by the
+        silence budget (:data:`SILENCE_S`: the time since the registry last answered, pauses
+        included), a progress line before each retry, no raising on 401."""
 
         sleep: Callable[[float], None] = time.sleep
+        clock: Callable[[], float] = time.monotonic
+        notify: Callable[[str], None] = staticmethod(progress.emit)
+        silence: float = SILENCE_S
 
         def do_request(
             self,
@@ -102,28 +130,67 @@ def _registry_class() -> type[Any]:
             stream: bool = False,
         ) -> requests.Response:
             delay = 1.0
+            host = self.hostname
+            heard = self.clock()  # when the registry last answered (or the operation began)
             for attempt in range(1, ATTEMPTS + 1):
+                left = max(0.1, self.silence - (self.clock() - heard))
                 try:
-                    response = self._request_once(url, method, data, dict(headers or {}), json, stream)
+                    response = self._request_once(
+                        url, method, data, dict(headers or {}), json, stream, timeout=left
+                    )
                 except (requests.ConnectionError, requests.Timeout) as err:
-                    if attempt == ATTEMPTS:
-                        raise RegistryError(f"{method} {url}: {err}") from None
+                    problem = _problem(err)
                 else:
                     retryable = response.status_code >= 500 or response.status_code == 429
                     if not retryable or attempt == ATTEMPTS:
                         return response
-                self.sleep(delay * random.uniform(0.75, 1.25))
+                    heard = self.clock()
+                    problem = f"HTTP {response.status_code}"
+                pause = delay * random.uniform(0.75, 1.25)
+                silent = self.clock() - heard + pause >= self.silence
+                if attempt == ATTEMPTS or silent:
+                    template = MSG_SILENT if silent else MSG_GAVE_UP
+                    raise RegistryError(
+                        template.format(
+                            host=host,
+                            seconds=f"{self.silence:g}",
+                            attempts=attempt,
+                            method=method,
+                            url=url,
+                            problem=problem,
+                        )
+                    ) from None
+                self.notify(
+                    MSG_RETRYING.format(
+                        host=host, problem=problem, pause=f"{pause:.0f}", next=attempt + 1, attempts=ATTEMPTS
+                    )
+                )
+                self.sleep(pause)
                 delay *= 2
             raise AssertionError("unreachable")
 
         def _request_once(
-            self, url: str, method: str, data: Any, headers: dict[str, str], json: Any, stream: bool
+            self,
+            url: str,
+            method: str,
+            data: Any,
+            headers: dict[str, str],
+            json: Any,
+            stream: bool,
+            *,
+            timeout: float,
         ) -> requests.Response:
             import oras.auth
 
             if isinstance(self.auth, oras.auth.TokenAuth) and self.auth.token is not None:
                 headers.update(self.auth.get_auth_header())
-            kwargs = {"data": data, "json": json, "stream": stream, "verify": self._tls_verify}
+            kwargs = {
+                "data": data,
+                "json": json,
+                "stream": stream,
+                "verify": self._tls_verify,
+                "timeout": (min(CONNECT_TIMEOUT_S, timeout), timeout),
+            }
             session: requests.Session = self.session
             response = session.request(method, url, headers=headers, **kwargs)
             if response.status_code not in (401, 403) or "www-authenticate" not in response.headers:
@@ -145,8 +212,10 @@ class RegistryClient:
         *,
         plain_http: bool = False,
         insecure_tls: bool = False,
-        timeout: float = REQUEST_TIMEOUT_S,
+        timeout: float = SILENCE_S,
         sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
         import oras.container
 
@@ -159,8 +228,13 @@ class RegistryClient:
         session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
         reg.session = session
         reg.auth.session = session
+        reg.silence = timeout
         if sleep is not None:
             reg.sleep = sleep
+        if clock is not None:
+            reg.clock = clock
+        if notify is not None:
+            reg.notify = notify
         container = oras.container.Container("placeholder", registry=ref.api_host)
         namespace, _, repository = ref.repository.rpartition("/")
         container.namespace = namespace or None

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence.canonical import dump_yaml, is_sha256_digest, parse_time
@@ -172,7 +173,7 @@ def load(path: Path) -> Pointer:
     if len(raw) > C.MAX_POINTER:
         raise UsageError(f"pointer {path}: larger than {C.MAX_POINTER >> 20} MiB")
     try:
-        data = yaml.safe_load(raw)
+        data = yamlio.load_with(raw, yaml.SafeLoader)
     except yaml.YAMLError as err:
         raise UsageError(f"pointer {path}: invalid YAML: {' '.join(str(err).split())}") from None
     return parse(data, str(path))

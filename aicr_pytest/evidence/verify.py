@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,11 @@ class VerifyOptions:
     plain_http: bool = False
     insecure_tls: bool = False
     allow_unpinned_tag: bool = False
+
+
+def _progress_line(line: str) -> None:
+    """A registry retry, on stderr: verify runs outside any test session and its progress sink."""
+    print(f"aicr-pytest: {line}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -197,7 +203,9 @@ class Verification:
     def _pull(self, ref: ociref.Reference) -> Path:
         from aicr_pytest.evidence import oci
 
-        client = oci.RegistryClient(ref, plain_http=self.opts.plain_http, insecure_tls=self.opts.insecure_tls)
+        client = oci.RegistryClient(
+            ref, plain_http=self.opts.plain_http, insecure_tls=self.opts.insecure_tls, notify=_progress_line
+        )
         dest = self.workdir / "pull"
         try:
             pulled = oci.pull_bundle(client, ref.digest or ref.tag, dest)

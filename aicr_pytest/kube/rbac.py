@@ -79,8 +79,8 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
         _p("get", "", "/version,/api,/api/*,/apis,/apis/*")
     ),
     "node inventory, GPU discovery and occupancy": _p(_READ, "", "nodes"),
-    "namespace lifecycle (RunScope.ensure_namespace, create_namespace_for_run, cleanup)": _p(
-        "get,list,watch,create,delete", "", "namespaces"
+    "namespace lifecycle (RunScope.ensure_namespace and its lease, create_namespace_for_run, cleanup)": _p(
+        "get,list,watch,create,delete,patch", "", "namespaces"
     ),
     "workload pods: operator health, nvidia-smi, occupancy, waits and cleanup": _p(
         "get,list,watch,create,delete", "", "pods"

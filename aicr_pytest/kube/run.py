@@ -10,6 +10,12 @@ through it gets
   concurrent runs, or two workers of one run, never collide,
 * an entry in the cleanup registry, in creation order.
 
+The shared namespace (``aicr-validation`` by default) outlives any one run while others use it: a
+run that creates or joins it adds a lease annotation (``aicr.run/lease-<run id>[-<worker>]``) with
+an optimistic-concurrency patch, and its cleanup removes the lease the same way; the run that
+removes the last lease deletes the namespace, with a ``resourceVersion`` precondition so a run that
+joined in the meantime keeps it.  A namespace aicr-pytest did not create is never deleted.
+
 :meth:`RunScope.cleanup` deletes the registry in reverse order (foreground propagation), waits
 until the objects are gone within a bound, and reports problems as warnings in a
 :class:`CleanupReport` instead of raising: a cleanup failure never hides a check's verdict.
@@ -42,7 +48,7 @@ from typing import Any
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.settings import DEFAULT_NAMESPACE as SETTINGS_DEFAULT_NAMESPACE
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_LABEL, Cluster
-from aicr_pytest.kube.errors import Conflict, NotFound, WaitTimeout
+from aicr_pytest.kube.errors import AccessDenied, Conflict, NotFound, WaitTimeout
 from aicr_pytest.kube.resources import ResourceType
 from aicr_pytest.kube.wait import wait_deleted
 
@@ -56,8 +62,17 @@ _TEMPLATE_KINDS = frozenset({"Job", "Deployment", "DaemonSet", "StatefulSet", "R
 _DNS_LABEL_MAX = 63
 _INVALID = re.compile(r"[^a-z0-9-]+")
 
+#: the annotation prefix of a run's lease on the shared namespace
+LEASE_PREFIX = "aicr.run/lease-"
+#: optimistic-concurrency rounds before a lease change gives up (each lost round means another run
+#: changed the namespace in between)
+_LEASE_ROUNDS = 8
+MSG_SHARED_IN_USE = (
+    "namespace {name} is still in use by another run or worker (objects without a lease); left in place"
+)
 MSG_CLEANUP_KEPT = "cleanup disabled (--no-cleanup): {count} object(s) of run {run_id} kept for debugging"
 MSG_CLEANUP_FAILED = "cleanup of {what} failed; it may be orphaned: {error}"
+MSG_CLEANUP_LEFT = "to find and delete what run {run_id} left behind:"
 
 
 def add_image_pull_secrets(obj: Any, secrets: Sequence[str]) -> int:
@@ -157,6 +172,9 @@ class CleanupReport:
             out.append(MSG_CLEANUP_KEPT.format(count=len(self.kept), run_id=self.run_id))
             out.extend(f"  {cmd}" for cmd in self.commands)
         out.extend(f"WARNING: {w}" for w in self.warnings)
+        if self.warnings and self.commands and not self.kept:
+            out.append(MSG_CLEANUP_LEFT.format(run_id=self.run_id))
+            out.extend(f"  {cmd}" for cmd in self.commands)
         return out
 
     def as_extra(self) -> JSON:
@@ -201,6 +219,8 @@ class RunScope:
         self._lock = threading.Lock()
         self._kinds_used: set[ResourceType] = set()
         self._report: CleanupReport | None = None
+        #: shared namespaces this scope holds a lease on (released by cleanup)
+        self._leased: set[str] = set()
 
     # -- identity --------------------------------------------------------------------------------
     @property
@@ -291,28 +311,74 @@ class RunScope:
         rt = self.cluster.resolve(api_version, kind)
         self._register(rt, name, namespace if rt.namespaced else None)
 
-    def ensure_namespace(self, name: str | None = None) -> str:
-        """Make sure the shared namespace exists (default ``aicr-validation``).
+    @property
+    def lease_key(self) -> str:
+        """This scope's lease annotation on a shared namespace."""
+        return LEASE_PREFIX + self._suffix.lstrip("-")
 
-        A namespace that already existed is never registered (never deleted). One this run had to
-        create is registered, and cleanup deletes it only if no other run's or worker's objects
-        remain in it.
+    def ensure_namespace(self, name: str | None = None) -> str:
+        """Make sure the shared namespace exists (default ``aicr-validation``) and hold a lease on it.
+
+        A namespace aicr-pytest did not create (no ``managed-by`` label) is used as it is and never
+        deleted.  One aicr-pytest created, this run or another, gets this scope's lease; cleanup
+        removes it, and the last lease's owner deletes the namespace.  A namespace being deleted is
+        waited out and created anew.  Without the right to patch namespaces (the snapshot agent's
+        RBAC) the namespace is used without a lease, as a namespace of the user's.
         """
         ns = name or self.namespace
         cluster = self.cluster
-        if cluster.get_or_none("v1", "Namespace", ns) is not None:
+        rtype = cluster.resolve("v1", "Namespace")
+        for _ in range(_LEASE_ROUNDS):
+            current = cluster.get_or_none("v1", "Namespace", ns)
+            if current is None:
+                body: JSON = {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {
+                        "name": ns,
+                        "labels": self.labels(),
+                        "annotations": {self.lease_key: "held"},
+                    },
+                }
+                try:
+                    cluster.create(body)
+                except Conflict:  # another worker or run created it first: join it
+                    continue
+                self._hold(rtype, ns)
+                return ns
+            meta = current.get("metadata") or {}
+            if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
+                return ns
+            if meta.get("deletionTimestamp"):  # the last run out is deleting it: wait, then create
+                wait_deleted(
+                    cluster, "v1", "Namespace", ns, None, timeout=self.cleanup_timeout, clock=self.clock
+                )
+                continue
+            if self.lease_key in (meta.get("annotations") or {}):
+                self._hold(rtype, ns)
+                return ns
+            patch = {
+                "metadata": {
+                    "resourceVersion": meta.get("resourceVersion"),
+                    "annotations": {self.lease_key: "held"},
+                }
+            }
+            try:
+                cluster.patch("v1", "Namespace", ns, patch)
+            except Conflict:
+                continue
+            except AccessDenied:
+                return ns
+            self._hold(rtype, ns)
             return ns
-        body: JSON = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": ns, "labels": self.labels()},
-        }
-        try:
-            cluster.create(body)
-        except Conflict:  # another worker or run won the race: not ours
-            return ns
-        self._register(cluster.resolve("v1", "Namespace"), ns, None)
-        return ns
+        raise Conflict(f"namespace {ns} kept changing while this run tried to join it; try again")
+
+    def _hold(self, rtype: ResourceType, ns: str) -> None:
+        with self._lock:
+            if ns in self._leased:
+                return
+            self._leased.add(ns)
+        self._register(rtype, ns, None)
 
     def create_namespace_for_run(self, prefix: str) -> str:
         """Create a per-run namespace ``{prefix}-{run_id}[-{worker}]`` (deleted by cleanup)."""
@@ -384,6 +450,50 @@ class RunScope:
                     return True
         return False
 
+    def _release(self, reg: Registered, report: CleanupReport) -> JSON | bool | None:
+        """Drop this scope's lease on a shared namespace; delete it when no other lease is left.
+
+        Returns what ``delete`` returned (``None``: already gone), or ``False`` when the namespace
+        stays because another run or worker still holds it.
+        """
+        cluster = self.cluster
+        key = self.lease_key
+        for _ in range(_LEASE_ROUNDS):
+            current = cluster.get_or_none("v1", "Namespace", reg.name)
+            if current is None:
+                return None
+            meta = current.get("metadata") or {}
+            annotations = meta.get("annotations") or {}
+            if key in annotations:
+                patch = {
+                    "metadata": {"resourceVersion": meta.get("resourceVersion"), "annotations": {key: None}}
+                }
+                try:
+                    current = cluster.patch("v1", "Namespace", reg.name, patch)
+                except Conflict:
+                    continue
+                meta = current.get("metadata") or {}
+                annotations = meta.get("annotations") or {}
+            if any(k.startswith(LEASE_PREFIX) for k in annotations):
+                return False  # another run or worker holds it: the last one out deletes it
+            if self._shared_namespace_in_use(reg):
+                report.warnings.append(MSG_SHARED_IN_USE.format(name=reg.name))
+                return False
+            try:
+                return cluster.delete(
+                    "v1",
+                    "Namespace",
+                    reg.name,
+                    missing_ok=True,
+                    preconditions={"resourceVersion": str(meta.get("resourceVersion"))},
+                )
+            except Conflict:  # changed since we looked (a run joined): look again
+                continue
+        report.warnings.append(
+            f"namespace {reg.name}: its leases kept changing during cleanup; left in place"
+        )
+        return False
+
     def cleanup(self) -> CleanupReport:
         """Delete everything registered, newest first, and wait until it is gone. Never raises.
 
@@ -406,7 +516,19 @@ class RunScope:
             report.commands = self.kubectl_commands()
             return report
         with defer_signals():
-            self._delete_all(entries, report)
+            try:
+                self._delete_all(entries, report)
+            except CleanupAbandoned:
+                left = [
+                    r.describe()
+                    for r in entries
+                    if r.describe() not in {*report.deleted, *report.already_gone}
+                ]
+                report.warnings.append(
+                    MSG_CLEANUP_ABANDONED.format(count=len(left), run_id=self.run_id, what="; ".join(left))
+                )
+                report.commands = self.kubectl_commands()
+                raise
         return report
 
     def _delete_all(self, entries: list[Registered], report: CleanupReport) -> None:
@@ -423,19 +545,14 @@ class RunScope:
                 # Deleting the namespace removes it; one request instead of many.
                 continue
             try:
-                if (
-                    reg.rtype.kind == "Namespace"
-                    and reg.name == self.namespace
-                    and self._shared_namespace_in_use(reg)
-                ):
-                    report.warnings.append(
-                        f"namespace {reg.name} was created by this run but is still in use by "
-                        "another run or worker; left in place"
+                if reg.rtype.kind == "Namespace" and reg.rtype.group == "" and reg.name in self._leased:
+                    gone = self._release(reg, report)
+                    if gone is False:
+                        continue
+                else:
+                    gone = cluster.delete(
+                        reg.rtype.api_version, reg.rtype.kind, reg.name, reg.namespace, missing_ok=True
                     )
-                    continue
-                gone = cluster.delete(
-                    reg.rtype.api_version, reg.rtype.kind, reg.name, reg.namespace, missing_ok=True
-                )
             except Exception as exc:  # report, never raise over a verdict
                 report.warnings.append(MSG_CLEANUP_FAILED.format(what=reg.describe(), error=exc))
                 continue
@@ -481,6 +598,21 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into a ``KeyboardInterrupt`` so ``finally:`` blocks (cleanup) run."""
 
 
+class CleanupAbandoned(Terminated):
+    """A third SIGINT/SIGTERM during cleanup: the user gives up on it (what is left is reported)."""
+
+
+#: the signals :func:`defer_signals` holds: Ctrl-C, ``kill``/CI cancellation, the whole-run deadline
+HELD_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+#: how many SIGINT/SIGTERM cleanup sits out; one more abandons it
+CLEANUP_INSIST = 3
+MSG_CLEANUP_HOLDING = (
+    "aicr-pytest: finishing cleanup first, so nothing is left in the cluster "
+    "(interrupt once more to abandon it and keep what is left)"
+)
+MSG_CLEANUP_ABANDONED = "cleanup abandoned on request; {count} object(s) of run {run_id} may be left: {what}"
+
+
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated(f"received signal {signum}")
 
@@ -491,9 +623,15 @@ def install_signal_handlers() -> Iterator[None]:
 
     pytest already turns SIGINT (Ctrl-C) into ``KeyboardInterrupt`` and unwinds fixtures; SIGTERM
     (``kubectl delete pod``, CI cancellation, ``timeout``) would otherwise kill the process with no
-    cleanup. Outside the main thread this is a no-op (Python only delivers signals there).
+    cleanup.  A Python handler already in place (the plugin's, which records ``interrupted by
+    SIGTERM``) is kept: it unwinds the same way.  Outside the main thread this is a no-op (Python
+    only delivers signals there).
     """
     if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    current = signal.getsignal(signal.SIGTERM)
+    if callable(current):
         yield
         return
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
@@ -503,22 +641,49 @@ def install_signal_handlers() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-@contextlib.contextmanager
-def defer_signals() -> Iterator[None]:
-    """Hold the first SIGINT/SIGTERM until the block ends (so cleanup finishes), then re-raise it.
+def _notify(line: str) -> None:
+    import sys
 
-    A second signal while deferred interrupts at once: a user who insists gets out.
+    print(line, file=sys.stderr, flush=True)
+
+
+def _redeliver(signum: int, handler: Any) -> None:
+    """Act on a signal held during cleanup as its handler before cleanup would have."""
+    if callable(handler):  # e.g. the plugin's: raises with the run's reason (SIGTERM, the deadline)
+        handler(signum, None)
+        return
+    if handler == signal.SIG_IGN:
+        return
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt("interrupted during cleanup (cleanup completed first)")
+    raise Terminated(f"received signal {signum} during cleanup (cleanup completed first)")
+
+
+@contextlib.contextmanager
+def defer_signals(notify: Callable[[str], None] = _notify) -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and the deadline's SIGALRM until the block ends, then act on the first.
+
+    Cleanup runs to completion whatever ends the run: the first signal is held quietly, the
+    second with a line saying so (``notify``), and only a third SIGINT/SIGTERM raises
+    :class:`CleanupAbandoned` inside the block.  Afterwards the first signal held is handed to the
+    handler that was in place before (so the run records the reason it really stopped for).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    insisted = [0]
+    previous = {s: signal.getsignal(s) for s in HELD_SIGNALS}
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if received:
-            raise Terminated(f"received signal {signum} again during cleanup")
         received.append(signum)
+        if signum == signal.SIGALRM:
+            return
+        insisted[0] += 1
+        if insisted[0] >= CLEANUP_INSIST:
+            raise CleanupAbandoned(f"received signal {signum} {insisted[0]} times during cleanup")
+        if insisted[0] == CLEANUP_INSIST - 1:
+            notify(MSG_CLEANUP_HOLDING)
 
     for s in previous:
         signal.signal(s, handler)
@@ -528,15 +693,18 @@ def defer_signals() -> Iterator[None]:
         for s, h in previous.items():
             signal.signal(s, h)
     if received:
-        if received[0] == signal.SIGINT:
-            raise KeyboardInterrupt("interrupted during cleanup (cleanup completed first)")
-        raise Terminated(f"received signal {received[0]} during cleanup (cleanup completed first)")
+        _redeliver(received[0], previous[signal.Signals(received[0])])
 
 
 __all__ = [
+    "CLEANUP_INSIST",
     "DEFAULT_NAMESPACE",
+    "HELD_SIGNALS",
+    "LEASE_PREFIX",
+    "MSG_CLEANUP_ABANDONED",
     "MSG_CLEANUP_FAILED",
     "MSG_CLEANUP_KEPT",
+    "CleanupAbandoned",
     "CleanupReport",
     "Registered",
     "RunScope",

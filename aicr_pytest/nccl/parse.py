@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from aicr_pytest.core.textsafe import printable
 from aicr_pytest.nccl.variant import NcclCheckFailure
 
 #: Lines of launcher log kept for the diagnostic block of a parse failure.
@@ -311,9 +312,8 @@ class AllReduceLogScanner:
             cut, found = j, found + 1
         begin = cut + 1 if found == DIAGNOSTIC_TAIL_LINES else start
         for raw in buf[begin:end].split(b"\n"):
-            self._tail.append(
-                raw[: _KEEP_LINE_CHARS * 4].decode("utf-8", "replace").rstrip("\r")[:_KEEP_LINE_CHARS]
-            )
+            text = raw[: _KEEP_LINE_CHARS * 4].decode("utf-8", "replace").rstrip("\r")
+            self._tail.append(printable(text)[:_KEEP_LINE_CHARS])
 
     def _find_network(self, buf: bytes | bytearray, start: int, end: int) -> None:
         while True:
@@ -322,6 +322,7 @@ class AllReduceLogScanner:
                 return
             eol = buf.find(b"\n", i, end)
             rest = buf[i + len(_NET_MARK) : eol if eol >= 0 else end].decode("utf-8", "replace").strip()
+            rest = printable(rest)
             if rest:
                 self._network = rest
                 return

@@ -56,7 +56,7 @@ for _tag in ("int", "float", "bool", "timestamp", "binary"):
 
 def load_text(body: bytes | str) -> Any:
     """Parse one YAML document with every non-null scalar kept as its source text."""
-    return yaml.load(body, Loader=_TextLoader)
+    return yamlio.load_with(body, _TextLoader)
 
 
 def load_typed(body: bytes | str) -> Any:

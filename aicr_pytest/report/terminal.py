@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from aicr_pytest.core import records
 from aicr_pytest.core.constraints import ConstraintResult, format_readiness_line
+from aicr_pytest.core.textsafe import printable
 from aicr_pytest.report import outcome
 from aicr_pytest.report.results import ResultAccumulator, phase_table
 
@@ -95,9 +96,8 @@ def failure_lines(results: Sequence[ResultAccumulator], where: Sequence[str] = (
         if not outcome.is_failing(acc.status):
             continue
         reason = (acc.message or "").strip().splitlines()
-        lines.append(
-            f"{acc.status.upper()} {acc.name} ({acc.phase}): {reason[0] if reason else 'no message'}"
-        )
+        first = printable(reason[0]) if reason else "no message"  # a message may quote a pod's log
+        lines.append(f"{acc.status.upper()} {acc.name} ({acc.phase}): {first}")
     if lines and where:
         lines.append("details: " + "; ".join(where))
     return lines

@@ -21,6 +21,14 @@ def _recipe(validation: str, refs: str = GPU_OP) -> str:
 
 DEPLOY = "validation:\n  deployment: {checks: [operator-health]}\n"
 
+
+def alias_bomb(indent: str, levels: int = 9) -> str:
+    """A few hundred bytes of nested aliases that expand to 9**levels strings ("billion laughs")."""
+    lines = [f"{indent}l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"{indent}l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
 FILES: dict[str, str] = {
     "ok.yaml": _recipe(DEPLOY),
     "snap.yaml": (
@@ -62,6 +70,22 @@ FILES: dict[str, str] = {
     "kubeconfig-garbage": "this: is: not: a kubeconfig\n",
     "kubeconfig-empty": "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
     "afile": "x\n",
+    # alias bombs where a user's YAML reaches us: a componentRef's overrides, a snapshot measurement
+    # value, an AICRConfig, a --data file
+    "bomb-recipe.yaml": _recipe(
+        DEPLOY,
+        "componentRefs:\n  - name: gpu-operator\n    namespace: gpu-operator\n    type: Helm\n"
+        "    source: https://helm.ngc.nvidia.com/nvidia\n    version: v25.10.1\n    overrides:\n"
+        + alias_bomb("      "),
+    ),
+    "bomb-snap.yaml": (
+        "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements:\n  - type: K8s\n    subtypes:\n"
+        "      - subtype: server\n        data:\n          version: v1.33.0\n" + alias_bomb("          ")
+    ),
+    "bomb-cfg.yaml": (
+        "kind: AICRConfig\nspec:\n  validate:\n    agent: {namespace: x}\nx:\n" + alias_bomb("  ")
+    ),
+    "self-anchor.yaml": HEAD + "componentRefs: &r [*r]\n" + DEPLOY,
 }
 
 E = "aicr-pytest: error: "
@@ -338,6 +362,31 @@ CASES: list[Case] = [
         {},
         4,
         P + f'recipe {{tmp}}/typo-deploy.yaml: unknown validation phase "deploy"; {VALID_PHASES}',
+    ),
+    # alias bombs: refused while parsing, before any later stage (bundle, BOM, CTRF) could expand them
+    *_both(
+        ["-r", "{tmp}/bomb-recipe.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--emit-attestation",
+         "{tmp}/ev"],
+        {},
+        "malformed YAML in {tmp}/bomb-recipe.yaml: document contains excessive aliasing (line 10)",
+    ),
+    *_both(
+        ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/bomb-snap.yaml", "--no-cluster"],
+        {},
+        "snapshot {tmp}/bomb-snap.yaml: invalid YAML: document contains excessive aliasing "
+        'in "<byte string>", line 9, column 20',
+    ),
+    *_both(
+        ["-r", "{tmp}/self-anchor.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        "malformed YAML in {tmp}/self-anchor.yaml: anchor value contains itself (line 3)",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/bomb-cfg.yaml"],
+        {},
+        2,
+        E + CFG + "bomb-cfg.yaml: not valid YAML: document contains excessive aliasing",
     ),
     # simulate
     ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),

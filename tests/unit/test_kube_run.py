@@ -3,6 +3,7 @@ label stamping, cleanup bookkeeping, --no-cleanup commands, and signal handling.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import signal
@@ -13,6 +14,10 @@ from _kube_stub import Call, Reply, StepClock, make_cluster
 
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.run import (
+    CLEANUP_INSIST,
+    MSG_CLEANUP_ABANDONED,
+    MSG_CLEANUP_HOLDING,
+    CleanupAbandoned,
     RunScope,
     Terminated,
     defer_signals,
@@ -123,16 +128,33 @@ class MiniServer:
             plural = parts[-2]
             ns = parts[-3] if "namespaces" in parts[:-2] and plural != "namespaces" else ""
             key = f"{plural}/{ns}/{name}"
+            wanted_rv = ((call.body or {}).get("preconditions") or {}).get("resourceVersion")
+            stored = self.objects.get(key)
+            if wanted_rv and stored is not None and stored["metadata"].get("resourceVersion") != wanted_rv:
+                return Reply(409, {"kind": "Status", "reason": "Conflict", "message": "object modified"})
             self.deletes.append(key)
             if key in self.fail_delete:
                 return Reply(500, {"message": "etcd down"})
             if self.objects.pop(key, None) is None:
                 return Reply(404, {"message": "not found"})
             return Reply(200, {"kind": "Status", "status": "Success"})
-        if call.method == "GET" and parts[-2:] == ["namespaces", parts[-1]] and len(parts) == 4:
+        if call.method in ("GET", "PATCH") and parts[-2:] == ["namespaces", parts[-1]] and len(parts) == 4:
             if parts[-1] in self.preexisting_ns:
                 return Reply(200, {"metadata": {"name": parts[-1]}})
-            return Reply(404, {"message": "not found"})
+            ns = self.objects.get(f"namespaces//{parts[-1]}")
+            if ns is None:
+                return Reply(404, {"message": "not found"})
+            meta = ns["metadata"]
+            if call.method == "PATCH":  # lease changes: a merge patch of annotations (None removes)
+                for key, value in call.body["metadata"]["annotations"].items():
+                    annotations = meta.setdefault("annotations", {})
+                    if value is None:
+                        annotations.pop(key, None)
+                    else:
+                        annotations[key] = value
+                meta["resourceVersion"] = str(int(meta.get("resourceVersion", "1")) + 1)
+            meta.setdefault("resourceVersion", "1")
+            return Reply(200, copy.deepcopy(ns))
         if call.query.get("watch"):
             return Reply(200, lines=[])
         # lists: empty (objects are gone after delete in this mini server)
@@ -167,6 +189,53 @@ def test_cleanup_deletes_in_reverse_creation_order_with_foreground() -> None:
     assert all(c.body["propagationPolicy"] == "Foreground" for c in api.calls if c.method == "DELETE")
     assert len(report.deleted) == 3
     assert scope.cleanup() is report  # idempotent
+
+
+class JoinDuringRelease(MiniServer):
+    """Another run joins the shared namespace right after this run released its lease."""
+
+    def __call__(self, call: Call) -> Reply:
+        reply = super().__call__(call)
+        if call.method == "PATCH" and None in call.body["metadata"]["annotations"].values():
+            meta = self.objects["namespaces//aicr-validation"]["metadata"]
+            meta["annotations"]["aicr.run/lease-0badcafe"] = "held"
+            meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
+        return reply
+
+
+def test_a_run_that_joins_while_the_last_lease_is_released_keeps_the_namespace() -> None:
+    server = JoinDuringRelease()
+    scope, api = make_scope(server)
+    scope.ensure_namespace()
+    report = scope.cleanup()
+    assert report.ok, report.warnings
+    assert "namespaces//aicr-validation" in server.objects  # the precondition saved it
+    assert server.deletes == []
+    refused = [c for c in api.calls if c.method == "DELETE"]
+    assert len(refused) == 1 and refused[0].body["preconditions"]["resourceVersion"] == "2"
+
+
+def test_joining_takes_a_lease_with_a_resource_version_precondition() -> None:
+    server = MiniServer()
+    server.objects["namespaces//aicr-validation"] = {
+        "metadata": {
+            "name": "aicr-validation",
+            "resourceVersion": "4",
+            "labels": {MANAGED_BY_LABEL: "aicr-pytest", RUN_ID_LABEL: "0badcafe"},
+            "annotations": {"aicr.run/lease-0badcafe": "held"},
+        }
+    }
+    scope, api = make_scope(server)
+    scope.ensure_namespace()
+    (patch,) = [c for c in api.calls if c.method == "PATCH"]
+    assert patch.body == {
+        "metadata": {"resourceVersion": "4", "annotations": {"aicr.run/lease-a1b2c3d4-gw0": "held"}}
+    }
+    assert scope.cleanup().ok
+    assert "namespaces//aicr-validation" in server.objects  # 0badcafe still holds it
+    assert server.objects["namespaces//aicr-validation"]["metadata"]["annotations"] == {
+        "aicr.run/lease-0badcafe": "held"
+    }
 
 
 def test_preexisting_shared_namespace_is_never_deleted() -> None:
@@ -257,3 +326,83 @@ def test_defer_signals_finishes_the_block_then_reraises() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         done.append("after signal")
     assert done == ["after signal"]
+
+
+class _Reason(KeyboardInterrupt):
+    pass
+
+
+def _raising(reason: str) -> Any:
+    def handler(signum: int, frame: object) -> None:
+        raise _Reason(reason)
+
+    return handler
+
+
+def test_a_second_signal_is_held_too_and_the_first_reaches_the_previous_handler() -> None:
+    lines: list[str] = []
+    previous = signal.signal(signal.SIGTERM, _raising("interrupted by SIGTERM"))
+    try:
+        done: list[str] = []
+        with pytest.raises(_Reason, match="interrupted by SIGTERM"), defer_signals(notify=lines.append):
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("cleanup finished")
+        assert done == ["cleanup finished"]
+        assert lines == [MSG_CLEANUP_HOLDING]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_the_deadline_during_cleanup_waits_for_it_and_keeps_its_reason() -> None:
+    previous = signal.signal(signal.SIGALRM, _raising("timed out after 5s"))
+    try:
+        done: list[str] = []
+        with pytest.raises(_Reason, match="timed out after 5s"), defer_signals(notify=lambda line: None):
+            signal.raise_signal(signal.SIGALRM)
+            done.append("cleanup finished")
+        assert done == ["cleanup finished"]
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_third_interrupt_abandons_cleanup_and_says_what_is_left() -> None:
+    server = MiniServer()
+    server.preexisting_ns.add("aicr-validation")
+    scope, _ = make_scope(server)
+    scope.create(cm("a"))
+    scope.create(cm("b"))
+
+    real_delete = scope.cluster.delete
+
+    def impatient_delete(*args: Any, **kwargs: Any) -> Any:
+        for _ in range(CLEANUP_INSIST):
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_delete(*args, **kwargs)
+
+    scope.cluster.delete = impatient_delete  # type: ignore[method-assign]
+    with pytest.raises(CleanupAbandoned):
+        scope.cleanup()
+    report = scope.cleanup()  # the same report, also after the interrupt
+    assert report.warnings == [
+        MSG_CLEANUP_ABANDONED.format(
+            count=2,
+            run_id="a1b2c3d4",
+            what="ConfigMap a-a1b2c3d4-gw0 in namespace aicr-validation; "
+            "ConfigMap b-a1b2c3d4-gw0 in namespace aicr-validation",
+        )
+    ]
+    lines = report.lines()
+    assert "to find and delete what run a1b2c3d4 left behind:" in lines
+    delete = "kubectl -n aicr-validation delete configmaps -l aicr.run/run-id=a1b2c3d4 --cascade=foreground"
+    assert f"  {delete}" in lines
+
+
+def test_an_existing_sigterm_handler_is_kept() -> None:
+    mine = _raising("interrupted by SIGTERM")
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        with install_signal_handlers():
+            assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)

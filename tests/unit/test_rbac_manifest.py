@@ -157,7 +157,13 @@ class ScenarioServer:
         if path.endswith("/log"):
             return Reply(200, b"hello\n")
         if path.endswith("/namespaces/aicr-validation"):
-            return Reply(404, {"kind": "Status", "code": 404})
+            shared = self.created.get("/api/v1/namespaces/aicr-validation")
+            if shared is None:
+                return Reply(404, {"kind": "Status", "code": 404})
+            if call.method == "PATCH":  # a lease released: the namespace as the server would return it
+                shared = {**shared, "metadata": {**shared["metadata"], "annotations": {}}}
+                self.created["/api/v1/namespaces/aicr-validation"] = shared
+            return Reply(200, {**shared, "metadata": {**shared["metadata"], "resourceVersion": "7"}})
         if "/pods" in path and "labelSelector" in call.query and "job-name" in call.query["labelSelector"]:
             pod = {
                 "metadata": {"name": "j-abc", "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"},

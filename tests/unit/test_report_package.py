@@ -132,3 +132,12 @@ def test_system_clock_is_monotonic_and_a_clock() -> None:
     assert before <= reading <= time.monotonic()
     clock.sleep(-1)  # negative sleeps return at once
     assert clock.time() >= reading
+
+
+def test_failure_lines_never_carry_control_characters_from_a_message() -> None:
+    from aicr_pytest.report.results import ResultAccumulator
+
+    acc = ResultAccumulator("check-nvidia-smi", "deployment", 0, "check", status="failed")
+    acc.message = "nvidia-smi said: \x1b]0;owned\x07\x1b[2J done\nsecond line"
+    (line,) = terminal.failure_lines([acc])
+    assert line == "FAILED check-nvidia-smi (deployment): nvidia-smi said: \\x1b]0;owned\\x07\\x1b[2J done"

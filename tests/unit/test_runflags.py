@@ -226,3 +226,21 @@ def test_run_scope_stamps_pull_secrets_and_uses_its_namespace() -> None:
         "imagePullSecrets"
         not in plain.stamp({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}})["spec"]
     )
+
+
+def test_directory_destinations_are_probed_without_leaving_anything(tmp_path: Path) -> None:
+    writable.check_writable_dir(str(tmp_path / "a" / "b"), "--emit-attestation")
+    assert not (tmp_path / "a").exists()
+    writable.check_writable_dir(str(tmp_path), "--evidence-dir")
+    assert list(tmp_path.iterdir()) == []
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(UsageError) as err:
+        writable.check_writable_dir(str(afile), "--evidence-dir")
+    assert str(err.value) == f"--evidence-dir {afile}: cannot write there: it is not a directory"
+    with pytest.raises(UsageError) as err:
+        writable.check_writable_dir(str(afile / "sub"), "--emit-attestation")
+    why = f"{afile} is not a directory"
+    assert str(err.value) == f"--emit-attestation {afile / 'sub'}: cannot write there: {why}"
+    with pytest.raises(UsageError, match=r"^--emit-attestation /proc/aicr: cannot write there: "):
+        writable.check_writable_dir("/proc/aicr", "--emit-attestation")
