@@ -191,7 +191,7 @@ def choose_node(
 
 
 def require_storage(cluster: Cluster, knobs: inf.InferenceKnobs) -> None:
-    """The model cache needs a StorageClass: fail fast (exit 2) when there is no default one."""
+    """The model cache needs a StorageClass: fail fast (a failed check) when there is no default one."""
     if knobs.model_cache_enabled and knobs.model_cache_storage_class is None:
         inf.require_cache_storage(knobs, cluster.list("storage.k8s.io/v1", "storageclasses"))
 

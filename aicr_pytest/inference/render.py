@@ -20,7 +20,6 @@ from typing import Any, Final
 
 from aicr_pytest.core import templates, yamlio
 from aicr_pytest.core.allocmode import GPU_RESOURCE
-from aicr_pytest.core.errors import UsageError
 from aicr_pytest.inference.knobs import (
     AIPERF_JOB_PREFIX,
     CLAIM_TEMPLATE_NAME,
@@ -157,13 +156,14 @@ def find_default_storage_class(storage_classes: Iterable[Mapping[str, Any]]) -> 
 
 
 def require_cache_storage(knobs: InferenceKnobs, storage_classes: Iterable[Mapping[str, Any]]) -> None:
-    """Fail fast (exit 2) when the cache needs a default StorageClass the cluster does not have."""
+    """Fail the check fast (a failed phase, exit 8) when the cache needs a default StorageClass the
+    cluster does not have: the guide's guidance, before anything is created."""
     if (
         knobs.model_cache_enabled
         and knobs.model_cache_storage_class is None
         and find_default_storage_class(storage_classes) is None
     ):
-        raise UsageError(MSG_NO_DEFAULT_STORAGE_CLASS)
+        raise InferenceFailure(f"[INVALID_REQUEST] {MSG_NO_DEFAULT_STORAGE_CLASS}")
 
 
 def _is_gpu_component(component: Mapping[str, Any]) -> bool:

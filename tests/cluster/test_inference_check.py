@@ -465,14 +465,47 @@ def test_recipe_inputs_win_over_catalog_env(tmp_path: Path) -> None:
 
 
 def test_no_default_storage_class_fails_fast(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
-    sc = fc.get("storage.k8s.io/v1", "StorageClass", "gp3")
-    sc["metadata"]["annotations"] = {}
-    fc.add(sc)
+    fc = fake_cluster_factory(PROFILE, faults=["no-default-storageclass"])
+    assert fc.find("storage.k8s.io/v1", "StorageClass", "gp3") is not None  # there, but not the default
     out = run_perf(pytester, fc)
-    assert out.status == "other"
-    assert out.message == f"UsageError: {inf.MSG_NO_DEFAULT_STORAGE_CLASS}"
-    assert fc.request_count("POST", r"^/api/v1/namespaces$") == 0
+    assert out.status == "failed"
+    assert out.message == f"[INVALID_REQUEST] {inf.MSG_NO_DEFAULT_STORAGE_CLASS}"
+    assert fc.request_count("POST", r"^/api/v1/namespaces$") == 0  # failed before creating anything
+
+
+def test_no_default_storage_class_is_a_failed_phase_of_validate(tmp_path: Path) -> None:
+    """The guide: the check "fails fast in seconds with guidance" (a failed phase, exit 8)."""
+    examples = REPO / "recipes" / "examples"
+    out = tmp_path / "ctrf.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aicr_pytest.cli",
+            "validate",
+            "-r",
+            str(examples / "h100-eks-inference.yaml"),
+            "-s",
+            str(examples / "h100-eks-inference-snapshot.yaml"),
+            "--simulate",
+            "h100-eks-inference",
+            "--fault",
+            "no-default-storageclass",
+            "--phase",
+            "performance",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 8, proc.stderr
+    (test,) = json.loads(out.read_text())["results"]["tests"]
+    assert (test["name"], test["status"]) == ("inference-perf", "failed")
+    assert test["message"] == f"[INVALID_REQUEST] {inf.MSG_NO_DEFAULT_STORAGE_CLASS}"
 
 
 # --- node choice and occupancy -------------------------------------------------------------------

@@ -8,7 +8,6 @@ import pytest
 from _gpu_objects import node
 
 from aicr_pytest import inference as inf
-from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.recipe import Constraint
 
 RUN = "abcd1234"
@@ -179,9 +178,9 @@ def test_default_storage_class() -> None:
     assert inf.find_default_storage_class([{"metadata": {"name": "gp2"}}, default]) == "gp3"
     assert inf.find_default_storage_class([beta]) == "old"
     assert inf.find_default_storage_class([{"metadata": {"name": "gp2"}}]) is None
-    with pytest.raises(UsageError) as exc:
+    with pytest.raises(inf.InferenceFailure) as exc:  # a failed check (exit 8), not a usage error
         inf.require_cache_storage(knobs("dynamo-router"), [{"metadata": {"name": "gp2"}}])
-    assert str(exc.value) == inf.MSG_NO_DEFAULT_STORAGE_CLASS
+    assert str(exc.value) == f"[INVALID_REQUEST] {inf.MSG_NO_DEFAULT_STORAGE_CLASS}"
     inf.require_cache_storage(knobs("dynamo-router", AICR_INFERENCE_PERF_MODEL_CACHE_SIZE="off"), [])
     inf.require_cache_storage(knobs("dynamo-router", AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS="x"), [])
 

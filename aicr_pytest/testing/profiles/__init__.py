@@ -94,6 +94,8 @@ Faults:
 * ``gke-gpu-nics-incomplete`` -- (GKE) only 6 of the 8 ``gpu-nic`` Networks exist;
 * ``roce-driver-missing`` -- (RoCE) no RoCE DRA driver, DeviceClass or ResourceSlices;
 * ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);
+* ``no-default-storageclass`` -- the StorageClasses exist but none is the default (inference-perf's
+  model cache fails fast with guidance);
 * ``inference-low-throughput`` -- AIPerf reports ~20,000 tokens/sec (inference-perf fails);
 * ``inference-endpoint-down`` -- the frontend answers 503 to every request (endpoint timeout);
 * ``prometheus-down`` -- Prometheus has no ready endpoint (the service proxy answers 503);

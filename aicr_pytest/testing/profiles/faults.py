@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from aicr_pytest.testing.model import ClusterProfile
+from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
 
 __all__ = ["FAULTS", "apply_fault"]
 
@@ -158,6 +158,26 @@ def fault_gateway_open(profile: ClusterProfile) -> None:
         comp.options["source_ranges"] = []
 
 
+DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+
+
+def _strip_default_storage_class(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    for sc in fc.list("storage.k8s.io/v1", "StorageClass"):
+        annotations = sc["metadata"].get("annotations") or {}
+        if any(annotations.get(key) == "true" for key in DEFAULT_CLASS_ANNOTATIONS):
+            kept = {k: v for k, v in annotations.items() if k not in DEFAULT_CLASS_ANNOTATIONS}
+            sc["metadata"]["annotations"] = kept
+            fc.add(sc)
+
+
+def fault_no_default_storageclass(profile: ClusterProfile) -> None:
+    """No default StorageClass: the cluster's classes exist, none annotated default (EKS without gp3)."""
+    profile.components.append(Component("no-default-storageclass", _strip_default_storage_class))
+
+
 def fault_slurm_stub(profile: ClusterProfile) -> None:
     """Recorded; :mod:`aicr_pytest.testing.players.slinky` honours it."""
 
@@ -173,6 +193,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "slurm-controller-down": fault_slurm_stub,
     "imex-channels-shared": fault_slurm_stub,
     "dynamo-crd-missing": fault_dynamo_crd_missing,
+    "no-default-storageclass": fault_no_default_storageclass,
     "inference-low-throughput": fault_inference_stub,
     "inference-endpoint-down": fault_inference_stub,
     "device-plugin-crashloop": fault_device_plugin_crashloop,
