@@ -183,3 +183,27 @@ def test_a_render_failure_fails_the_run_and_reaches_the_outcome(
     assert f"ERROR: {outcome.render_error}" in result.stdout.lines
     assert outcome.evidence_error is None and outcome.interrupted is None
     assert cli.exit_code_for(outcome, int(result.ret), fail_on_error=True) == cli.EXIT_FAILED
+
+
+def test_a_declined_disclosure_before_any_check_reaches_the_outcome(
+    pytester: pytest.Pytester, write_inputs: Inputs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aicr_pytest.evidence import session
+
+    def decline(settings: object) -> None:
+        raise session.EvidenceError("keyless signing declined")
+
+    monkeypatch.setattr(session, "configure", decline)
+    pytester.makepyfile(test_user=CHECKS)
+    rp, sp = write_inputs(make_recipe(deployment=["operator-health"]))
+    receiver = Receiver()
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--emit-attestation", str(pytester.path / "out"),
+        plugins=[receiver],
+    )  # fmt: skip
+    assert result.ret == evidence_wiring.EVIDENCE_EXIT
+    (outcome,) = receiver.outcomes
+    assert outcome.evidence_error == "evidence: keyless signing declined"
+    assert outcome.statuses == ()  # nothing ran
+    assert cli.exit_code_for(outcome, int(result.ret), fail_on_error=True) == cli.EXIT_EVIDENCE
