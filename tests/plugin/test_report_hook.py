@@ -60,6 +60,21 @@ class Receiver:
         self.outcomes.append(outcome)
 
 
+def run_user_checks(
+    pytester: pytest.Pytester, source: str, recipe: Path, snapshot: Path, *args: str
+) -> tuple[pytest.RunResult, RunOutcome]:
+    """Run ``source`` as the only checks of an in-process run; its result and its one outcome."""
+    pytester.makepyfile(test_user=source)
+    receiver = Receiver()
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
+        "--recipe", str(recipe), "--snapshot", str(snapshot), *args,
+        plugins=[receiver],
+    )  # fmt: skip
+    (outcome,) = receiver.outcomes
+    return result, outcome
+
+
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_a_conftest_receives_the_final_report_once_on_the_controller(
     pytester: pytest.Pytester, write_inputs: Inputs, xdist: list[str]
@@ -167,16 +182,11 @@ def test_dra(check):
 def test_a_render_failure_fails_the_run_and_reaches_the_outcome(
     pytester: pytest.Pytester, write_inputs: Inputs
 ) -> None:
-    pytester.makepyfile(test_user=BREAKS_EVIDENCE_DIR)
     rp, sp = write_inputs(make_recipe(conformance=["dra-support"]))
-    receiver = Receiver()
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
-        "--recipe", str(rp), "--snapshot", str(sp), "--evidence-dir", str(pytester.path / "ev"),
-        plugins=[receiver],
-    )  # fmt: skip
+    result, outcome = run_user_checks(
+        pytester, BREAKS_EVIDENCE_DIR, rp, sp, "--evidence-dir", str(pytester.path / "ev")
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the check passed; rendering did not
-    (outcome,) = receiver.outcomes
     assert outcome.statuses == ("passed",)
     assert outcome.render_error is not None
     assert outcome.render_error.startswith(f"{cncf_wiring.MSG_RENDER_FAILED}: ")
@@ -194,16 +204,11 @@ def test_a_declined_disclosure_before_any_check_reaches_the_outcome(
         raise session.EvidenceError("keyless signing declined")
 
     monkeypatch.setattr(session, "configure", decline)
-    pytester.makepyfile(test_user=CHECKS)
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"]))
-    receiver = Receiver()
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
-        "--recipe", str(rp), "--snapshot", str(sp), "--emit-attestation", str(pytester.path / "out"),
-        plugins=[receiver],
-    )  # fmt: skip
+    result, outcome = run_user_checks(
+        pytester, CHECKS, rp, sp, "--emit-attestation", str(pytester.path / "out")
+    )
     assert result.ret == evidence_wiring.EVIDENCE_EXIT
-    (outcome,) = receiver.outcomes
     assert outcome.evidence_error == "evidence: keyless signing declined"
     assert outcome.statuses == ()  # nothing ran
     assert cli.exit_code_for(outcome, int(result.ret), fail_on_error=True) == cli.EXIT_EVIDENCE
