@@ -507,13 +507,15 @@ def install_signal_handlers() -> Iterator[None]:
 def defer_signals() -> Iterator[None]:
     """Hold the first SIGINT/SIGTERM until the block ends (so cleanup finishes), then re-raise it.
 
-    A second signal while deferred interrupts at once: a user who insists gets out.
+    A second signal while deferred interrupts at once: a user who insists gets out. A signal the
+    process ignores (SIGINT in a background job of a non-interactive shell) stays ignored.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: h for s in signals if (h := signal.getsignal(s)) is not signal.SIG_IGN}
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if received:
