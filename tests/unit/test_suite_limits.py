@@ -11,6 +11,7 @@ import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
+from subprocess import PIPE, STDOUT
 
 import pytest
 
@@ -33,15 +34,7 @@ BACKGROUND_JOB = ("bash", "-c", '"$@" & wait $!', "bash")
 
 def run_bounded(cmd: Sequence[str], bound_s: float, env: dict[str, str] | None = None) -> tuple[int, str]:
     """Exit status and stdout + stderr; past ``bound_s`` the test fails and the whole group is killed."""
-    proc = subprocess.Popen(
-        cmd,
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=PIPE, stderr=STDOUT, text=True, process_group=0)
     try:
         out, _ = proc.communicate(timeout=bound_s)
     except subprocess.TimeoutExpired:
