@@ -666,14 +666,15 @@ def defer_signals(notify: Callable[[str], None] = _notify) -> Iterator[None]:
     Cleanup runs to completion whatever ends the run: the first signal is held quietly, the
     second with a line saying so (``notify``), and only a third SIGINT/SIGTERM raises
     :class:`CleanupAbandoned` inside the block.  Afterwards the first signal held is handed to the
-    handler that was in place before (so the run records the reason it really stopped for).
+    handler that was in place before (so the run records the reason it really stopped for).  A
+    signal the process ignores (SIGINT in a background job of a non-interactive shell) stays ignored.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
     insisted = [0]
-    previous = {s: signal.getsignal(s) for s in HELD_SIGNALS}
+    previous = {s: h for s in HELD_SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
 
     def handler(signum: int, frame: FrameType | None) -> None:
         received.append(signum)

@@ -134,6 +134,7 @@ def signal_when_watching(scope: RunScope, signum: int) -> None:
     threading.Thread(target=fire, daemon=True).start()
 
 
+@pytest.mark.usefixtures("sigint_raises")
 def test_keyboard_interrupt_mid_wait_still_cleans_up(k8s_backend: K8sBackend) -> None:
     backend = k8s_backend
     ns = backend.namespace(DEFAULT_NAMESPACE)

@@ -123,6 +123,7 @@ def _assert_interrupted(proc: subprocess.CompletedProcess[str], out: Path, junit
     assert table and table[0].split()[1] == "interrupted", table
 
 
+@pytest.mark.usefixtures("sigint_raises")  # the child inherits SIGINT's default action
 @pytest.mark.parametrize(
     ("kind", "sig", "reason", "code"),
     [

@@ -406,3 +406,20 @@ def test_an_existing_sigterm_handler_is_kept() -> None:
             assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_defer_signals_leaves_an_ignored_signal_ignored() -> None:
+    """Started with SIGINT ignored (a background job), a SIGINT during cleanup interrupts nothing."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        done: list[str] = []
+        with defer_signals():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN  # SIGTERM is still held
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.pthread_sigmask(signal.SIG_BLOCK, [])  # let a handler run, were there one
+            done.append("after signal")
+        assert done == ["after signal"]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
