@@ -339,6 +339,7 @@ def _raising(reason: str) -> Any:
     return handler
 
 
+@pytest.mark.usefixtures("sigint_raises")
 def test_a_second_signal_is_held_too_and_the_first_reaches_the_previous_handler() -> None:
     lines: list[str] = []
     previous = signal.signal(signal.SIGTERM, _raising("interrupted by SIGTERM"))
@@ -366,6 +367,7 @@ def test_the_deadline_during_cleanup_waits_for_it_and_keeps_its_reason() -> None
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.usefixtures("sigint_raises")
 def test_a_third_interrupt_abandons_cleanup_and_says_what_is_left() -> None:
     server = MiniServer()
     server.preexisting_ns.add("aicr-validation")
