@@ -22,7 +22,7 @@ show`` prints text (``yes``/``no``), and so do ours.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Final
 
 #: AICR's ``defaults.FileParserMaxSize``: bigger files are not read.
@@ -119,15 +119,10 @@ def parse_systemctl_show(text: str) -> dict[str, str] | None:
     }
 
 
-def has_module(modules: Mapping[str, bool], name: str) -> bool:
-    return bool(modules.get(name))
-
-
 __all__ = [
     "DEFAULT_UNITS",
     "MAX_FILE_BYTES",
     "SYSTEMD_FILTERED",
-    "has_module",
     "parse_cmdline",
     "parse_modules",
     "parse_os_release",
