@@ -547,11 +547,6 @@ def gpu_work_budget(remaining: float | None, fallback: float) -> float:
     return budget
 
 
-def go_list(items: Sequence[str]) -> str:
-    """Go's ``%v`` rendering of a string slice: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"
-
-
 __all__ = [
     "COLLECTOR_K8S_TIMEOUT",
     "CO_SCHEDULE_WINDOW",
@@ -585,7 +580,6 @@ __all__ = [
     "find_condition",
     "first_image",
     "format_go_duration",
-    "go_list",
     "gpu_work_budget",
     "inconclusive",
     "inner_tolerations",

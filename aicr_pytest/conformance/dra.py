@@ -17,7 +17,6 @@ from typing import Any, Final
 from aicr_pytest.conformance.common import (
     ConformanceFailure,
     aicr_error,
-    go_list,
     inconclusive,
     is_timeout,
     meta,
@@ -26,6 +25,7 @@ from aicr_pytest.conformance.common import (
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.errors import Inconclusive, UsageError
+from aicr_pytest.core.gofmt import go_list
 from aicr_pytest.kube.allocprobe import probe_allocation_mode
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError

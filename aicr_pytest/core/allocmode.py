@@ -27,6 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.gofmt import go_bool, go_list
 
 GPU_DRIVER: Final = "gpu.nvidia.com"
 GPU_DEVICE_CLASS: Final = "gpu.nvidia.com"
@@ -236,11 +237,6 @@ def node_scalar_gpus(node: Mapping[str, Any]) -> int:
     return gpu_count((node.get("status") or {}).get("allocatable"))
 
 
-def go_list(items: Iterable[str]) -> str:
-    """Go's ``%v`` rendering of a ``[]string``: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"
-
-
 def newest_served_version(served: Iterable[str]) -> str | None:
     """The preferred served ``resource.k8s.io`` version (v1 → v1beta2 → v1beta1), or ``None``."""
     available = set(served)
@@ -330,8 +326,8 @@ class AllocationMode:
     def summary(self) -> str:
         """Multi-line evidence text (AICR ``Mode.Summary()``)."""
         lines = [
-            f"DRA ({GPU_DRIVER}): usable={_go_bool(self.dra_usable)} nodes={go_list(self.dra_nodes)}",
-            f"Device plugin ({GPU_RESOURCE}): usable={_go_bool(self.device_plugin_usable)} "
+            f"DRA ({GPU_DRIVER}): usable={go_bool(self.dra_usable)} nodes={go_list(self.dra_nodes)}",
+            f"Device plugin ({GPU_RESOURCE}): usable={go_bool(self.device_plugin_usable)} "
             f"nodes={go_list(self.device_plugin_nodes)}",
             self.dra_detail,
             self.device_plugin_detail,
@@ -340,10 +336,6 @@ class AllocationMode:
             *self.warnings(),
         ]
         return "\n".join(lines)
-
-
-def _go_bool(value: bool) -> str:
-    return "true" if value else "false"
 
 
 def _describe_pools(pools: Mapping[str, Sequence[str]]) -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.gofmt import go_type_name
 from aicr_pytest.core.recipe import ComponentRef, Recipe
 
 PolicyMode = Literal[
@@ -126,23 +127,6 @@ ABSENT = _Absent()
 
 def _invalid(message: str) -> UsageError:
     return UsageError(INVALID_REQUEST_PREFIX + message)
-
-
-def go_type_name(value: object) -> str:
-    """Go's ``%T`` for a value decoded by yaml.v3 into ``interface{}``."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return type(value).__name__
 
 
 def merge_values(dst: dict[str, Any], src: dict[str, Any]) -> dict[str, Any]:

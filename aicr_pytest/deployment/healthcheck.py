@@ -33,6 +33,7 @@ import yaml
 
 from aicr_pytest.core import progress, yamlio
 from aicr_pytest.core.clock import Clock
+from aicr_pytest.core.gofmt import go_map
 from aicr_pytest.deployment.goduration import format_go_duration, parse_go_duration
 from aicr_pytest.deployment.treematch import AssertionEngineError, _one_line, _render, match_tree
 
@@ -53,7 +54,6 @@ __all__ = [
     "TestStep",
     "evaluate_once",
     "format_go_duration",
-    "go_map",
     "load_and_parse",
     "match_tree",
     "parse_go_duration",
@@ -465,11 +465,6 @@ def _waiting_reasons(obj: Mapping[str, Any]) -> str:
             if waiting.get("reason"):
                 reasons.append(f"{cs.get('name', '?')}:{waiting['reason']}")
     return ",".join(reasons)
-
-
-def go_map(labels: Mapping[str, str] | None) -> str:
-    """Go's ``%v`` rendering of a ``map[string]string`` (sorted keys)."""
-    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted((labels or {}).items())) + "]"
 
 
 def _engine(a: ResourceAssertion, expected: Mapping[str, Any], obj: Any) -> list[str]:

@@ -26,6 +26,7 @@ from aicr_pytest.core import goduration
 from aicr_pytest.core.allocmode import parse_quantity
 from aicr_pytest.core.datatree import CATALOG_PATH
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.gofmt import go_atoi, parse_go_bool
 
 # --- names (performance spec §B.5) ---------------------------------------------------------------
 CHECK_NAME: Final = "inference-perf"
@@ -236,16 +237,6 @@ def require_comparator(name: str, value: str, op: str) -> float:
 # --- knobs (performance spec §B.3) ---------------------------------------------------------------
 
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
-_ATOI_RE = re.compile(r"[+-]?[0-9]+")
-_INT64_MAX: Final = 2**63 - 1
-
-
-def go_atoi(text: str) -> int | None:
-    """``strconv.Atoi``: optional sign, ASCII digits, int64 range; anything else → ``None``."""
-    if not _ATOI_RE.fullmatch(text):
-        return None
-    n = int(text)
-    return n if -_INT64_MAX - 1 <= n <= _INT64_MAX else None
 
 
 def parse_go_duration(text: str) -> float | None:
@@ -323,11 +314,6 @@ def _cache_size_env(env: Mapping[str, str]) -> str | None:
     if size <= Decimal(0):
         raise UsageError(MSG_CACHE_SIZE_NOT_POSITIVE.format(name=ENV_CACHE_SIZE, value=raw))
     return text
-
-
-def parse_go_bool(text: str | None) -> bool:
-    """``strconv.ParseBool`` true values; anything else (including errors) is false."""
-    return text in ("1", "t", "T", "TRUE", "true", "True")
 
 
 def resolve_knobs(

@@ -26,6 +26,7 @@ from aicr_pytest.core.allocmode import (
     node_unschedulable,
     normalize_policy,
 )
+from aicr_pytest.core.gofmt import go_map
 from aicr_pytest.inference.knobs import InferenceFailure
 
 MSG_NO_DRA_CANDIDATES: Final = (
@@ -228,11 +229,6 @@ def count_used_gpus_by_node(
 
 
 # --- candidates and selection (performance spec §B.4) --------------------------------------------
-
-
-def go_map(selector: Mapping[str, str]) -> str:
-    """Go's ``%v`` rendering of a ``map[string]string``: ``map[a:b c:d]`` (sorted keys)."""
-    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(selector.items())) + "]"
 
 
 def discover_candidate_nodes(
