@@ -17,8 +17,8 @@ from aicr_pytest.testing.profiles.components import (
     install_kubeflow_trainer,
     install_nfd,
     install_nvsentinel,
-    install_prometheus,
 )
+from aicr_pytest.testing.profiles.monitoring import install_prometheus
 from aicr_pytest.testing.simulator import NodeProfile
 
 
