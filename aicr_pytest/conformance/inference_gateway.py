@@ -1,4 +1,4 @@
-"""``inference-gateway`` (CNCF ``ai_inference``, conformance spec §2.5): Gateway API + the Inference
+"""``inference-gateway`` (CNCF ``ai_inference``): Gateway API + the Inference
 Extension are installed, the agentgateway data plane is up, and the gateway's LoadBalancer exposure
 is recorded.
 

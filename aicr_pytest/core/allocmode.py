@@ -1,6 +1,6 @@
 """GPU allocation-mode probe: how does this cluster hand out whole GPUs?
 
-Pure functions over plain Kubernetes-object dicts (conformance spec §1.8, performance spec §B.4).
+Pure functions over plain Kubernetes-object dicts.
 The caller lists Nodes, discovers the newest served ``resource.k8s.io`` version (v1 → v1beta2 →
 v1beta1; ``None`` when the group is not served), lists DeviceClasses and ResourceSlices at that
 version, and hands the results to :func:`detect`.  The result, :class:`AllocationMode`, carries the
@@ -40,7 +40,7 @@ POLICY_DRA_CLAIM: Final = "dra-resource-claim"
 POLICY_DRA_EXTENDED: Final = "dra-extended-resource"
 POLICIES: Final = (POLICY_UNSPECIFIED, POLICY_DEVICE_PLUGIN, POLICY_DRA_CLAIM, POLICY_DRA_EXTENDED)
 
-# --- messages (conformance spec §1.8, performance spec §B.4) -------------------------------------
+# --- messages -------------------------------------
 MSG_DRA_NO_API: Final = (
     "full-GPU DRA not usable: no served resource.k8s.io API version — DeviceClass gpu.nvidia.com unreachable"
 )
@@ -463,7 +463,7 @@ def _usable_devices(
 def validated_driver_nodes(
     nodes: Sequence[Mapping[str, Any]], resource_slices: Sequence[Mapping[str, Any]], driver: str
 ) -> dict[str, int]:
-    """Usable devices per eligible node for one DRA ``driver`` (the §1.8 pool/taint/topology rules).
+    """Usable devices per eligible node for one DRA ``driver`` (the pool/taint/topology rules of the allocation-mode probe).
 
     A slice counts only in a complete, current-generation pool, for untainted devices, on Ready,
     uncordoned nodes its topology reaches. dra-support applies this to every ``*.nvidia.com``
@@ -557,7 +557,7 @@ def detect(
 
 
 def reject_unsupported_gpu_topology(mode: AllocationMode) -> None:
-    """Fail fast on DRA topologies outside the supported pair (performance spec §B.4).
+    """Fail fast on DRA topologies outside the supported pair.
 
     Raises :class:`UnsupportedGPUTopology` for "gpu"-named slice drivers other than
     ``gpu.nvidia.com``, ``gpu.nvidia.com`` slices without ``spec.nodeName`` and pools published by

@@ -1,4 +1,4 @@
-"""Recipe component refs: enabled or not, as AICR decides it (``recipeHasComponent``, conformance §1.7).
+"""Recipe component refs: enabled or not, as AICR decides it (``recipeHasComponent``).
 
 A ref may be a plain dict (recipe YAML keys: ``overrides``, ``expectedResources``...) or a
 :class:`aicr_pytest.core.recipe.ComponentRef` model; :func:`ref_dict` turns either into a dict with

@@ -76,7 +76,7 @@ MEASUREMENT_TYPES: Final[tuple[str, ...]] = (
 )
 _TYPE_SET: Final = frozenset(MEASUREMENT_TYPES)
 
-# --- user-facing messages (the quoted phrases come from the spec, §4.1 / §5.1 / §5.2) -----------------
+# --- user-facing messages (the quoted phrases are AICR's) -------------------------------------------
 
 MSG_UNSUPPORTED_API_VERSION: Final = (
     'snapshot file has apiVersion "{api_version}", which this aicr build does not support '

@@ -1,4 +1,4 @@
-"""``expected-resources`` (spec §5.2): namespaces, declared resources, readiness signals, health checks.
+"""``expected-resources``: namespaces, declared resources, readiness signals, health checks.
 
 :func:`check_expected_resources` runs the four stages over the enabled component refs:
 namespaces Active, overlay-declared ``expectedResources`` healthy, the GPU readiness signals
@@ -63,7 +63,7 @@ EXPECTED_KINDS: Mapping[str, tuple[str, str]] = {
     "Secret": ("v1", "secrets"),
 }
 
-# -- GPU readiness signals (§5.2 stage 3) --------------------------------------------------------------
+# -- GPU readiness signals --------------------------------------------------------------
 NODEWRIGHT_COMPONENTS = ("nodewright-customizations", "skyhook-customizations")
 DRA_COMPONENT = "nvidia-dra-driver-gpu"
 DEFAULT_DRA_NAMESPACE = "nvidia-dra-driver"

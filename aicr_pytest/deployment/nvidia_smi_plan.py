@@ -1,4 +1,4 @@
-"""``check-nvidia-smi`` (spec §5.4), the pure half: which nodes, which pods, what their logs mean.
+"""``check-nvidia-smi``, the pure half: which nodes, which pods, what their logs mean.
 
 :func:`discover_gpu_nodes` and :func:`plan_nvidia_smi` choose the GPU nodes to verify (cordoned
 and busy nodes, ``--node-selector``, DRA-only nodes); :func:`build_verify_pod` /

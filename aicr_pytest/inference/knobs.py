@@ -7,7 +7,7 @@ exit 2, before anything is deployed) and guard B (no ``dynamo-platform``: skip);
 at session start (the ``pytest_aicr_prevalidate`` hook in :mod:`.hooks`).
 
 Also here: the check's names, object names, images and knob defaults every other module of the
-family shares (performance spec §B.3, §B.5), and :class:`InferenceFailure`.
+family shares, and :class:`InferenceFailure`.
 
 Secrets: the HF token lives only in :class:`InferenceKnobs` (hidden from ``repr``).
 """
@@ -28,7 +28,7 @@ from aicr_pytest.core.datatree import CATALOG_PATH
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.gofmt import go_atoi, parse_go_bool
 
-# --- names (performance spec §B.5) ---------------------------------------------------------------
+# --- names ---------------------------------------------------------------
 CHECK_NAME: Final = "inference-perf"
 DYNAMO_COMPONENT: Final = "dynamo-platform"
 DGD_CRD: Final = "dynamographdeployments.nvidia.com"
@@ -65,7 +65,7 @@ ROUTING_DYNAMO: Final = "dynamo-router"
 ROUTING_GATEWAY: Final = "gateway-epp"
 ROUTING_MODES: Final = (ROUTING_DYNAMO, ROUTING_GATEWAY)
 
-# --- knob names and defaults (performance spec §B.3) ---------------------------------------------
+# --- knob names and defaults ---------------------------------------------
 ENV_MODEL: Final = "AICR_INFERENCE_PERF_MODEL"
 ENV_CONCURRENCY: Final = "AICR_INFERENCE_PERF_CONCURRENCY_PER_GPU"
 ENV_WARMUP: Final = "AICR_INFERENCE_PERF_WARMUP_PER_CONCURRENCY"
@@ -175,7 +175,7 @@ def find_constraint(constraints: Iterable[ConstraintLike], name: str) -> str | N
     return None
 
 
-# --- guards (performance spec §B.2) --------------------------------------------------------------
+# --- guards --------------------------------------------------------------
 
 
 def guard_constraints(constraints: Iterable[ConstraintLike]) -> None:
@@ -207,7 +207,7 @@ def guard_dgd_crd(lookup: bool | BaseException) -> None:
     raise Inconclusive(MSG_CRD_LOOKUP_FAILED.format(error=lookup))
 
 
-# --- thresholds and comparators (performance spec §A.14, §B.9) -----------------------------------
+# --- thresholds and comparators -----------------------------------
 
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -234,7 +234,7 @@ def require_comparator(name: str, value: str, op: str) -> float:
     return parse_threshold(value)
 
 
-# --- knobs (performance spec §B.3) ---------------------------------------------------------------
+# --- knobs ---------------------------------------------------------------
 
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 

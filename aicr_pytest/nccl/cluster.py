@@ -1,7 +1,7 @@
 """NCCL all-reduce on a live cluster: the I/O half of the three ``nccl-all-reduce-bw*`` checks.
 
 :mod:`aicr_pytest.nccl` decides (variant, sizing, rendering, parsing, verdict) without touching
-the cluster; this module does the cluster work in the order the check needs it (spec §A.9–§A.11):
+the cluster; this module does the cluster work in the order the check needs it:
 
 1. :meth:`NcclBenchmark.require_trainer` — Kubeflow Trainer's ``TrainJob``/``TrainingRuntime``
    APIs must be served (discovery).  Absent: the check fails naming the ``kubeflow-trainer``

@@ -106,7 +106,7 @@ _INVALID_BAD_REQUEST_FORBIDDEN = frozenset({400, 403, 422})
 
 
 def admission_race(status: int, text: str, runtime: str) -> bool:
-    """Whether a refused TrainJob create is Trainer's webhook cache race, worth retrying (spec §A.11-4).
+    """Whether a refused TrainJob create is Trainer's webhook cache race, worth retrying.
 
     Either the text carries Trainer's own wording (:data:`ADMISSION_RACE_MARKER`, whatever the
     status), or an Invalid/BadRequest/Forbidden answer says the run's ``runtime`` is ``not found``.

@@ -1,7 +1,6 @@
 """``K8s.*`` and ``NodeTopology.*`` from API objects (pure; the reads are in :mod:`.cluster`).
 
-Rules of AICR's collectors (``pkg/collector/k8s``, ``pkg/collector/topology``; spec
-``recipe-snapshot-constraints.md`` §4.2):
+Rules of AICR's collectors (``pkg/collector/k8s``, ``pkg/collector/topology``):
 
 * ``K8s.server`` -- ``/version``: ``version`` (``gitVersion``), ``platform``, ``goVersion``;
 * ``K8s.image`` -- every container, init and ephemeral container image of every pod: the part

@@ -1,7 +1,7 @@
 """``OS.*`` and ``SystemD.*`` from the texts a node shows (pure parsers, real formats).
 
-Each parser follows the rules of AICR's collectors (``pkg/collector/os``, ``pkg/collector/systemd``;
-spec ``recipe-snapshot-constraints.md`` §4.2):
+Each parser follows the rules of AICR's collectors (``pkg/collector/os``,
+``pkg/collector/systemd``):
 
 * ``OS.grub`` -- ``/proc/cmdline`` split on spaces; ``key=value`` (first ``=``), a bare ``key`` reads
   ``""``; ``root`` is left out (it names the boot disk);
