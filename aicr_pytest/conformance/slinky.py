@@ -347,7 +347,8 @@ def _read_imex_object(
 
 
 def run_slinky_slurm_imex_channel(ctx: ConformanceContext) -> None:
-    """``slinky-slurm-imex-channel``: two concurrent one-GPU jobs each see exactly one IMEX channel, and not the same one."""
+    """``slinky-slurm-imex-channel``: two concurrent one-GPU jobs each see exactly one IMEX channel,
+    and not the same one."""
     pods = _guards(ctx)
     _read_imex_object(
         ctx, "resource.nvidia.com/v1beta1", "computedomains", "ComputeDomain", pods.namespace, COMPUTE_DOMAIN

@@ -463,7 +463,8 @@ def _usable_devices(
 def validated_driver_nodes(
     nodes: Sequence[Mapping[str, Any]], resource_slices: Sequence[Mapping[str, Any]], driver: str
 ) -> dict[str, int]:
-    """Usable devices per eligible node for one DRA ``driver`` (the pool/taint/topology rules of the allocation-mode probe).
+    """Usable devices per eligible node for one DRA ``driver`` (the allocation-mode probe's
+    pool/taint/topology rules).
 
     A slice counts only in a complete, current-generation pool, for untainted devices, on Ready,
     uncordoned nodes its topology reaches. dra-support applies this to every ``*.nvidia.com``
