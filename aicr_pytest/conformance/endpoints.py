@@ -13,7 +13,7 @@ endpoint is reached one of two ways:
 ``AICR_ENDPOINT_ACCESS=proxy|direct`` overrides the choice (``auto`` or empty: the rule above).
 
 Whatever the route, messages name the in-cluster URL (as AICR's do) and the route tried. Three
-outcomes (AICR's ``httpGet``, conformance spec §1.7):
+outcomes (AICR's ``httpGet``):
 
 * the endpoint answered: :class:`HttpAnswer` (any status; :meth:`HttpAnswer.require_ok` turns a
   non-200 into ``[INTERNAL] HTTP <code> from <url>`` and an oversize body into ``[INVALID_REQUEST]

@@ -1,6 +1,6 @@
 """Go ``time.Duration`` text: parse (``1m30s`` → 90.0) and format (90.0 → ``1m30s``) as Go prints it.
 
-Chainsaw timeouts (deployment spec §5.2.1) and the durations in AICR's messages (conformance spec §0)
+Chainsaw timeouts and the durations in AICR's messages
 use Go's syntax; the deployment and conformance families share this module.
 """
 

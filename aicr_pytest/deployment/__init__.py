@@ -1,17 +1,17 @@
-"""The four deployment-phase checks (spec §5): are the recipe's components installed and healthy?
+"""The four deployment-phase checks: are the recipe's components installed and healthy?
 
 The pure modules (no pytest, no cluster client; objects are plain Kubernetes JSON dicts, looked
 up through a :class:`~aicr_pytest.deployment.healthcheck.Fetch` callable, ``fetch(api_version,
 kind, namespace, name, labels) -> list[dict]``; evidence lines go to an injected ``emit``):
 
 * :mod:`.common` — :class:`CheckFailed`, component refs (:func:`enabled_refs`), Go-style text.
-* :mod:`.operator_health` — ``operator-health`` (§5.1).
-* :mod:`.expected_resources` — ``expected-resources`` (§5.2): namespaces, declared resources, the
+* :mod:`.operator_health` — ``operator-health``.
+* :mod:`.expected_resources` — ``expected-resources``: namespaces, declared resources, the
   GPU readiness signals and the component health checks, concurrently.
-* :mod:`.healthcheck` — component health checks: chainsaw-style assertion files run in-process
-  (§5.2.1), with :mod:`.treematch` (the assertion-tree matcher) and :mod:`.goduration` (Go durations).
-* :mod:`.operator_version` — ``gpu-operator-version`` (§5.3).
-* :mod:`.nvidia_smi_plan` — ``check-nvidia-smi`` (§5.4): node choice, verify pods, log verdicts.
+* :mod:`.healthcheck` — component health checks: chainsaw-style assertion files run in-process,
+  with :mod:`.treematch` (the assertion-tree matcher) and :mod:`.goduration` (Go durations).
+* :mod:`.operator_version` — ``gpu-operator-version``.
+* :mod:`.nvidia_smi_plan` — ``check-nvidia-smi``: node choice, verify pods, log verdicts.
 
 The cluster I/O:
 

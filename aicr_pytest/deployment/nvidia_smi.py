@@ -1,4 +1,4 @@
-"""``check-nvidia-smi`` against a live cluster: the API side of spec §5.4.
+"""``check-nvidia-smi`` against a live cluster: the API side.
 
 The verdicts (which nodes count, the busy test, pod and claim manifests, log parsing, the
 summary) are pure functions in :mod:`aicr_pytest.deployment.nvidia_smi_plan`; this module only talks to the
@@ -112,7 +112,7 @@ def dra_api_version(cluster: Cluster) -> str | None:
 def gpu_inventory(
     cluster: Cluster, *, policy: str, node_selector: Mapping[str, str] | None
 ) -> tuple[GpuNodeInventory, str | None]:
-    """Discover GPU nodes (spec §5.4 / §6.2 plus DRA-only nodes and cordon reporting)."""
+    """Discover GPU nodes, DRA-only nodes included, and report cordoned ones."""
     try:
         nodes = list(cluster.list("v1", "nodes"))
         dra_version = dra_api_version(cluster)

@@ -1,4 +1,4 @@
-"""inference-perf: the Dynamo inference benchmark check (performance spec §B).
+"""inference-perf: the Dynamo inference benchmark check.
 
 The pure modules (plain values and Kubernetes-object dicts in, no cluster I/O, no pytest), in the
 order of a run:

@@ -1,7 +1,7 @@
 """NCCL all-reduce on a live cluster: the I/O half of the three ``nccl-all-reduce-bw*`` checks.
 
 :mod:`aicr_pytest.nccl` decides (variant, sizing, rendering, parsing, verdict) without touching
-the cluster; this module does the cluster work in the order the check needs it (spec §A.9–§A.11):
+the cluster; this module does the cluster work in the order the check needs it:
 
 1. :meth:`NcclBenchmark.require_trainer` — Kubeflow Trainer's ``TrainJob``/``TrainingRuntime``
    APIs must be served (discovery).  Absent: the check fails naming the ``kubeflow-trainer``
@@ -20,14 +20,15 @@ the cluster; this module does the cluster work in the order the check needs it (
 7. :meth:`NcclBenchmark.launcher_log` — re-read (bounded) until ``# Avg bus bandwidth`` appears,
    plus the launcher's termination message.
 
-Deadlines come from the check's clock (``aicr_clock``), so tests run in virtual time.
+Deadlines come from the check's clock (``aicr_clock``), so tests run in virtual time.  What is read
+off Trainer's objects and pods without the cluster lives in :mod:`.objects`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aicr_pytest import nccl
@@ -38,6 +39,22 @@ from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.logs import read_log
 from aicr_pytest.kube.run import RunScope
 from aicr_pytest.kube.wait import observe, summarize, wait_for
+from aicr_pytest.nccl.objects import (
+    ADMISSION_RACE_MARKER,
+    DIAG_TAIL_LINES,
+    LAUNCHER_CONTAINER,
+    _describe_state,
+    _labels,
+    _name,
+    _phase,
+    _tail,
+    add_pod_template_labels,
+    admission_race,
+    eviction_detail,
+    scoped_names,
+    termination_message,
+    tolerations_k8s,
+)
 
 log = logging.getLogger("aicr_pytest.nccl")
 
@@ -50,7 +67,6 @@ JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 TRAINJOB_NAME_LABEL = "trainer.kubeflow.org/trainjob-name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
-LAUNCHER_CONTAINER = "node"  #: Kubeflow MPI plugin contract: the container is named ``node``
 PROBE_IMAGE = "busybox:1.37"
 PROBE_TIMEOUT_S = 120.0
 APPLY_WAIT_S = 120.0
@@ -62,9 +78,6 @@ LOG_REREAD_INTERVAL_S = 2.0
 LOG_BUDGET_S = LOG_REREADS * LOG_REREAD_INTERVAL_S + 5.0
 AVG_MARKER = "Avg bus bandwidth"
 KUBELET_LOG_PLACEHOLDER = "unable to retrieve container logs"
-DIAG_TAIL_LINES = nccl.DIAGNOSTIC_TAIL_LINES
-_EVICTION_REASONS = frozenset({"Evicted", "Preempting", "NodeLost", "Shutdown", "Terminated"})
-_DISRUPTION_CONDITION = "DisruptionTarget"
 
 MSG_TRAINER_MISSING = (
     "Kubeflow Trainer is not installed: the cluster does not serve {missing} in "
@@ -133,74 +146,6 @@ class _WaitState:
     expected: int
     running_seen: set[str] = field(default_factory=set)
     announced: bool = False
-
-
-def scoped_names(run: RunScope, check: str) -> nccl.BenchmarkNames:
-    """:func:`nccl.benchmark_names` made run-scoped, so :meth:`RunScope.create` keeps them as-is."""
-    base = nccl.benchmark_names(run.run_id, check, run.worker_id)
-    return replace(
-        base,
-        trainjob=run.name(base.trainjob),
-        runtime=run.name(base.runtime),
-        compute_domain=run.name(base.compute_domain),
-        imex_claim_template=run.name(base.imex_claim_template),
-        roce_claim_template=run.name(base.roce_claim_template),
-    )
-
-
-def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
-    meta = obj.get("metadata") or {}
-    return dict(meta.get("labels") or {})
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def _phase(pod: Mapping[str, Any]) -> str:
-    return str((pod.get("status") or {}).get("phase") or "Pending")
-
-
-def _container_status(pod: Mapping[str, Any], container: str) -> JSON:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == container:
-            return dict(cs)
-    return {}
-
-
-def termination_message(pod: Mapping[str, Any], container: str = LAUNCHER_CONTAINER) -> str:
-    state = _container_status(pod, container).get("state") or {}
-    return str((state.get("terminated") or {}).get("message") or "")
-
-
-def eviction_detail(pod: Mapping[str, Any]) -> str | None:
-    """Why the pod was evicted/disrupted (status reason or ``DisruptionTarget``), else ``None``."""
-    status = pod.get("status") or {}
-    reason = str(status.get("reason") or "")
-    if reason in _EVICTION_REASONS:
-        return f"{reason}: {status.get('message') or 'no message'}"
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == _DISRUPTION_CONDITION and cond.get("status") == "True":
-            return f"{cond.get('reason') or _DISRUPTION_CONDITION}: {cond.get('message') or 'no message'}"
-    return None
-
-
-def add_pod_template_labels(runtime: JSON, labels: Mapping[str, str]) -> None:
-    """Put ``labels`` on every replicatedJob's pod template, so the pods carry the run's labels."""
-    jobs = ((runtime.get("spec") or {}).get("template") or {}).get("spec", {}).get("replicatedJobs")
-    for job in jobs or []:
-        if not isinstance(job, dict):
-            continue
-        pod_template = (((job.get("template") or {}).get("spec") or {}).get("template")) or None
-        if not isinstance(pod_template, dict):
-            continue
-        meta = pod_template.setdefault("metadata", {})
-        meta["labels"] = {**(meta.get("labels") or {}), **labels}
-
-
-def _tail(text: str, lines: int = DIAG_TAIL_LINES) -> list[str]:
-    body = text.splitlines()
-    return body[-lines:]
 
 
 class NcclBenchmark:
@@ -630,46 +575,6 @@ class NcclBenchmark:
         if message.strip():
             text = f"{text}\n{message}"
         return text
-
-
-#: Trainer's webhook denial while its informer cache lacks the TrainJob's runtime (AICR #1670).
-ADMISSION_RACE_MARKER = "must be created before the TrainJob is created"
-_INVALID_BAD_REQUEST_FORBIDDEN = frozenset({400, 403, 422})
-
-
-def admission_race(status: int, text: str, runtime: str) -> bool:
-    """Whether a refused TrainJob create is Trainer's webhook cache race, worth retrying (spec §A.11-4).
-
-    Either the text carries Trainer's own wording (:data:`ADMISSION_RACE_MARKER`, whatever the
-    status), or an Invalid/BadRequest/Forbidden answer says the run's ``runtime`` is ``not found``.
-    """
-    if ADMISSION_RACE_MARKER in text:
-        return True
-    return status in _INVALID_BAD_REQUEST_FORBIDDEN and runtime in text and "not found" in text
-
-
-def _describe_state(cs: Mapping[str, Any]) -> str:
-    state = cs.get("state") or {}
-    if "terminated" in state:
-        t = state["terminated"] or {}
-        msg = f" {t['message']}" if t.get("message") else ""
-        return f"terminated reason={t.get('reason', '')} exitCode={t.get('exitCode', '')}{msg}"
-    if "waiting" in state:
-        w = state["waiting"] or {}
-        msg = f" {w['message']}" if w.get("message") else ""
-        return f"waiting reason={w.get('reason', '')}{msg}"
-    return f"running (ready={str(bool(cs.get('ready'))).lower()})"
-
-
-def tolerations_k8s(tolerations: Iterable[Any] | None) -> list[dict[str, str]] | None:
-    """``--toleration`` values as Kubernetes dicts; ``None`` (no flag) stays ``None``."""
-    if tolerations is None:
-        return None
-    out: list[dict[str, str]] = []
-    for t in tolerations:
-        to_k8s: Callable[[], dict[str, str]] | None = getattr(t, "to_k8s", None)
-        out.append(to_k8s() if to_k8s is not None else dict(t))
-    return out
 
 
 __all__ = [

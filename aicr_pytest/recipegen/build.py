@@ -1,4 +1,4 @@
-"""Recipe generation: criteria → ``RecipeResult`` (spec §3.2–§3.4).
+"""Recipe generation: criteria → ``RecipeResult``.
 
 1. match every overlay's ``spec.criteria`` against the query;
 2. keep the maximal leaves (drop every match that is an ancestor, via ``spec.base``, of another);
@@ -52,7 +52,7 @@ RESULT_KIND = "RecipeResult"
 RESERVED_NAME = "deployer"
 HELM, KUSTOMIZE = "Helm", "Kustomize"
 
-# Messages quoted from the spec (§3.2) / AICR.
+# Messages quoted from AICR.
 MSG_OS_GUARD = (
     "service '{service}' has no OS-agnostic recipe for accelerator '{accelerator}'; "
     "specify an OS (valid: {valid})"

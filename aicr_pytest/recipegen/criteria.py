@@ -2,10 +2,10 @@
 
 A query has six dimensions — service, accelerator, intent, os, platform and nodes.  An unset
 dimension is ``any`` (nodes ``0``).  Input values are trimmed and lower-cased; the static values and
-aliases are AICR's (spec §2.3), and a value outside the static list is accepted only when some loaded
+aliases are AICR's, and a value outside the static list is accepted only when some loaded
 overlay declares it in its ``spec.criteria`` (that is how ``--data`` adds private services).
 
-Matching is asymmetric (spec §3.2): an overlay value that is empty or ``any`` matches every query
+Matching is asymmetric: an overlay value that is empty or ``any`` matches every query
 value; a specific overlay value matches only the identical query value (case-sensitive, overlay
 values are not normalized).  Nodes: query ``0`` matches only overlay ``0``; overlay ``0`` matches any.
 """
@@ -40,7 +40,7 @@ ALIASES: Final[Mapping[Field, Mapping[str, str]]] = {
     "platform": {"": ANY, ANY: ANY},
 }
 
-# Messages quoted from the spec (§2.3) / AICR.
+# Messages quoted from AICR.
 MSG_INVALID_VALUE = "invalid {field} type: {value}"
 MSG_INVALID_NODES = "invalid nodes count: {nodes} (must be >= 0)"
 

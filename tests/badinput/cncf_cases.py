@@ -1,4 +1,4 @@
-"""Bad input to ``--cncf-submission``/``--feature``/``--evidence-dir`` (#14), on both entry points:
+"""Bad input to ``--cncf-submission``/``--feature``/``--evidence-dir``, on both entry points:
 (arguments, expected exit code, the one line on stderr).
 
 Data for the shared bad-input corpus, like :mod:`tests.badinput.recipe_cases`.  ``{tmp}`` stands

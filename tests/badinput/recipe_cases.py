@@ -40,7 +40,7 @@ NO_CRITERIA = (
 )
 
 CASES: list[tuple[list[str], int, str]] = [
-    # criteria values (spec §2.3 texts)
+    # criteria values
     (["recipe", "--service", "bogus"], 2, E + "invalid service type: bogus"),
     (["recipe", "--accelerator", "x100"], 2, E + "invalid accelerator type: x100"),
     (["recipe", "--gpu", "T4"], 2, E + "invalid accelerator type: T4"),
@@ -89,7 +89,7 @@ CASES: list[tuple[list[str], int, str]] = [
         2,
         E + "cannot write recipe to {tmp}/no/such/dir/recipe.yaml: No such file or directory",
     ),
-    # the OS guard (spec §3.2) on the embedded data
+    # the OS guard on the embedded data
     (
         ["recipe", "--service", "gke", "--accelerator", "h100", "--intent", "training"],
         2,

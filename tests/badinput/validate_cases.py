@@ -253,7 +253,7 @@ CASES: list[Case] = [
         2,
         P + f'recipe {{tmp}}/typo-deploy.yaml: unknown validation phase "deploy"; {VALID_PHASES}',
     ),
-    # load-time coherence (recipe spec §2.5.4)
+    # load-time coherence
     *_both(
         ["-r", "{tmp}/no-primary.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {},

@@ -44,7 +44,7 @@ from tests.harness.authz import denied, request_attributes
 from tests.harness.controlplane import ControlPlane
 
 REPO = Path(__file__).resolve().parents[2]
-#: a coherent chart for extra component refs (load-time coherence, recipe spec §2.5.4)
+#: a coherent chart for extra component refs (load-time coherence)
 CHART = {"source": "https://charts.example.com", "version": "1.0.0"}
 EXAMPLES = REPO / "recipes" / "examples"
 CONFTEST = """

@@ -1,4 +1,4 @@
-"""``--cncf-submission``'s collector (#14) on the simulated cluster, called directly (virtual time):
+"""``--cncf-submission``'s collector on the simulated cluster, called directly (virtual time):
 every feature's file carries exactly one valid verdict, SKIP/FAIL follow the cluster, the recipe's
 allocation policy reaches the checks, and nothing secret or ELB-shaped survives in a file."""
 

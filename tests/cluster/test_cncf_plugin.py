@@ -1,4 +1,4 @@
-"""``--cncf-submission`` and ``--evidence-dir`` (#14) through both entry points on the simulated
+"""``--cncf-submission`` and ``--evidence-dir`` through both entry points on the simulated
 cluster: plain ``pytest`` (in-process pytester, virtual time through ``pytest_aicr_cncf_clock``)
 and ``aicr-pytest validate --simulate`` (its exit codes)."""
 

@@ -2,8 +2,7 @@
 Job, watch it to completion, read its log, clean up, and leave nothing labelled with the run id; the
 same interrupted by Ctrl-C / SIGTERM mid-wait; and with --no-cleanup. The facade runs as the
 least-privilege user where the backend has one. (Job conditions Complete/Failed: "Jobs" concept page;
-foreground cascading deletion: "Garbage Collection"; namespace lifecycle:
-../shared/spec/validator-runtime-deployment.md §6.5.)"""
+foreground cascading deletion: "Garbage Collection"; namespace lifecycle: "Namespaces".)"""
 
 from __future__ import annotations
 

@@ -326,7 +326,7 @@ def test_roce_without_the_dra_driver_fails_on_the_socket_fallback(
 def test_roce_outside_eks_skips_before_touching_the_cluster(
     pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Spec §A.2: RoCE -net is service-keyed (eks only); elsewhere the check is not implemented."""
+    """RoCE -net is service-keyed (eks only); elsewhere the check is not implemented."""
     monkeypatch.setenv("AICR_NCCL_FABRIC", "roce")
     fc: FakeCluster = fake_cluster_factory("h100-gke-training")
     phase_run = run(pytester, fc, roce_recipe(service="gke"))

@@ -202,7 +202,7 @@ def test_no_cleanup_keeps_the_agent_and_says_how_to_remove_it(k8s_backend: K8sBa
 
 
 def test_image_pull_secrets_reach_the_agent_pod(k8s_backend: K8sBackend) -> None:
-    # validate's --image-pull-secret reaches the agent pod (#17)
+    # validate's --image-pull-secret reaches the agent pod
     backend = k8s_backend
     backend.seed_profile(PROFILE)
     cluster, _ = backend_facade(backend)

@@ -228,7 +228,7 @@ def _dra(gpus: bool | None, waiver: bool) -> dict[str, Any]:
     }
 
 
-#: a coherent Helm ref (recipe spec §2.5.4): the allocation-policy cases must get past load-time coherence
+#: a coherent Helm ref: the allocation-policy cases must get past load-time coherence
 _CHART = {"type": "Helm", "source": "https://helm.ngc.nvidia.com/nvidia", "version": "v25.10.1"}
 
 

@@ -1,4 +1,4 @@
-"""Issue #17 runtime: interrupts and the deadline, output streams, readiness lines (both entry points)."""
+"""The runtime of a run: interrupts and the deadline, output streams, readiness lines (both entry points)."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def test_the_probe_sees_the_simulator_when_it_is_used(tmp_path: Path) -> None:
     assert "aicr_pytest.testing" in heavy and "kubernetes" in heavy
 
 
-# --- start-up (#17 item 10): what a --no-cluster run of the example leaves unimported ------------
+# --- start-up: what a --no-cluster run of the example leaves unimported ------------
 
 #: prints which of the start-up-relevant modules the code before it loaded
 _STARTUP_REPORT = (

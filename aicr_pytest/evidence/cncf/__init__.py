@@ -1,4 +1,4 @@
-"""CNCF AI-conformance evidence (conformance spec §3): the files a CNCF submission is filed with.
+"""CNCF AI-conformance evidence: the files a CNCF submission is filed with.
 
 Two producers write markdown into ``--evidence-dir``:
 

@@ -1,4 +1,4 @@
-"""Path B (conformance spec §3.3-§3.6): ``--cncf-submission``, one evidence file per feature.
+"""Path B: ``--cncf-submission``, one evidence file per feature.
 
 Each feature runs the behavioural check of :mod:`aicr_pytest.conformance` that covers it (the same
 ``run_<check>(ctx)`` function the conformance phase runs, so the two never disagree) with its own
@@ -119,7 +119,7 @@ class SubmissionResult:
 
 
 def checks_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The ``AICR_*`` knobs the checks read, without the ambient allocation policy (spec §3.1)."""
+    """The ``AICR_*`` knobs the checks read, without the ambient allocation policy."""
     return {k: v for k, v in environ.items() if k.startswith("AICR_") and k != AMBIENT_POLICY_ENV}
 
 
@@ -144,7 +144,7 @@ def describe_cluster(cluster: Cluster) -> ClusterInfo:
 def feature_refs(
     feature: Feature, cluster: Cluster, refs: tuple[dict[str, Any], ...]
 ) -> tuple[tuple[dict[str, Any], ...], list[str]]:
-    """The component refs the feature's check gets, and what detection found (spec §3.6)."""
+    """The component refs the feature's check gets, and what detection found."""
     wanted = DETECTED.get(feature.name)
     if not wanted:
         return refs, []
@@ -176,7 +176,7 @@ def cleanup_lines(report: CleanupReport) -> list[str]:
 
 
 def redact_directory(directory: Path) -> None:
-    """AWS ELB hostnames redacted in every ``*.md`` of the evidence directory (spec §3.4)."""
+    """AWS ELB hostnames redacted in every ``*.md`` of the evidence directory."""
     for path in sorted(directory.glob("*.md")):
         text = path.read_text(encoding="utf-8")
         redacted = redact_elb(text)

@@ -1,8 +1,8 @@
 """What ``--cncf-submission``, ``--feature`` and ``--evidence-dir`` ask for, validated up front.
 
 :func:`build_cncf_settings` runs before anything touches the cluster; every mistake is one
-:class:`~aicr_pytest.core.errors.UsageError` line (exit 2; 4 under plain pytest), with the texts of
-conformance spec §3.1.  A usable ``--evidence-dir`` exists (it is created here) and is a writable
+:class:`~aicr_pytest.core.errors.UsageError` line (exit 2; 4 under plain pytest), with AICR's texts.  A
+usable ``--evidence-dir`` exists (it is created here) and is a writable
 directory.
 """
 
@@ -57,7 +57,7 @@ def check_evidence_dir(raw: str | Path) -> Path:
 def build_cncf_settings(
     submission: bool | None, features: Sequence[str] | None, evidence_dir: str | Path | None
 ) -> CncfSettings:
-    """Validate the three options in AICR's order (spec §3.1); raises :class:`UsageError`."""
+    """Validate the three options in AICR's order; raises :class:`UsageError`."""
     given_dir = evidence_dir if evidence_dir not in (None, "") else None
     if submission and given_dir is None:
         raise UsageError(MSG_SUBMISSION_NEEDS_DIR)
