@@ -8,6 +8,7 @@ the pytest-free model the check families receive.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from aicr_pytest.core.catalog import parse_phases
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.core.goduration import parse_go_duration
+from aicr_pytest.core.goduration import parse_positive_go_duration
 
 DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
 #: AICR's ``--namespace`` default (kube.run.DEFAULT_NAMESPACE is the same value)
@@ -53,15 +54,24 @@ MSG_BAD_TIMEOUT = (
 )
 
 
+def parse_bool(value: str) -> bool:
+    """``true|1|yes|t`` / ``false|0|no|f`` (any case), as Go's flag package reads a bool.
+
+    The one bool parser of every flag and environment variable (an argparse ``type``)."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes", "t"):
+        return True
+    if lowered in ("false", "0", "no", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r} (use true or false)")
+
+
 def parse_timeout(value: str) -> float:
     """``--timeout``: a positive Go duration (``5m``), in seconds; anything else is a UsageError."""
     try:
-        seconds = parse_go_duration(value)
+        return parse_positive_go_duration(value)
     except ValueError:
         raise UsageError(MSG_BAD_TIMEOUT.format(value=value)) from None
-    if seconds <= 0:
-        raise UsageError(MSG_BAD_TIMEOUT.format(value=value))
-    return seconds
 
 
 def parse_node_selector(values: Sequence[str] | None) -> dict[str, str] | None:

@@ -19,7 +19,7 @@ without a cluster and, with a fake clock, without waiting.
   installed) and any other exception for transport/RBAC errors.
 
 The tree matcher (:func:`~aicr_pytest.deployment.treematch.match_tree`) and Go durations
-(:mod:`aicr_pytest.deployment.goduration`) live in their own modules; this one re-exports them.
+(:mod:`aicr_pytest.core.goduration`) live in their own modules; this one re-exports them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import yaml
 
 from aicr_pytest.core import progress, yamlio
 from aicr_pytest.core.clock import Clock
-from aicr_pytest.deployment.goduration import format_go_duration, parse_go_duration
+from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
 from aicr_pytest.deployment.treematch import AssertionEngineError, _one_line, _render, match_tree
 
 __all__ = [

@@ -17,6 +17,8 @@ from aicr_pytest.plugin import options
 from aicr_pytest.plugin.options import OPTIONS, PYTEST, VALIDATE, EntryPoint, Option
 
 PYTEST_SECTION = options.PYTEST_GROUP[1] + ":"
+#: the flags of a validation run (plain pytest and ``validate``; the other subcommands aside)
+RUN_FLAGS = [opt for opt in OPTIONS if opt.run_option and not opt.positional]
 
 #: what a new flag looks like to the table (not a real option): one entry, nothing else edited
 EXTRA = Option(
@@ -109,7 +111,7 @@ def test_every_entry_is_in_both_help_texts_with_the_same_default_and_env(
     on_validate = option_blocks(validate_help(capsys))
     on_pytest = option_blocks(pytest_help(pytester), PYTEST_SECTION)
     shown: dict[EntryPoint, set[tuple[str, ...]]] = {PYTEST: set(), VALIDATE: set()}
-    for opt in OPTIONS:
+    for opt in RUN_FLAGS:
         texts = {}
         for entry_point, blocks in ((VALIDATE, on_validate), (PYTEST, on_pytest)):
             if opt.hidden or not opt.takes(entry_point):
@@ -164,11 +166,13 @@ def test_the_table_fills_exactly_the_settings_fields() -> None:
 
 
 def test_table_entries_are_well_formed() -> None:
-    names = [opt.name for opt in OPTIONS]
-    assert len(names) == len(set(names))
-    for entry_point in (PYTEST, VALIDATE):
+    for entry_point in (*options.RUN, *options.COMMANDS):
+        names = [opt.name for opt in OPTIONS if opt.takes(entry_point)]
+        assert len(names) == len(set(names)), f"a name is declared twice on {entry_point}"
         flags = [f for opt in OPTIONS if opt.takes(entry_point) for f in opt.flags_for(entry_point)]
         assert len(flags) == len(set(flags)), f"a flag is declared twice on {entry_point}"
+    # an option is a run option or a subcommand's, never both
+    assert all(set(opt.entry_points) <= set(options.RUN) for opt in OPTIONS if opt.run_option)
     for opt in OPTIONS:
         assert opt.entry_points, opt.name
         # pytest reserves lowercase short options for itself (-k, -o, -p, -s, -r ...)
