@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -305,3 +306,88 @@ def test_validate_only_defaults_resolve() -> None:
     assert options.resolved(options.values_from(ns, VALIDATE), VALIDATE, environ={})["fail_on_error"] is False
     ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--fail-on-error"])
     assert options.resolved(options.values_from(ns, VALIDATE), VALIDATE, environ={})["fail_on_error"] is True
+
+
+#: the argv that reaches each subcommand's parser
+COMMAND_ARGV: dict[EntryPoint, list[str]] = {
+    options.PROGRAM: [],
+    options.SIMULATE: ["simulate"],
+    options.RECIPE: ["recipe"],
+    options.SNAPSHOT: ["snapshot"],
+    options.EVIDENCE_VERIFY: ["evidence", "verify"],
+    options.PARSE_NCCL: ["parse", "nccl"],
+    options.PARSE_AIPERF: ["parse", "aiperf"],
+}
+
+
+def command_help(capsys: pytest.CaptureFixture[str], entry_point: EntryPoint) -> str:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.build_parser().parse_args([*COMMAND_ARGV[entry_point], "--help"])
+    assert exit_info.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_every_subcommand_lists_exactly_its_table_entries(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    assert set(COMMAND_ARGV) == set(options.COMMANDS)
+    for entry_point in options.COMMANDS:
+        text = command_help(capsys, entry_point)
+        blocks = option_blocks(text)
+        declared = [opt for opt in options.entries(entry_point) if not opt.positional]
+        assert set(blocks) - {("-h", "--help")} == {opt.flags_for(entry_point) for opt in declared}
+        for opt in declared:
+            assert squash(opt.help) in squash(blocks[opt.flags_for(entry_point)].body), opt.name
+        for opt in options.entries(entry_point):
+            if opt.positional:
+                assert re.search(rf"^  {opt.name}\b", text, re.M), f"{entry_point}: {opt.name} not listed"
+
+
+def test_only_the_table_declares_arguments() -> None:
+    package = options.__file__.rsplit("/", 2)[0]
+    found = []
+    for path in sorted(Path(package).rglob("*.py")):
+        if path.name == "options.py" and path.parent.name == "plugin":
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path}: {m.group()}" for m in re.finditer(r"\.(add_argument|addoption)\(", text)]
+    assert found == []
+
+
+def snapshot_values(argv: list[str], environ: dict[str, str] | None = None) -> dict[str, object]:
+    ns = cli.build_parser().parse_args(["snapshot", *argv])
+    return options.command_values(ns, options.SNAPSHOT, environ=environ or {})
+
+
+def test_a_subcommand_value_is_the_flag_then_its_env_var_then_its_default() -> None:
+    assert snapshot_values([])["namespace"] == options.SNAPSHOT_NAMESPACE
+    assert snapshot_values([], {"AICR_NAMESPACE": "gpu"})["namespace"] == "gpu"
+    assert snapshot_values(["-n", "team"], {"AICR_NAMESPACE": "gpu"})["namespace"] == "team"
+    # an empty flag is kept for the subcommand to judge; an empty env var is unset
+    assert snapshot_values(["--image="], {"AICR_NVIDIA_SMI_IMAGE": "x"})["image"] == ""
+    assert snapshot_values([], {"AICR_NVIDIA_SMI_IMAGE": ""})["image"] == DEFAULT_NVIDIA_SMI_IMAGE
+    # a bool flag: bare, =value, the env var through the same bool parser
+    assert snapshot_values(["--require-gpu"])["require_gpu"] is True
+    assert snapshot_values(["--privileged=false"])["privileged"] is False
+    assert snapshot_values([])["privileged"] is True
+    assert snapshot_values([], {"AICR_REQUIRE_GPU": "yes"})["require_gpu"] is True
+    assert snapshot_values([], {"AICR_REQUIRE_GPU": " "})["require_gpu"] is False
+    with pytest.raises(UsageError, match=r'^invalid AICR_REQUIRE_GPU="maybe" \(use true or false\)$'):
+        snapshot_values([], {"AICR_REQUIRE_GPU": "maybe"})
+    # single-value flags: given once, unwrapped; twice, refused before any env var is read
+    assert snapshot_values(["--timeout", "90s"])["timeout"] == "90s"
+    with pytest.raises(UsageError, match=r"^flag --max-nodes-per-entry can only be specified once$"):
+        snapshot_values(["--max-nodes-per-entry", "1", "--max-nodes-per-entry=2"], {"AICR_REQUIRE_GPU": "?"})
+    # repeatable flags stay lists
+    assert snapshot_values(["--toleration", "*", "--toleration", "a:NoSchedule"])["toleration"] == [
+        "*",
+        "a:NoSchedule",
+    ]
+
+
+def test_an_alias_given_twice_is_named_by_the_long_flag() -> None:
+    ns = cli.build_parser().parse_args(["recipe", "--gpu", "h100", "--accelerator", "h200"])
+    with pytest.raises(UsageError, match=r"^flag --accelerator can only be specified once$"):
+        options.command_values(ns, options.RECIPE)
