@@ -36,7 +36,7 @@ import pytest
 from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
-from aicr_pytest.core.settings import DEFAULT_NAMESPACE, parse_timeout
+from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_writable
 from aicr_pytest.evidence.cncf.settings import build_cncf_settings
 from aicr_pytest.plugin import options
@@ -290,13 +290,15 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 recipe=str(run["recipe"]),
                 kubeconfig=given.get("kubeconfig"),
                 kube_context=run["kube_context"],
-                node_selector=run["node_selector"],
-                toleration=run["toleration"],
+                placement=build_placement(
+                    node_selector=run["node_selector"],
+                    tolerations=run["toleration"],
+                    image_pull_secrets=run["image_pull_secret"],
+                    namespace=run["namespace"],
+                ),
                 image=str(run["image"] or run["nvidia_smi_image"]),
                 no_cleanup=bool(run["no_cleanup"]),
                 emit=lambda line: print(line, file=sys.stderr, flush=True),
-                namespace=str(run["namespace"] or DEFAULT_NAMESPACE),
-                image_pull_secrets=tuple(run["image_pull_secret"] or ()),
                 require_gpu=bool(run["require_gpu"]),
                 timeout=timeout_s,
                 job_name=run["job_name"],

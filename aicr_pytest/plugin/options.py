@@ -1,25 +1,33 @@
-"""THE option table: every run option of aicr-pytest, declared once.
+"""THE option table: every option and argument of aicr-pytest, declared once.
 
-One :class:`Option` per option says how it is spelled on each entry point (plain ``pytest`` and
-``aicr-pytest validate``), its action, type, default, environment variable, metavar and help, and
-which :class:`~aicr_pytest.core.settings.Settings` field it fills.  Generated from :data:`OPTIONS`:
+One :class:`Option` per option says how it is spelled on each entry point (plain ``pytest``,
+``aicr-pytest validate`` and every other subcommand), its action, type, default, environment
+variable, metavar and help, and which :class:`~aicr_pytest.core.settings.Settings` field it fills.
+Generated from :data:`OPTIONS`:
 
 * ``pytest_addoption`` (:func:`add_pytest_options`), under ``pytest`` dest ``aicr_<name>``;
-* the ``validate`` subcommand's argparse arguments (:func:`add_argparse_options`), dest ``<name>``;
+* every subcommand's argparse arguments (:func:`add_argparse_options`, the only place the command
+  line declares any), dest ``<name>``;
 * the pytest arguments ``validate`` forwards (:func:`forwarded_args`);
 * a run's :class:`Settings` (:func:`build_run_settings`): option value, else the environment
   variable, else the default;
 * the evidence family's :class:`~aicr_pytest.evidence.settings.EvidenceSettings`
   (:func:`build_evidence_settings`), the same way, from the entries whose ``model`` is
-  ``"evidence"`` (the family itself declares no option and never imports the plugin).
+  ``"evidence"`` (the family itself declares no option and never imports the plugin);
+* the values the other subcommands run with (:func:`command_values`): a single-value flag given
+  once, else its environment variable, else its default.  The families (snapshot, recipegen,
+  evidence, nccl, inference) receive those values and declare no argument of their own.
+
+An entry belongs either to a validation run (:data:`RUN`: pytest and ``validate``) or to other
+subcommands (:data:`COMMANDS`); a name is unique per entry point.
 
 A pytest spelling that another plugin owns when it is installed (``--html`` of pytest-html) is
 declared in ``ceded_flags``: pytest then registers the option without it (two plugins cannot
 register one flag), and ``validate`` always forwards a spelling that is never ceded.
 
 Adding a flag is one entry here (plus, when checks read it, the ``Settings`` field it names; a test
-keeps the table and the model in step).  The help of every option ends the same way:
-``(default: X; env AICR_Y)`` for whichever of the two it has.
+keeps the table and the model in step).  The help of every run option ends the same way:
+``(default: X; env AICR_Y)`` for whichever of the two it has; a subcommand's help is its own text.
 """
 
 from __future__ import annotations
@@ -115,7 +123,8 @@ class Option:
     #: the long flag(s), on every entry point that takes the option
     flags: tuple[str, ...]
     help: str
-    #: the field the value fills (of :class:`Settings`, or of the ``model`` named below);
+    #: the field the value fills (of :class:`Settings`, or of the ``model`` named below;
+    #: ``placement.<field>``: of the run's :class:`~aicr_pytest.core.settings.Placement`);
     #: ``None``: the entry point consumes it itself
     setting: str | None
     entry_points: tuple[EntryPoint, ...] = BOTH
@@ -340,7 +349,7 @@ OPTIONS: tuple[Option, ...] = (
         "node_selector",
         ("--node-selector",),
         "node selector for inner GPU workloads (repeatable)",
-        setting="node_selector",
+        setting="placement.node_selector",
         action="append",
         metavar="KEY=VALUE",
         config_key="agent.nodeSelector",
@@ -349,7 +358,7 @@ OPTIONS: tuple[Option, ...] = (
         "toleration",
         ("--toleration",),
         "toleration for inner GPU workloads (repeatable; '*' tolerates all)",
-        setting="tolerations",
+        setting="placement.tolerations",
         action="append",
         metavar="KEY=VALUE:EFFECT",
         config_key="agent.tolerations",
@@ -547,7 +556,7 @@ OPTIONS: tuple[Option, ...] = (
         "namespace",
         ("--namespace",),
         "namespace for the run's shared objects and the snapshot agent",
-        setting="namespace",
+        setting="placement.namespace",
         # pytest owns -n (xdist's --numprocesses): under plain pytest the flag is --namespace only
         validate_flags=("-n", "--namespace"),
         default=DEFAULT_NAMESPACE,
@@ -570,7 +579,7 @@ OPTIONS: tuple[Option, ...] = (
         "image_pull_secret",
         ("--image-pull-secret",),
         "image pull secret added to every pod the run creates (repeatable)",
-        setting="image_pull_secrets",
+        setting="placement.image_pull_secrets",
         action="append",
         metavar="NAME",
         config_key="agent.imagePullSecrets",

@@ -8,13 +8,22 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import pydantic
 import pytest
 
 from aicr_pytest import cli
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.core.settings import DEFAULT_NVIDIA_SMI_IMAGE, DERIVED_FIELDS, Settings
+from aicr_pytest.core.settings import (
+    DEFAULT_NVIDIA_SMI_IMAGE,
+    DERIVED_FIELDS,
+    PLACEMENT_PREFIX,
+    Placement,
+    Settings,
+    Toleration,
+)
 from aicr_pytest.evidence.settings import EvidenceSettings
 from aicr_pytest.plugin import options
+from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.options import OPTIONS, PYTEST, VALIDATE, EntryPoint, Option
 
 PYTEST_SECTION = options.PYTEST_GROUP[1] + ":"
@@ -158,7 +167,10 @@ def test_a_new_entry_appears_on_both_without_any_other_edit(
 def test_the_table_fills_exactly_the_settings_fields() -> None:
     fields = [opt.setting for opt in OPTIONS if opt.setting is not None and opt.model == "run"]
     assert len(fields) == len(set(fields)), "two options fill one Settings field"
-    assert set(fields) | DERIVED_FIELDS == set(Settings.model_fields)
+    placed = {f.removeprefix(PLACEMENT_PREFIX) for f in fields if f.startswith(PLACEMENT_PREFIX)}
+    assert placed == set(Placement.model_fields), "the placement flags fill the Placement"
+    own = {f for f in fields if not f.startswith(PLACEMENT_PREFIX)}
+    assert own | DERIVED_FIELDS | {"placement"} == set(Settings.model_fields)
     evidence = [opt.setting for opt in OPTIONS if opt.setting is not None and opt.model == "evidence"]
     assert len(evidence) == len(set(evidence)), "two options fill one EvidenceSettings field"
     assert set(evidence) == {f.name for f in dataclasses.fields(EvidenceSettings)}
@@ -289,7 +301,8 @@ def test_settings_precedence_flag_then_env_then_default() -> None:
     assert options.build_run_settings(base, environ={}).nvidia_smi_image == DEFAULT_NVIDIA_SMI_IMAGE
     settings = options.build_run_settings({**base, "phase": ["performance"], "toleration": ["*"]}, environ={})
     assert settings.phases == ("performance",) and settings.phases_explicit
-    assert settings.tolerations is not None and settings.tolerations[0].operator == "Exists"
+    tolerations = settings.placement.tolerations
+    assert tolerations is not None and tolerations[0].operator == "Exists"
     assert (settings.no_cluster, settings.fail_fast, settings.no_cleanup, settings.simulated) == (
         False,
         False,
@@ -391,3 +404,48 @@ def test_an_alias_given_twice_is_named_by_the_long_flag() -> None:
     ns = cli.build_parser().parse_args(["recipe", "--gpu", "h100", "--accelerator", "h200"])
     with pytest.raises(UsageError, match=r"^flag --accelerator can only be specified once$"):
         options.command_values(ns, options.RECIPE)
+
+
+PLACEMENT_FLAGS = [
+    *("--node-selector", "a=b"),
+    *("--toleration", "k=v:NoSchedule"),
+    *("--image-pull-secret", "regcred"),
+]
+
+
+def test_the_placement_flags_make_one_frozen_value_that_checks_read() -> None:
+    values = {"recipe": "r.yaml", "node_selector": ["a=b"], "toleration": ["k=v:NoSchedule"]}
+    settings = options.build_run_settings({**values, "image_pull_secret": ["regcred", ""]}, environ={})
+    placement = settings.placement
+    assert placement == Placement(
+        node_selector={"a": "b"},
+        tolerations=(Toleration(key="k", value="v", effect="NoSchedule"),),
+        image_pull_secrets=("regcred",),
+        namespace="aicr-validation",
+    )
+    k8s = {"operator": "Equal", "key": "k", "value": "v", "effect": "NoSchedule"}
+    assert placement.tolerations_k8s() == (k8s,)
+    with pytest.raises(pydantic.ValidationError):
+        placement.namespace = "elsewhere"  # type: ignore[misc]
+    check = CheckContext(name="gpu", phase="deployment", timeout_s=1, constraints=[], placement=placement)
+    assert (check.node_selector, check.tolerations) == ({"a": "b"}, placement.tolerations)
+    assert CheckContext(name="x", phase="deployment", timeout_s=1, constraints=[]).tolerations is None
+
+
+def test_validate_hands_the_snapshot_capture_the_runs_placement(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_pytest.snapshot import capture
+
+    seen: dict[str, object] = {}
+
+    def fake_capture(**kwargs: object) -> tuple[None, int]:
+        seen.update(kwargs)
+        return None, 8
+
+    monkeypatch.setattr(capture, "capture_for_validate", fake_capture)
+    monkeypatch.delenv("AICR_NAMESPACE", raising=False)
+    assert cli.main(["validate", "-r", "r.yaml", *PLACEMENT_FLAGS, "-n", "team"]) == 8
+    given = {"recipe": "r.yaml", "node_selector": ["a=b"], "toleration": ["k=v:NoSchedule"]}
+    expected = options.build_run_settings(
+        {**given, "image_pull_secret": ["regcred"], "namespace": "team"}, environ={}
+    ).placement
+    assert seen["placement"] == expected and expected.namespace == "team"
