@@ -32,6 +32,7 @@ from aicr_pytest.conformance.common import (
 )
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.core.errors import CheckSkip
+from aicr_pytest.core.gostrconv import parse_go_bool
 from aicr_pytest.kube.errors import ApiError, NotFound
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
     "Exposure",
     "assess_exposure",
     "exposure_message",
-    "go_parse_bool",
     "is_open",
     "is_proxy_name",
     "ready_endpoints",
@@ -66,11 +66,6 @@ SKIP_NO_AGENTGATEWAY = (
 )
 _CONTROL_PLANE_PARTS = ("controller-manager", "webhook", "metrics")
 _GW = "gateway.networking.k8s.io/v1"
-
-
-def go_parse_bool(value: str | None) -> bool:
-    """Go's ``strconv.ParseBool`` after trimming, with anything unparsable as false."""
-    return (value or "").strip() in ("1", "t", "T", "TRUE", "true", "True")
 
 
 def is_proxy_name(name: str) -> bool:
@@ -266,7 +261,7 @@ def _data_plane(ctx: ConformanceContext, gw: Mapping[str, Any]) -> None:
 
 
 def _exposure(ctx: ConformanceContext) -> None:
-    enforce = go_parse_bool(ctx.env.get(SCOPED_ENV))
+    enforce = parse_go_bool(ctx.env.get(SCOPED_ENV), trim=True)
     try:
         services = list(ctx.cluster.list("v1", "services", GATEWAY_NAMESPACE))
     except ApiError as exc:

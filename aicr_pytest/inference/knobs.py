@@ -26,6 +26,7 @@ from aicr_pytest.core import goduration
 from aicr_pytest.core.allocmode import parse_quantity
 from aicr_pytest.core.datatree import CATALOG_PATH
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.gostrconv import parse_go_bool
 
 # --- names (performance spec §B.5) ---------------------------------------------------------------
 CHECK_NAME: Final = "inference-perf"
@@ -323,11 +324,6 @@ def _cache_size_env(env: Mapping[str, str]) -> str | None:
     if size <= Decimal(0):
         raise UsageError(MSG_CACHE_SIZE_NOT_POSITIVE.format(name=ENV_CACHE_SIZE, value=raw))
     return text
-
-
-def parse_go_bool(text: str | None) -> bool:
-    """``strconv.ParseBool`` true values; anything else (including errors) is false."""
-    return text in ("1", "t", "T", "TRUE", "true", "True")
 
 
 def resolve_knobs(
