@@ -78,7 +78,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(table: Sequence[options.Option] | None = None) -> argparse.ArgumentParser:
-    """The command line; ``validate``'s options come from the option table (``table`` for tests)."""
+    """The command line: every subcommand's arguments come from the option table (``table`` for tests)."""
     parser = _Parser(prog="aicr-pytest", description="pytest-native validator for GPU Kubernetes clusters")
     options.add_argparse_options(parser, entry_point=options.PROGRAM)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
