@@ -157,7 +157,8 @@ class Settings(BaseModel):
     """Everything a run needs to know from the command line.
 
     One field per option of :data:`aicr_pytest.plugin.options.OPTIONS` that declares a
-    ``setting`` (a test keeps the two in step), plus :data:`DERIVED_FIELDS`.
+    ``setting`` (a test keeps the two in step), plus :data:`DERIVED_FIELDS`; the options whose
+    setting is ``placement.<field>`` fill :attr:`placement` together.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
