@@ -33,18 +33,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from aicr_pytest import __version__
 from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
-from aicr_pytest.core.settings import DEFAULT_NAMESPACE, parse_timeout
+from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_writable
-from aicr_pytest.evidence.cli import add_verify_arguments
 from aicr_pytest.evidence.cncf.settings import build_cncf_settings
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
-from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
-from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
@@ -82,9 +78,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(table: Sequence[options.Option] | None = None) -> argparse.ArgumentParser:
-    """The command line; ``validate``'s options come from the option table (``table`` for tests)."""
+    """The command line: every subcommand's arguments come from the option table (``table`` for tests)."""
     parser = _Parser(prog="aicr-pytest", description="pytest-native validator for GPU Kubernetes clusters")
-    parser.add_argument("--version", action="version", version=f"aicr-pytest {__version__}")
+    options.add_argparse_options(parser, entry_point=options.PROGRAM)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     v = sub.add_parser(
@@ -97,32 +93,29 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     for action in v._actions:  # --recipe: required unless --cncf-submission (cmd_validate says so)
         if action.dest == "recipe":
             action.required = False
-    v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
 
-    s = sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C")
-    s.add_argument("--profile", help="cluster profile, e.g. h100-eks-training (see --list)")
-    s.add_argument("--list", action="store_true", help="list the cluster profiles and faults, then exit")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a fault (repeatable)")
-    s.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
-    s.add_argument("--for", dest="duration", type=float, help="serve for SECONDS, then exit")
+    def command(parser: argparse.ArgumentParser, entry_point: options.EntryPoint) -> None:
+        options.add_argparse_options(parser, table, entry_point)
 
-    add_recipe_arguments(sub.add_parser("recipe", help="generate a recipe (like `aicr recipe`)"))
+    command(
+        sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C"),
+        options.SIMULATE,
+    )
+    command(sub.add_parser("recipe", help="generate a recipe (like `aicr recipe`)"), options.RECIPE)
 
     ev = sub.add_parser("evidence", help="recipe evidence bundles")
     evsub = ev.add_subparsers(dest="what", parser_class=_Parser, required=True)
-    add_verify_arguments(evsub.add_parser("verify", help="verify an evidence bundle"))
+    command(evsub.add_parser("verify", help="verify an evidence bundle"), options.EVIDENCE_VERIFY)
 
-    add_snapshot_arguments(sub.add_parser("snapshot", help="capture a cluster snapshot"))
+    command(sub.add_parser("snapshot", help="capture a cluster snapshot"), options.SNAPSHOT)
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
-    pn = psub.add_parser("nccl", help="NCCL all_reduce_perf launcher log")
-    pn.add_argument("logfile")
-    pn.add_argument("--variant", choices=["default", "net", "nvls"], default="default")
-    pn.add_argument("--format", choices=["text", "json"], default="text")
-    pa = psub.add_parser("aiperf", help="AIPerf profile export JSON or the Job log that carries it")
-    pa.add_argument("file")
-    pa.add_argument("--format", choices=["text", "json"], default="text")
+    command(psub.add_parser("nccl", help="NCCL all_reduce_perf launcher log"), options.PARSE_NCCL)
+    command(
+        psub.add_parser("aiperf", help="AIPerf profile export JSON or the Job log that carries it"),
+        options.PARSE_AIPERF,
+    )
     return parser
 
 
@@ -297,13 +290,15 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 recipe=str(run["recipe"]),
                 kubeconfig=given.get("kubeconfig"),
                 kube_context=run["kube_context"],
-                node_selector=run["node_selector"],
-                toleration=run["toleration"],
+                placement=build_placement(
+                    node_selector=run["node_selector"],
+                    tolerations=run["toleration"],
+                    image_pull_secrets=run["image_pull_secret"],
+                    namespace=run["namespace"],
+                ),
                 image=str(run["image"] or run["nvidia_smi_image"]),
                 no_cleanup=bool(run["no_cleanup"]),
                 emit=lambda line: print(line, file=sys.stderr, flush=True),
-                namespace=str(run["namespace"] or DEFAULT_NAMESPACE),
-                image_pull_secrets=tuple(run["image_pull_secret"] or ()),
                 require_gpu=bool(run["require_gpu"]),
                 timeout=timeout_s,
                 job_name=run["job_name"],
@@ -360,24 +355,27 @@ def simulate_listing() -> list[str]:
 
 
 def cmd_simulate(ns: argparse.Namespace) -> int:
-    if ns.list:
+    args = options.command_values(ns, options.SIMULATE)
+    if args["list"]:
         print("\n".join(simulate_listing()))
         return EXIT_OK
-    if not ns.profile:
+    if not args["profile"]:
         raise UsageError("simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)")
     from aicr_pytest.testing.serve import serve
 
-    return serve(ns.profile, ns.fault, ns.kubeconfig, ns.duration)
+    return serve(args["profile"], list(args["fault"] or ()), args["kubeconfig"], args["duration"])
 
 
 def cmd_parse(ns: argparse.Namespace) -> int:
     if ns.what == "nccl":
         from aicr_pytest.nccl.cli import run_parse_nccl
 
-        return run_parse_nccl(ns.logfile, ns.variant, ns.format, sys.stdout)
+        nccl = options.command_values(ns, options.PARSE_NCCL)
+        return run_parse_nccl(nccl["logfile"], nccl["variant"], nccl["format"], sys.stdout)
     from aicr_pytest.inference.cli import run_parse_aiperf
 
-    return run_parse_aiperf(ns.file, ns.format, sys.stdout)
+    aiperf = options.command_values(ns, options.PARSE_AIPERF)
+    return run_parse_aiperf(aiperf["file"], aiperf["format"], sys.stdout)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -394,15 +392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "recipe":
             from aicr_pytest.recipegen.cli import run as run_recipe
 
-            return run_recipe(ns)
+            return run_recipe(options.command_values(ns, options.RECIPE))
         if ns.command == "evidence":
             from aicr_pytest.evidence.cli import run_verify
 
-            return run_verify(ns)
+            return run_verify(options.command_values(ns, options.EVIDENCE_VERIFY))
         if ns.command == "snapshot":
             from aicr_pytest.snapshot.cli import run as run_snapshot
 
-            return run_snapshot(ns)
+            return run_snapshot(options.command_values(ns, options.SNAPSHOT))
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

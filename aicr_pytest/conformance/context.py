@@ -38,7 +38,7 @@ class ConformanceContext:
       :meth:`has_component`/:meth:`component` for AICR's "present and enabled");
     * ``allocation_policy`` -- the resolved GPU allocation policy (``unspecified`` without a recipe);
     * ``tolerations`` -- ``--toleration`` in Kubernetes form, ``None`` when not given (inner pods then
-      tolerate everything: :meth:`inner_tolerations`); ``node_selector`` -- ``--node-selector``;
+      tolerate everything: :meth:`inner_tolerations`);
     * ``clock``, ``timeout_s``, ``started`` -- time; ``deadline`` = ``started + timeout_s``;
     * ``env`` -- the environment the check may read (``AICR_*`` knobs), never ``os.environ`` directly.
     """
@@ -51,7 +51,6 @@ class ConformanceContext:
     component_refs: tuple[dict[str, Any], ...] = ()
     allocation_policy: str = "unspecified"
     tolerations: tuple[dict[str, str], ...] | None = None
-    node_selector: dict[str, str] | None = None
     clock: Clock = SYSTEM_CLOCK
     timeout_s: float = 300.0
     started: float = field(default=-1.0)
@@ -73,7 +72,6 @@ class ConformanceContext:
         component_refs: Iterable[Mapping[str, Any] | Any] = (),
         allocation_policy: str | None = None,
         tolerations: Sequence[Mapping[str, str]] | None = None,
-        node_selector: Mapping[str, str] | None = None,
         clock: Clock = SYSTEM_CLOCK,
         timeout_s: float = 300.0,
         env: Mapping[str, str] | None = None,
@@ -89,7 +87,6 @@ class ConformanceContext:
             component_refs=tuple(components.ref_dict(r) for r in component_refs),
             allocation_policy=allocation_policy or "unspecified",
             tolerations=None if tolerations is None else tuple(dict(t) for t in tolerations),
-            node_selector=None if node_selector is None else dict(node_selector),
             clock=clock,
             timeout_s=float(timeout_s),
             env=dict(env or {}),
@@ -158,9 +155,6 @@ class CheckInfo(Protocol):
     def timeout_s(self) -> int: ...
 
     @property
-    def node_selector(self) -> dict[str, str] | None: ...
-
-    @property
     def tolerations(self) -> Sequence[_Toleration] | None: ...
 
     def emit(self, line: str) -> None: ...
@@ -187,7 +181,6 @@ def context_for_check(
         component_refs=component_refs,
         allocation_policy=allocation_policy,
         tolerations=tolerations,
-        node_selector=check.node_selector,
         clock=clock,
         timeout_s=check.timeout_s,
         env=env,

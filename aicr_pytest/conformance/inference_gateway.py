@@ -45,7 +45,6 @@ __all__ = [
     "Exposure",
     "assess_exposure",
     "exposure_message",
-    "go_parse_bool",
     "is_open",
     "is_proxy_name",
     "ready_endpoints",

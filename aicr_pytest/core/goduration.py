@@ -42,6 +42,14 @@ def parse_go_duration(text: str) -> float:
     return sign * total
 
 
+def parse_positive_go_duration(text: str) -> float:
+    """:func:`parse_go_duration` of a duration that must be more than zero (ValueError otherwise)."""
+    seconds = parse_go_duration(text)
+    if seconds <= 0:
+        raise ValueError(f"duration {text!r} is not positive")
+    return seconds
+
+
 def format_go_duration(seconds: float) -> str:
     """Go's ``time.Duration.String()`` for whole and fractional seconds: ``8m0s``, ``1m0s``, ``30s``."""
     if seconds == 0:

@@ -9,7 +9,8 @@ kind, namespace, name, labels) -> list[dict]``; evidence lines go to an injected
 * :mod:`.expected_resources` — ``expected-resources``: namespaces, declared resources, the
   GPU readiness signals and the component health checks, concurrently.
 * :mod:`.healthcheck` — component health checks: chainsaw-style assertion files run in-process,
-  with :mod:`.treematch` (the assertion-tree matcher) and :mod:`.goduration` (Go durations).
+  with :mod:`.treematch` (the assertion-tree matcher) and Go durations from
+  :mod:`aicr_pytest.core.goduration`.
 * :mod:`.operator_version` — ``gpu-operator-version``.
 * :mod:`.nvidia_smi_plan` — ``check-nvidia-smi``: node choice, verify pods, log verdicts.
 

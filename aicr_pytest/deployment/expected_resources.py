@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from aicr_pytest.core import progress
 from aicr_pytest.core.clock import Clock
+from aicr_pytest.core.goduration import format_go_duration
 from aicr_pytest.core.gofmt import go_list
 from aicr_pytest.deployment import healthcheck
 from aicr_pytest.deployment.common import (
@@ -29,7 +30,6 @@ from aicr_pytest.deployment.common import (
     log,
     ref_dict,
 )
-from aicr_pytest.deployment.goduration import format_go_duration
 from aicr_pytest.deployment.healthcheck import Fetch, NotRegistered
 
 MSG_ALL_HEALTHY = "All deployment resources and required readiness signals are healthy"

@@ -132,10 +132,7 @@ class CncfSubmission:
             component_refs=inputs.component_refs,
             has_recipe=inputs.has_recipe,
             allocation_policy=inputs.allocation_policy,
-            tolerations=None
-            if settings.tolerations is None
-            else tuple(t.to_k8s() for t in settings.tolerations),
-            node_selector=settings.node_selector,
+            placement=settings.placement,
             env=collector.checks_env(os.environ),
             secrets=secret_values(os.environ, _kubeconfig_paths(settings)),
         )

@@ -94,8 +94,7 @@ def check(request: pytest.FixtureRequest) -> CheckContext:
         phase=spec.phase,
         timeout_s=spec.timeout_s,
         constraints=list(run.recipe.phase_constraints(spec.phase)),
-        node_selector=run.settings.node_selector,
-        tolerations=run.settings.tolerations,
+        placement=run.settings.placement,
     )
     request.node.stash[CTX_KEY] = ctx
     return ctx
@@ -147,8 +146,8 @@ def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
         run_id=state.run_id,
         worker_id=worker,
         no_cleanup=s.no_cleanup,
-        namespace=s.namespace,
-        image_pull_secrets=s.image_pull_secrets,
+        namespace=s.placement.namespace,
+        image_pull_secrets=s.placement.image_pull_secrets,
     )
     with install_signal_handlers():
         try:

@@ -10,12 +10,12 @@ We never shell out to a chainsaw binary.  The parts:
   an injected clock, several components in parallel.
 
 The tree matcher (:func:`~aicr_pytest.deployment.treematch.match_tree`) and Go durations
-(:mod:`aicr_pytest.deployment.goduration`) live in their own modules; this package re-exports them.
+(:mod:`aicr_pytest.core.goduration`) live in their own modules; this package re-exports them.
 """
 
 from __future__ import annotations
 
-from aicr_pytest.deployment.goduration import format_go_duration, parse_go_duration
+from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
 from aicr_pytest.deployment.healthcheck.model import (
     ALLOWED_OPERATIONS,
     HealthCheck,

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import yaml
 
 from aicr_pytest.core import yamlio
-from aicr_pytest.deployment.goduration import parse_go_duration
+from aicr_pytest.core.goduration import parse_go_duration
 from aicr_pytest.deployment.treematch import _one_line, _render
 
 __all__ = [

@@ -34,6 +34,7 @@ from aicr_pytest.core import catalog, components
 from aicr_pytest.core.artifacts import Artifact
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.settings import Placement
 from aicr_pytest.evidence.cncf.features import Feature
 from aicr_pytest.evidence.cncf.markdown import ClusterInfo, FeatureDocument, cluster_info, feature_markdown
 from aicr_pytest.evidence.cncf.secrets import scrub
@@ -73,8 +74,8 @@ class SubmissionPlan:
     component_refs: tuple[dict[str, Any], ...] = ()
     has_recipe: bool = False
     allocation_policy: str = "unspecified"
-    tolerations: tuple[dict[str, str], ...] | None = None
-    node_selector: dict[str, str] | None = None
+    #: the run's placement: the checks' inner pods take its tolerations
+    placement: Placement = field(default_factory=Placement)
     #: what of the environment the checks may read (``AICR_*`` knobs), never secrets
     env: Mapping[str, str] = field(default_factory=dict)
     #: values scrubbed from every file
@@ -247,8 +248,7 @@ class _Collector:
                 lambda line: log.debug("%s: %s", feature.name, line),
                 component_refs=refs,
                 allocation_policy=self.plan.allocation_policy,
-                tolerations=self.plan.tolerations,
-                node_selector=self.plan.node_selector,
+                tolerations=self.plan.placement.tolerations_k8s(),
                 clock=self.clock,
                 timeout_s=budget,
                 env=self.plan.env,
