@@ -53,7 +53,7 @@ EXIT_EVIDENCE = 6
 EXIT_FAILED = 8
 
 
-#: ``aicr-pytest validate --help`` ends with these (item 8 of #17)
+#: ``aicr-pytest validate --help`` ends with these
 VALIDATE_EPILOG = """\
 exit codes:
   0  every phase passed or skipped (or --fail-on-error=false)
@@ -256,7 +256,7 @@ MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe i
 def cmd_validate(ns: argparse.Namespace) -> int:
     given = options.values_from(ns, options.VALIDATE)
     run = options.resolved(given, options.VALIDATE, config=options.config_values(given))
-    # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else (#14)
+    # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else
     build_cncf_settings(run["cncf_submission"], run["feature"], run["evidence_dir"])
     if not run["recipe"] and not run["cncf_submission"]:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)

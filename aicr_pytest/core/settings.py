@@ -182,7 +182,7 @@ class Settings(BaseModel):
     html: str | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
     simulated: str | None = None
-    # --- `aicr validate` drop-in flags (issue #17; see aicr_pytest.core.runflags) ---------------
+    # --- `aicr validate` drop-in flags (see aicr_pytest.core.runflags) ---------------
     #: ``--image``: the snapshot agent's image (``None``: ``--nvidia-smi-image``)
     image: str | None = None
     #: ``--job-name``: the snapshot agent Job's name prefix (``None``: the agent's own base)

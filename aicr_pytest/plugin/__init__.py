@@ -64,7 +64,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """``--cncf-submission``: the evidence collector instead of a test session (#14), the way
+    """``--cncf-submission``: the evidence collector instead of a test session, the way
     pytest's own ``--markers`` replaces it."""
     if not cncf_wiring.wanted(config):
         return None
@@ -75,7 +75,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     collection.register_markers(config)
     state = plugin_state.start(config)
-    cncf = cncf_wiring.configure(config, state.settings)  # before anything touches the cluster (#14)
+    cncf = cncf_wiring.configure(config, state.settings)  # before anything touches the cluster
     if not cncf.submission:  # with --cncf-submission there are no phases: the collector replaces them
         _start_run(config, state, cncf)
     collection.add_bundled_checks(config, state)
@@ -94,7 +94,7 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
         evidence_wiring.configure(config)  # before any check: options, disclosure prompt
         interrupt.configure(config, state.results)
-        cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A (#14)
+        cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
 
 
 _Feature = TypeVar("_Feature")

@@ -1,4 +1,4 @@
-"""CNCF AI-conformance evidence (#14) in the pytest plugin: ``--cncf-submission`` and path A.
+"""CNCF AI-conformance evidence in the pytest plugin: ``--cncf-submission`` and path A.
 
 * :func:`configure` (``pytest_configure``): the options ``--cncf-submission``, ``--feature`` and
   ``--evidence-dir`` are checked before anything else happens (one line, exit 4 under pytest, 2
@@ -184,7 +184,7 @@ class CncfRenderer:
 
 def configure(config: pytest.Config, settings: Settings) -> cncf_settings.CncfSettings:
     """Validate the CNCF options (every process); with ``--cncf-submission`` register the collector."""
-    cncf = validate(config)  # before anything touches the cluster (#14)
+    cncf = validate(config)  # before anything touches the cluster
     if cncf.submission:  # no phases: the collector replaces the session
         config.pluginmanager.register(CncfSubmission(cncf, settings), SUBMISSION_NAME)
     return cncf

@@ -1,4 +1,4 @@
-"""Recipe evidence (#15) in the pytest plugin: ``--emit-attestation`` before and after the run.
+"""Recipe evidence in the pytest plugin: ``--emit-attestation`` before and after the run.
 
 The options are entries of the option table (:mod:`aicr_pytest.plugin.options`, model
 ``"evidence"``).  The plugin calls :func:`configure` from ``pytest_configure`` (controller of an

@@ -59,7 +59,7 @@ def pytest_aicr_run_finished(config: pytest.Config, outcome: RunOutcome) -> None
     """
 
 
-# --- CNCF AI-conformance evidence (#14) --------------------------------------------------------
+# --- CNCF AI-conformance evidence --------------------------------------------------------------
 
 
 @pytest.hookspec(firstresult=True)

@@ -1,4 +1,4 @@
-"""The plugin's side of the HTML report (#18): checking ``--html PATH`` and writing the page.
+"""The plugin's side of the HTML report: checking ``--html PATH`` and writing the page.
 
 The option itself is an entry of the option table (:mod:`aicr_pytest.plugin.options`: ``--html``
 on both entry points; under pytest also ``--aicr-html``, and ``--html`` is left to pytest-html when

@@ -268,7 +268,7 @@ OPTIONS: tuple[Option, ...] = (
         validate_flags=("-r", "--recipe"),
         metavar="PATH|URL|cm://NS/NAME",
         # argparse does not enforce it: `aicr-pytest validate` does (or --config gives it), unless
-        # --cncf-submission (#14)
+        # --cncf-submission
         config_key="input.recipe",
     ),
     Option(
@@ -405,7 +405,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="evidence_dir",
         metavar="DIR",
     ),
-    # --- CNCF AI-conformance evidence (#14): read by plugin/cncf_wiring.py ---------------------
+    # --- CNCF AI-conformance evidence: read by plugin/cncf_wiring.py ---------------------
     Option(
         "cncf_submission",
         ("--cncf-submission",),
@@ -453,7 +453,7 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         metavar="NAME",
     ),
-    # --- recipe evidence bundles (#15): fill EvidenceSettings ---------------------------------
+    # --- recipe evidence bundles: fill EvidenceSettings ---------------------------------
     Option(
         "emit_attestation",
         ("--emit-attestation",),
@@ -544,7 +544,7 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         env="AICR_ASSUME_YES",
     ),
-    # --- `aicr validate` drop-in flags (#17): same names, aliases, env vars and defaults -------------
+    # --- `aicr validate` drop-in flags: same names, aliases, env vars and defaults -------------
     Option(
         "config",
         ("--config",),

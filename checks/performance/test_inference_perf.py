@@ -75,7 +75,7 @@ def test_inference_perf(
     cluster = run.cluster
     inf.guard_dgd_crd(inf.dgd_crd_lookup(cluster))
     mode, choice = inf.choose_node(cluster, allocation_policy.mode, check.node_selector, say)
-    # structured evidence for the reports (#18): the chosen node and how its workers get GPUs
+    # structured evidence for the reports: the chosen node and how its workers get GPUs
     check.fact("node", choice.name)
     check.fact("wiring", choice.wiring)
     check.fact("GPUs benchmarked", f"{choice.free_gpus} of {choice.node_gpus}")
@@ -102,7 +102,7 @@ def test_inference_perf(
     verdict = inf.evaluate(throughput, ttft_p99, knobs, choice.free_gpus, choice.node_gpus)
     for line in verdict.lines:
         say(line)
-    for measurement in verdict.measurements:  # measured values vs constraints, for the reports (#18)
+    for measurement in verdict.measurements:  # measured values vs constraints, for the reports
         check.measure(measurement)
     if verdict.failures:
         raise inf.InferenceFailure("; ".join(verdict.failures))

@@ -2,7 +2,7 @@
 
 One test function, one item per check.  Decisions live in :mod:`aicr_pytest.nccl` (pure) and the
 cluster work in :mod:`aicr_pytest.nccl.cluster`; this function only wires them together in the
-order of spec §A.6: variant → nodes and sizing → Trainer → plumbing and preflights → TrainJob →
+order AICR runs them: variant → nodes and sizing → Trainer → plumbing and preflights → TrainJob →
 launcher log → parse → transport → threshold.  Evidence: the parsed sweep goes to CTRF ``extra``
 (``aicr.ncclSweep``) and, with ``--evidence-dir``, ``<check>-busbw.svg`` plus the launcher log.
 """
@@ -77,14 +77,14 @@ def test_nccl_all_reduce_bw(
         raise
     check.extra["aicr.ncclSweep"] = result.to_json()
     plot = nccl.sweep_plot(check.name, result.rows, plan.threshold)
-    check.figure(f"{check.name}: bus bandwidth by message size", plot)  # the HTML report (#18)
+    check.figure(f"{check.name}: bus bandwidth by message size", plot)  # the HTML report
     _write_evidence(aicr_settings, f"{check.name}-busbw.svg", plot)
 
     nccl.verify_transport(plan.variant, result.transport)
     verdict = nccl.evaluate(check.name, plan.threshold, result.busbw_gbps)
     for line in verdict.lines:
         check.emit(line)
-    if verdict.measurement is not None:  # measured value vs constraint, for the reports (#18)
+    if verdict.measurement is not None:  # measured value vs constraint, for the reports
         check.measure(verdict.measurement)
     if verdict.failure is not None:
         check.fail(verdict.failure)

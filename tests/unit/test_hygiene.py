@@ -17,7 +17,6 @@ import io
 import re
 import tokenize
 from collections.abc import Iterator
-from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -26,27 +25,6 @@ REPO = Path(__file__).resolve().parents[2]
 MAX_MODULE_LINES = 650
 #: the option table: one declaration per flag, long by nature
 LINE_LIMIT_EXEMPT = frozenset({"aicr_pytest/plugin/options.py"})
-
-#: TEMPORARILY exempt from the reference scan: files other changes were rewriting while the
-#: references elsewhere were cleaned.  Remove this set (and the filter using it) once they are clean.
-REFERENCE_SCAN_EXEMPT_TEMPORARILY = (
-    "aicr_pytest/plugin/*.py",
-    "aicr_pytest/cli.py",
-    "aicr_pytest/core/catalog.py",
-    "aicr_pytest/core/settings.py",
-    "aicr_pytest/core/errors.py",
-    "aicr_pytest/__init__.py",
-    "aicr_pytest/snapshot/cli.py",
-    "aicr_pytest/recipegen/cli.py",
-    "aicr_pytest/evidence/cli.py",
-    "aicr_pytest/nccl/cli.py",
-    "aicr_pytest/inference/cli.py",
-    "aicr_pytest/conformance/__init__.py",
-    "aicr_pytest/evidence/cncf/features.py",
-    "checks/**",
-    "pyproject.toml",
-    "README.md",
-)
 
 #: ``#`` and 1-3 digits, not part of a longer token.  Not an issue reference: ``AICR #123``
 #: (upstream), an HTML entity (``&#39;``), a URL fragment or markdown anchor (``/#410-gone``,
@@ -89,10 +67,6 @@ def _rel(path: Path) -> str:
 SCANNER = "tests/unit/test_hygiene.py"
 
 
-def _temporarily_exempt(rel: str) -> bool:
-    return any(fnmatch(rel, pattern) for pattern in REFERENCE_SCAN_EXEMPT_TEMPORARILY)
-
-
 def _scanned_files() -> Iterator[Path]:
     for top in ("aicr_pytest", "checks", "tests"):
         yield from sorted((REPO / top).rglob("*.py"))
@@ -104,7 +78,7 @@ def reference_violations() -> list[str]:
     out: list[str] = []
     for path in _scanned_files():
         rel = _rel(path)
-        if rel == SCANNER or _temporarily_exempt(rel) or not path.is_file():
+        if rel == SCANNER or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".py":
@@ -138,13 +112,6 @@ def test_no_internal_issue_or_outside_section_references() -> None:
     assert found == [], "drop the reference and say the fact (upstream issues: 'AICR #1234'):\n" + "\n".join(
         found
     )
-
-
-def test_the_exempt_paths_exist() -> None:
-    """A stale pattern would exempt nothing and hide nothing: every one still names a file."""
-    files = [_rel(p) for p in _scanned_files() if p.is_file()]
-    for pattern in REFERENCE_SCAN_EXEMPT_TEMPORARILY:
-        assert any(fnmatch(f, pattern) for f in files), pattern
 
 
 # --- the scanner, on sample text ------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The nine CNCF AI-conformance features (conformance spec §3.2) and ``--feature`` resolution (§3.1).
+"""The nine CNCF AI-conformance features and ``--feature`` resolution.
 
 Each :class:`Feature` names its canonical ``--feature`` spelling, its aliases, the evidence file it
 writes and its CNCF requirement id.  The conformance check whose behaviour it exercises is the
@@ -135,7 +135,7 @@ def resolve_features(names: Sequence[str] | None) -> tuple[Feature, ...]:
     """The features ``--feature`` asks for, in the user's order (duplicates kept, as AICR does).
 
     Empty, or any ``all``: every feature in table order.  An unknown name is a :class:`UsageError`
-    naming the valid features (spec §3.1).
+    naming the valid features.
     """
     given = [n.strip() for n in names or ()]
     resolved: list[Feature] = []
