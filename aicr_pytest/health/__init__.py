@@ -9,11 +9,12 @@ simulator call them:
   (:func:`~.dcgm.check_diagnostics`) and the offline report of ``parse dcgm``
   (:func:`~.dcgm.analyse`, :func:`~.dcgm.render_text`, :func:`~.dcgm.run_parse_dcgm`).
 * :mod:`.inventory` — allocatable vs advertised vs driver-reported GPUs, and the homogeneity of the
-  node set in product, GPU count and fabric devices (:func:`~.inventory.check_inventory`).
+  node set in product, GPU count and fabric devices (:func:`~.inventory.inventory`,
+  :func:`~.inventory.check_inventory`).
 * :mod:`.exporter` — a strict Prometheus text parser for the DCGM exporter and the passive health
   verdict over two scrapes (:func:`~.exporter.check_exporter_health`).
 * :mod:`.isolation` — the bad-node isolation planner for NCCL (:func:`~.isolation.isolate`).
-* :mod:`.proof` — proof that a pod really ran (:func:`~.proof.require_execution`).
+* :mod:`.proof` — proof that a pod really ran (:func:`~.proof.prove_execution`).
 
 Outcomes follow the other families: a ``check_*`` function returns its pass message, raises
 :class:`~.common.HealthCheckFailed` (an ``AssertionError``: CTRF ``failed``) or
