@@ -24,9 +24,12 @@ The verdict (:func:`node_problems`, :func:`check_diagnostics`) fails closed:
   (an :class:`~aicr_pytest.core.errors.Inconclusive`); ``parse dcgm`` turns it into a
   :class:`~aicr_pytest.core.errors.UsageError`.
 
-Run levels (DCGM's ``dcgmi diag`` reference): 1 "quick" lasts seconds, 2 "medium" about two minutes,
-3 "long" about 15 minutes, 4 "xlong" is the extended, longer-running suite (no figure given; we budget
-hours).  The budgets below are what a check waits for one node's diag before calling it inconclusive.
+Run levels, as DCGM's ``dcgmi diag`` reference documents them
+(https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-diag.html):
+1 "quick" normally lasts seconds, 2 "medium" about two minutes, 3 "long" about 15 minutes, 4 "xlong"
+is the extended, longer-running suite (no figure given; we budget hours).  The budgets below are what
+a check waits for one node's diag before calling it inconclusive: a generous multiple of the
+documented time, since the diag also waits for the GPUs to be free and the host engine to start.
 """
 
 from __future__ import annotations

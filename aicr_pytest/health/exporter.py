@@ -16,8 +16,9 @@ The rules per GPU (:func:`gpu_problems`), with the knobs of :class:`HealthThresh
   only an XID that changed during the window fails.
 * **Row-remap failure** — ``DCGM_FI_DEV_ROW_REMAP_FAILURE`` non-zero fails.
 * **Uncorrectable ECC, remapped rows, NVLink errors** — counters; the increase over the window must
-  not exceed its threshold (default 0).  These are off in the exporter's default counter list
-  except ``DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS``, so each is judged only where it is exported.
+  not exceed its threshold (default 0).  These are commented out in the exporter's default counter
+  list (``etc/default-counters.csv`` in NVIDIA/dcgm-exporter) except
+  ``DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS``, so each is judged only where it is exported.
 * A GPU the node has (``expected_gpus``) with no series, a series missing from one scrape, a
   ``required`` metric that is not exported (by default the two default-list gauges above), a
   counter that went down (the exporter restarted) or a NaN is inconclusive, never a pass.

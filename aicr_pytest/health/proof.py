@@ -10,7 +10,9 @@ every container of ``spec.containers``):
 * exit code 0.
 
 and that the pod's node is not one KWOK simulates: KWOK manages nodes carrying the annotation (or
-label) ``kwok.x-k8s.io/node: fake``; nothing executes there, however the pod's status reads.  Such a
+label) ``kwok.x-k8s.io/node: fake`` (its selector flags ``--manage-nodes-with-annotation-selector`` /
+``--manage-nodes-with-label-selector``, https://kwok.sigs.k8s.io/docs/user/kwok-manage-nodes-and-pods/);
+nothing executes there, however the pod's status reads.  Such a
 node is refused unless ``allow_fake_nodes`` (the run expects fake nodes); the container checks
 still apply then.
 
