@@ -356,7 +356,7 @@ def _json_error(exc: Exception) -> str:
 # --- the verdict ----------------------------------------------------------------------------------
 
 MSG_GPU_FAILED: Final = "node {node} {entity}: {test} {verdict}: {detail}"
-MSG_TEST_FAILED: Final = "node {node}: {test} failed with no per-GPU failure ({summary})"
+MSG_TEST_FAILED: Final = "node {node}: {test} failed (test_summary {summary!r}) though no GPU result failed"
 MSG_RUNTIME_ERROR: Final = "node {node}: dcgmi diag runtime error: {error}"
 MSG_NONE_RAN: Final = "node {node}: no DCGM diagnostic test ran (every test was skipped)"
 MSG_NO_TESTS: Final = "node {node}: the DCGM diagnostic has no tests"

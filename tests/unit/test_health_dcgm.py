@@ -237,7 +237,7 @@ def test_a_test_summary_failure_without_a_gpu_failure_still_fails() -> None:
     doc["DCGM Diagnostic"]["test_categories"][0]["tests"][0]["test_summary"]["status"] = "Fail"
     with pytest.raises(HealthCheckFailed) as err:
         dcgm.check_diagnostics([_diag(doc)])
-    assert str(err.value) == "node gpu-a: memory failed with no per-GPU failure (Fail)"
+    assert str(err.value) == "node gpu-a: memory failed (test_summary 'Fail') though no GPU result failed"
 
 
 def test_no_node_at_all_is_inconclusive() -> None:
