@@ -32,7 +32,8 @@ spec:
   accelerators:
     - {id: driver_runtime_management, description: "Drivers and runtimes verifiable.", level: SHOULD,
        status: "", evidence: [], notes: ""}
-    - {id: gpu_sharing, description: "GPUs can be shared.", level: SHOULD, status: "", evidence: [], notes: ""}
+    - {id: gpu_sharing, description: "GPUs can be shared.", level: SHOULD, status: "", evidence: [],
+       notes: ""}
     - {id: virtualized_accelerator, description: "vGPUs exposed.", level: SHOULD, status: "", evidence: [],
        notes: ""}
   networking:

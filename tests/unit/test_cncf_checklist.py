@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _cncf_templates import ODD, V136, V137, write
 
 from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import checklist, features, requirements
-from _cncf_templates import ODD, V136, V137, write
 
 V136_IDS = [
     ("accelerators", "driver_runtime_management", "SHOULD"),
@@ -63,7 +63,10 @@ def test_a_1_37_shaped_template_adds_workload_sandboxing(tmp_path: Path) -> None
     assert loaded.kubernetes_version == "v1.37"
     sandboxing = loaded.requirement("workload_sandboxing")
     assert sandboxing is not None and (sandboxing.category, sandboxing.level) == ("security", "SHOULD")
-    assert [r.id for r in loaded.in_category("security")] == ["secure_accelerator_access", "workload_sandboxing"]
+    assert [r.id for r in loaded.in_category("security")] == [
+        "secure_accelerator_access",
+        "workload_sandboxing",
+    ]
     assert len(loaded.requirements) == 15
 
 
@@ -117,7 +120,9 @@ MSG = "[INVALID_REQUEST] --cncf-checklist {path}: "
         ("metadata: [\n", "not valid YAML: "),
     ],
 )
-def test_a_template_that_is_not_a_checklist_is_one_usage_line(tmp_path: Path, text: str, message: str) -> None:
+def test_a_template_that_is_not_a_checklist_is_one_usage_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
     path = write(tmp_path, "bad.yaml", text)
     with pytest.raises(UsageError) as info:
         checklist.load_checklist(path)

@@ -20,7 +20,9 @@ SECRET = "s3cr3t-token-value"
 VERDICTS = (
     CheckVerdict("gang-scheduling", "PASS", evidence_file="gang-scheduling.md"),
     CheckVerdict("secure-accelerator-access", "PASS", evidence_file="secure-accelerator-access.md"),
-    CheckVerdict("pod-autoscaling", "FAIL", f"HPA stayed at 1 replica\n(token {SECRET})", 3.5, "pod-autoscaling.md"),
+    CheckVerdict(
+        "pod-autoscaling", "FAIL", f"HPA stayed at 1 replica\n(token {SECRET})", 3.5, "pod-autoscaling.md"
+    ),
     CheckVerdict("cluster-autoscaling", "SKIP", "no Karpenter and no autoscaling node group", 0.1),
 )
 META = product.ProductMetadata(
@@ -59,7 +61,9 @@ def entry(data: dict[str, Any], rid: str) -> dict[str, Any]:
     return next(e for entries in data["spec"].values() for e in entries if e["id"] == rid)
 
 
-def test_the_1_36_template_filled_keeps_every_requirement_and_its_text(reference_dir: Path, tmp_path: Path) -> None:
+def test_the_1_36_template_filled_keeps_every_requirement_and_its_text(
+    reference_dir: Path, tmp_path: Path
+) -> None:
     template = reference_dir / V136
     _, reread = fill_and_reread(template, tmp_path)
     original = yaml.safe_load(template.read_text(encoding="utf-8"))
@@ -88,7 +92,10 @@ def test_verdicts_become_statuses_notes_and_evidence(reference_dir: Path, tmp_pa
     ca = entry(reread, "cluster_autoscaling")
     assert ca["status"] == "N/A"
     assert ca["notes"].endswith("skipped: no Karpenter and no autoscaling node group")
-    assert ca["evidence"] == ["file://results/junit.xml#TestAcceleratorClusterAutoscaling", "file://results/e2e.log"]
+    assert ca["evidence"] == [
+        "file://results/junit.xml#TestAcceleratorClusterAutoscaling",
+        "file://results/e2e.log",
+    ]
     # checked by us but not in this run: never claimed
     for rid in ("ai_inference", "accelerator_metrics", "ai_service_metrics", "robust_controller"):
         e = entry(reread, rid)
@@ -107,7 +114,9 @@ def test_verdicts_become_statuses_notes_and_evidence(reference_dir: Path, tmp_pa
     }
 
 
-def test_without_hybrid_verification_only_the_feature_files_are_linked(reference_dir: Path, tmp_path: Path) -> None:
+def test_without_hybrid_verification_only_the_feature_files_are_linked(
+    reference_dir: Path, tmp_path: Path
+) -> None:
     _, reread = fill_and_reread(reference_dir / V136, tmp_path, hybrid=False)
     assert entry(reread, "gang_scheduling")["evidence"] == ["file://gang-scheduling.md"]
     assert entry(reread, "cluster_autoscaling")["evidence"] == []
@@ -189,7 +198,10 @@ NASTY = [
 
 @pytest.mark.parametrize("text", NASTY)
 def test_product_yaml_reads_back_every_string_exactly(text: str) -> None:
-    document = {"metadata": {text or "k": text}, "spec": {"c": [{"id": "x", "description": text, "level": "MUST"}]}}
+    document = {
+        "metadata": {text or "k": text},
+        "spec": {"c": [{"id": "x", "description": text, "level": "MUST"}]},
+    }
     emitted = product.product_yaml(document)
     assert yamlio.load(emitted) == document
     assert yaml.safe_load(emitted) == document
@@ -198,7 +210,10 @@ def test_product_yaml_reads_back_every_string_exactly(text: str) -> None:
 def test_metadata_is_filled_and_placeholders_are_reported(reference_dir: Path) -> None:
     template = checklist.load_checklist(reference_dir / V136)
     bare = product.fill_product(template, ())
-    assert bare.placeholders[0] == 'PRODUCT.yaml: metadata.platformName is still the template placeholder "[Platform Name]"'
+    assert (
+        bare.placeholders[0]
+        == 'PRODUCT.yaml: metadata.platformName is still the template placeholder "[Platform Name]"'
+    )
     assert len(bare.placeholders) == 10  # the nine placeholders and the missing k8sConformanceUrl
     filled = product.fill_product(template, (), META)
     assert filled.document["metadata"]["platformName"] == "Turbo Encabulator"
@@ -208,7 +223,9 @@ def test_metadata_is_filled_and_placeholders_are_reported(reference_dir: Path) -
         "PRODUCT.yaml: metadata.k8sConformanceUrl is missing (the program's validator requires it)",
     )
     url = "https://github.com/cncf/k8s-conformance/tree/master/v1.36/turbo"
-    complete = META.model_copy(update={"repo_url": "https://github.com/yoyo/turbo", "k8s_conformance_url": url})
+    complete = META.model_copy(
+        update={"repo_url": "https://github.com/yoyo/turbo", "k8s_conformance_url": url}
+    )
     done = product.fill_product(template, (), complete)
     assert done.placeholders == ()
     assert list(done.document["metadata"])[-1] == "k8sConformanceUrl"
