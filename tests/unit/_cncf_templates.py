@@ -13,6 +13,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from aicr_pytest.evidence.cncf.product import ProductMetadata
+
+#: the vendor metadata of the program's example (repoUrl and k8sConformanceUrl left out)
+META: Final = ProductMetadata(
+    platform_name="Turbo Encabulator",
+    platform_version="v1.7.4",
+    vendor_name="Yoyodyne",
+    website_url="https://yoyo.example/turbo",
+    documentation_url="https://yoyo.example/turbo/docs",
+    product_logo_url="https://yoyo.example/turbo.svg",
+    description="A superb distribution.",
+    contact_email_address="turbo@yoyo.example",
+)
+
 V136: Final = "cncf/KubernetesAIConformance-1.36.yaml"
 
 V137: Final = """\
@@ -106,4 +120,4 @@ def write(directory: Path, name: str, text: str) -> Path:
     return path
 
 
-__all__ = ["ODD", "V136", "V137", "write"]
+__all__ = ["META", "ODD", "V136", "V137", "write"]

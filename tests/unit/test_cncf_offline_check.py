@@ -10,24 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cncf_templates import V136, V137, write
+from _cncf_templates import META, V136, V137, write
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import checklist, features, hybrid, product
 from aicr_pytest.evidence.cncf.offline_check import check_product, evidence_problem, exit_code, url_problem
 from aicr_pytest.evidence.cncf.outcomes import CheckVerdict
 
-META = product.ProductMetadata(
-    platform_name="Turbo Encabulator",
-    platform_version="v1.7.4",
-    vendor_name="Yoyodyne",
-    website_url="https://yoyo.example/turbo",
-    repo_url="https://github.com/yoyo/turbo",
-    documentation_url="https://yoyo.example/turbo/docs",
-    product_logo_url="https://yoyo.example/turbo.SVG",
-    description="A superb distribution.",
-    contact_email_address="turbo@yoyo.example",
-    k8s_conformance_url="https://github.com/cncf/k8s-conformance/tree/main/v1.36/turbo/",
+COMPLETE = META.model_copy(
+    update={
+        "repo_url": "https://github.com/yoyo/turbo",
+        "product_logo_url": "https://yoyo.example/turbo.SVG",
+        "k8s_conformance_url": "https://github.com/cncf/k8s-conformance/tree/main/v1.36/turbo/",
+    }
 )
 
 
@@ -38,7 +33,7 @@ def kit(template: Path, directory: Path) -> tuple[Path, dict[str, Any]]:
     for f in features.FEATURES:
         (directory / f.file).write_text("**Result: PASS** — fine\n", encoding="utf-8")
     hybrid.write_hybrid(verdicts, directory)
-    filled = product.fill_product(checklist.load_checklist(template), verdicts, META)
+    filled = product.fill_product(checklist.load_checklist(template), verdicts, COMPLETE)
     return product.write_product(filled, directory), filled.document
 
 

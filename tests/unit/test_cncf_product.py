@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from _cncf_templates import ODD, V136, V137, write
+from _cncf_templates import META, ODD, V136, V137, write
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.evidence.cncf import checklist, features, outcomes, product
@@ -24,16 +24,6 @@ VERDICTS = (
         "pod-autoscaling", "FAIL", f"HPA stayed at 1 replica\n(token {SECRET})", 3.5, "pod-autoscaling.md"
     ),
     CheckVerdict("cluster-autoscaling", "SKIP", "no Karpenter and no autoscaling node group", 0.1),
-)
-META = product.ProductMetadata(
-    platform_name="Turbo Encabulator",
-    platform_version="v1.7.4",
-    vendor_name="Yoyodyne",
-    website_url="https://yoyo.example/turbo",
-    documentation_url="https://yoyo.example/turbo/docs",
-    product_logo_url="https://yoyo.example/turbo.svg",
-    description="A superb distribution.",
-    contact_email_address="turbo@yoyo.example",
 )
 
 
