@@ -265,6 +265,8 @@ def test_a_1_37_product_checked_against_the_1_36_checklist_shows_the_drift(
 def test_unusable_input_is_a_usage_error(reference_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"^\[INVALID_REQUEST\] cncf check .*nope.yaml: file not found$"):
         check_product(tmp_path / "nope.yaml")
+    with pytest.raises(UsageError, match=r"^\[INVALID_REQUEST\] cncf check .*nope.yaml: file not found$"):
+        check_product(tmp_path / "nope.yaml", tmp_path / "missing.yaml")  # the product is named first
     listed = write(tmp_path, "list.yaml", "- a\n")
     with pytest.raises(UsageError, match=r"not a PRODUCT.yaml \(the document is not a mapping\)$"):
         check_product(listed)

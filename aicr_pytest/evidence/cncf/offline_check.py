@@ -280,10 +280,10 @@ def _spec_problems(spec: Any, checklist: Checklist | None, product_dir: Path) ->
 def check_product(product_path: str | Path, checklist_path: str | Path | None = None) -> list[str]:
     """Every problem of the PRODUCT.yaml at ``product_path`` (module docstring), one line each."""
     path = Path(product_path).expanduser()
-    checklist = load_checklist(checklist_path, CHECKLIST_LABEL) if checklist_path is not None else None
     data = read_yaml(path, PRODUCT_LABEL)
     if not isinstance(data, Mapping):
         raise UsageError(MSG_NOT_MAPPING.format(label=PRODUCT_LABEL, path=path))
+    checklist = load_checklist(checklist_path, CHECKLIST_LABEL) if checklist_path is not None else None
     problems = _metadata_problems(data.get("metadata"), checklist)
     problems += _spec_problems(data.get("spec"), checklist, path.parent)
     return problems

@@ -95,7 +95,8 @@ REQUIREMENTS: Final[tuple[RequirementMap, ...]] = (
 BY_ID: Final[dict[str, RequirementMap]] = {r.id: r for r in REQUIREMENTS}
 BY_CHECK: Final[dict[str, RequirementMap]] = {c: r for r in REQUIREMENTS for c in r.checks}
 
-MSG_UNKNOWN_FEATURE: Final = '[INVALID_REQUEST] unknown feature "{feature}"; valid features: {valid}'
+#: the ``--feature`` message of :mod:`.features`, listing requirement ids instead of feature names
+MSG_UNKNOWN_FEATURE: Final = features.MSG_UNKNOWN
 
 
 def lookup(requirement_id: str) -> RequirementMap | None:
