@@ -31,17 +31,10 @@ V136: Final = "cncf/KubernetesAIConformance-1.36.yaml"
 
 V137: Final = """\
 # a v1.37-shaped checklist (test data written for aicr-pytest)
-metadata:
-  kubernetesVersion: v1.37
-  platformName: "[Platform Name]"
-  platformVersion: "[Platform Version]"
-  vendorName: "[Vendor Name]"
-  websiteUrl: "[Website URL]"
-  repoUrl: "[Repository URL]"
-  documentationUrl: "[Documentation URL]"
-  productLogoUrl: "[Documentation URL]"
-  description: "[Description]"
-  contactEmailAddress: "[Contact Email Address]"
+metadata: {kubernetesVersion: v1.37, platformName: "[Platform Name]", platformVersion: "[Platform Version]",
+  vendorName: "[Vendor Name]", websiteUrl: "[Website URL]", repoUrl: "[Repository URL]",
+  documentationUrl: "[Documentation URL]", productLogoUrl: "[Documentation URL]",
+  description: "[Description]", contactEmailAddress: "[Contact Email Address]"}
 spec:
   accelerators:
     - {id: driver_runtime_management, description: "Drivers and runtimes verifiable.", level: SHOULD,
