@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import signal
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -70,10 +71,18 @@ and has no effect.  Under plain pytest: --namespace (pytest owns -n), --aicr-deb
 """
 
 
+_MISSING_VALUE = re.compile(r"argument (\S+): expected one argument")
+MSG_MISSING_VALUE = "{flag} needs a value (write {flag}=VALUE for one that starts with '-')"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
+        missing = _MISSING_VALUE.fullmatch(message)
+        if missing is not None:  # e.g. `--timeout -5s`: argparse took the value for a flag
+            flag = missing.group(1).split("/")[-1]
+            message = MSG_MISSING_VALUE.format(flag=flag)
         self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
 
 

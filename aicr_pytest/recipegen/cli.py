@@ -31,6 +31,8 @@ CRITERIA_API_VERSION = "aicr.run/v1alpha2"
 MAX_CRITERIA_BYTES = 1 << 20
 
 # Messages quoted from AICR where it has them.
+#: a flag given with an empty value (a shell variable that was not set, say) is refused, not read as "any"
+MSG_EMPTY_CRITERION = "--{field} must not be empty (leave it out to match any {field})"
 MSG_NO_CRITERIA = (
     "no criteria provided: specify at least one of --service, --accelerator, --intent, --os, --platform, "
     "--nodes, --criteria, or use --snapshot to load from a snapshot file"
@@ -175,6 +177,9 @@ def run(args: Mapping[str, Any], stdout: TextIO | None = None, stderr: TextIO | 
             _say(err, f"criteria detected from the snapshot: {query.describe()}")
         if args["criteria"] is not None:
             query = load_criteria_file(args["criteria"], store.registry, query)
+        for f in crit.FIELDS:
+            if args[f] is not None and not str(args[f]).strip():
+                raise UsageError(MSG_EMPTY_CRITERION.format(field=f))
         query = crit.build(
             store.registry,
             query,

@@ -43,6 +43,9 @@ ALIASES: Final[Mapping[Field, Mapping[str, str]]] = {
 # Messages quoted from AICR.
 MSG_INVALID_VALUE = "invalid {field} type: {value}"
 MSG_INVALID_NODES = "invalid nodes count: {nodes} (must be >= 0)"
+#: AICR reads the count into a Go int (64 bits): a larger one is refused, never written
+MSG_NODES_OUT_OF_RANGE = "invalid nodes count: {nodes} (out of range for a 64-bit integer)"
+_INT64_MAX = 2**63 - 1
 
 
 def normalize(value: str) -> str:
@@ -146,6 +149,8 @@ def matches(overlay: OverlayCriteria, query: Criteria) -> bool:
 def check_nodes(nodes: int) -> int:
     if nodes < 0:
         raise UsageError(MSG_INVALID_NODES.format(nodes=nodes))
+    if nodes > _INT64_MAX:
+        raise UsageError(MSG_NODES_OUT_OF_RANGE.format(nodes=nodes))
     return nodes
 
 

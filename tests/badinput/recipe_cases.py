@@ -53,6 +53,22 @@ CASES: list[tuple[list[str], int, str]] = [
         2,
         "aicr-pytest recipe: error: argument --nodes: invalid int value: 'many'",
     ),
+    (
+        ["recipe", "--service", "eks", "--nodes", "99999999999999999999999"],
+        2,
+        E + "invalid nodes count: 99999999999999999999999 (out of range for a 64-bit integer)",
+    ),
+    (["recipe", "--service", ""], 2, E + "--service must not be empty (leave it out to match any service)"),
+    (
+        ["recipe", "--accelerator", " "],
+        2,
+        E + "--accelerator must not be empty (leave it out to match any accelerator)",
+    ),
+    (
+        ["recipe", "--service", "eks", "--nodes", "-5x"],
+        2,
+        "aicr-pytest recipe: error: --nodes needs a value (write --nodes=VALUE for one that starts with '-')",
+    ),
     (["recipe"], 2, NO_CRITERIA),
     (["recipe", "--service", "any", "--intent", "any"], 2, NO_CRITERIA),
     # conflicting or repeated flags

@@ -19,6 +19,13 @@ S = "aicr-pytest snapshot: error: "
 TIMEOUT = 'invalid --timeout "{value}": expected a positive duration such as 90s, 5m or 1h30m'
 
 CASES: list[tuple[list[str], int, str]] = [
+    # a value that starts with '-' is taken for a flag unless attached with '='
+    (
+        ["snapshot", "--timeout", "-5s"],
+        2,
+        S + "--timeout needs a value (write --timeout=VALUE for one that starts with '-')",
+    ),
+    (["snapshot", "--timeout=-5s"], 2, E + TIMEOUT.format(value="-5s")),
     # output format and destination
     (
         ["snapshot", "--format", "table"],
