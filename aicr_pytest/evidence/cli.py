@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.writable import check_writable
 
 if TYPE_CHECKING:
     from sigstore.models import TrustedRoot
@@ -65,6 +66,8 @@ def run_verify(
         insecure_tls=args["registry_insecure_tls"],
         allow_unpinned_tag=args["allow_unpinned_tag"],
     )
+    if args["output"] and args["output"] != "-":
+        check_writable(args["output"], "--output")  # before pulling anything (exit 2, one line)
     workdir = Path(tempfile.mkdtemp(prefix="aicr-evidence-pull-"))
     try:
         result = verify.verify(
@@ -74,7 +77,10 @@ def run_verify(
             print(f"warning: {line}", file=stderr)
         text = render.to_json(result) if args["format"] == "json" else render.to_markdown(result)
         if args["output"] and args["output"] != "-":
-            Path(args["output"]).write_text(text, encoding="utf-8")
+            try:
+                Path(args["output"]).write_text(text, encoding="utf-8")
+            except OSError as err:  # the destination changed since it was probed
+                raise UsageError(f"--output {args['output']}: {err.strerror or err}") from None
         else:
             stdout.write(text)
             stdout.flush()

@@ -93,6 +93,13 @@ def configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:
         return  # no evidence option given: nothing to validate, warn about or emit
+    if settings.out_dir is not None:
+        from aicr_pytest.core.writable import check_writable_dir
+
+        try:  # before any check runs: a long run's bundle must not be lost at its end
+            check_writable_dir(str(settings.out_dir), "--emit-attestation")
+        except UsageError as err:
+            raise pytest.UsageError(str(err)) from None
     from aicr_pytest.evidence import session
 
     try:

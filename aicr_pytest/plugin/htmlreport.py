@@ -66,10 +66,12 @@ def configure(config: pytest.Config, target: str | None) -> None:
     then register the :class:`HtmlReport`."""
     if not target:
         return
+    from aicr_pytest.core.writable import check_writable
     from aicr_pytest.report.html import check_target
 
     try:
         check_target(target)
+        check_writable(target, "--html")  # a real probe: /proc, a read-only folder, a file as folder
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     config.pluginmanager.register(HtmlReport(target), NAME)

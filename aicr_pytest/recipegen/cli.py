@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.writable import check_writable
 
 if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
@@ -164,6 +165,9 @@ def run(args: Mapping[str, Any], stdout: TextIO | None = None, stderr: TextIO | 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     fmt = parse_format(args["format"] or "yaml")
+    target = (args["output"] or "").strip()
+    if target not in ("", "-") and not target.startswith("cm://"):
+        check_writable(target, "--output")  # before any work (a snapshot read, a cluster)
     data = data_tree(args["data"], bool(args["no_embedded_data"]))
     store = load_store(data)
     cluster = _ClusterHandle(args["kubeconfig"], args["kube_context"])

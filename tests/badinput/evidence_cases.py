@@ -6,11 +6,16 @@ line, nothing on stdout and no traceback, before any registry is contacted.
 
 from __future__ import annotations
 
-FILES: dict[str, str] = {"notes.txt": "not a pointer\n"}
+FILES: dict[str, str] = {"notes.txt": "not a pointer\n", "bundle/.keep": ""}
 
 E = "aicr-pytest: error: "
 
 CASES: list[tuple[list[str], int, str]] = [
+    (
+        ["evidence", "verify", "{tmp}/bundle", "-o", "/proc/verify.json"],
+        2,
+        E + "--output /proc/verify.json: cannot write the report there: No such file or directory",
+    ),
     (
         ["evidence", "verify", "{tmp}/missing.yaml"],
         2,

@@ -69,6 +69,11 @@ CASES: list[tuple[list[str], int, str]] = [
         2,
         "aicr-pytest recipe: error: --nodes needs a value (write --nodes=VALUE for one that starts with '-')",
     ),
+    (
+        ["recipe", "--service", "eks", "-o", "/proc/recipe.yaml"],
+        2,
+        E + "--output /proc/recipe.yaml: cannot write the report there: No such file or directory",
+    ),
     (["recipe"], 2, NO_CRITERIA),
     (["recipe", "--service", "any", "--intent", "any"], 2, NO_CRITERIA),
     # conflicting or repeated flags

@@ -26,7 +26,12 @@ CASES: list[tuple[list[str], int, str]] = [
         S + "--timeout needs a value (write --timeout=VALUE for one that starts with '-')",
     ),
     (["snapshot", "--timeout=-5s"], 2, E + TIMEOUT.format(value="-5s")),
-    # output format and destination
+    # output format and destination (really probed: root passes os.access under /proc)
+    (
+        ["snapshot", "-o", "/proc/snapshot.yaml"],
+        2,
+        E + "cannot write snapshot to /proc/snapshot.yaml: permission denied",
+    ),
     (
         ["snapshot", "--format", "table"],
         2,
