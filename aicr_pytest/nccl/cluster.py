@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aicr_pytest import nccl
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
@@ -55,6 +54,20 @@ from aicr_pytest.nccl.objects import (
     termination_message,
     tolerations_k8s,
 )
+from aicr_pytest.nccl.render import BenchmarkObjects, RenderInputs, build_compute_domain
+from aicr_pytest.nccl.sizing import (
+    EFA_RESOURCE,
+    MAX_MESSAGE_SIZE,
+    RDMA_RESOURCE,
+    WorkerScheduling,
+    WorkerSizing,
+    gke_network_interfaces,
+    max_message_size,
+    node_name,
+    uniform_fabric_count,
+    worker_scheduling,
+)
+from aicr_pytest.nccl.variant import LAUNCHER_JOB, NODE_JOB, NcclCheckFailure, VariantPlan
 
 log = logging.getLogger("aicr_pytest.nccl")
 
@@ -113,7 +126,7 @@ DIAG_LAUNCHER = "launcher log (benchmark failed)"
 DIAG_WORKERS = "NCCL worker pods"
 
 
-class LauncherFailed(nccl.NcclCheckFailure):
+class LauncherFailed(NcclCheckFailure):
     """The launcher pod ended Failed: the benchmark itself failed (CTRF ``failed``)."""
 
     def __init__(self, message: str, diagnostics: Mapping[str, Sequence[str]]) -> None:
@@ -125,8 +138,8 @@ class LauncherFailed(nccl.NcclCheckFailure):
 class Plumbing:
     """Service-specific inputs of the render, decided from the target nodes."""
 
-    scheduling: nccl.WorkerScheduling
-    max_message_size: str = nccl.MAX_MESSAGE_SIZE
+    scheduling: WorkerScheduling
+    max_message_size: str = MAX_MESSAGE_SIZE
     efa_count: int = 0
     rdma_count: int = 0
     gke_network_interfaces: str | None = None
@@ -180,41 +193,39 @@ class NcclBenchmark:
             if not self.cluster.has_resource(TRAINER_GROUP, TRAINER_VERSION, plural)
         ]
         if missing:
-            raise nccl.NcclCheckFailure(MSG_TRAINER_MISSING.format(missing=" and ".join(missing)))
+            raise NcclCheckFailure(MSG_TRAINER_MISSING.format(missing=" and ".join(missing)))
 
     # -- 2. nodes ------------------------------------------------------------------------------------
     def gpu_nodes(self) -> list[JSON]:
-        """Every node (paginated list); :func:`nccl.select_target_nodes` filters them."""
+        """Every node (paginated list); :func:`select_target_nodes` filters them."""
         return list(self.cluster.list("v1", "nodes"))
 
     # -- 3. plumbing ---------------------------------------------------------------------------------
     def plumbing(
         self,
-        plan: nccl.VariantPlan,
+        plan: VariantPlan,
         targets: Sequence[Mapping[str, Any]],
         *,
         node_selector: Mapping[str, str] | None,
         tolerations: Sequence[Mapping[str, str]] | None,
     ) -> Plumbing:
-        scheduling = nccl.worker_scheduling(
-            plan, targets, node_selector=node_selector, tolerations=tolerations
-        )
+        scheduling = worker_scheduling(plan, targets, node_selector=node_selector, tolerations=tolerations)
         if not plan.service_steps:
             return Plumbing(scheduling=scheduling)
         efa = rdma = 0
         fabric_count: int | None = None
         nics: str | None = None
         if plan.target_service == "eks" and plan.fabric == "efa":
-            efa = fabric_count = nccl.uniform_fabric_count(targets, nccl.EFA_RESOURCE)
+            efa = fabric_count = uniform_fabric_count(targets, EFA_RESOURCE)
             if efa == 0:
-                log.warning("%s: no %s on the target nodes: TCP fallback", self.check, nccl.EFA_RESOURCE)
+                log.warning("%s: no %s on the target nodes: TCP fallback", self.check, EFA_RESOURCE)
         elif plan.target_service == "aks":
-            rdma = fabric_count = nccl.uniform_fabric_count(targets, nccl.RDMA_RESOURCE)
+            rdma = fabric_count = uniform_fabric_count(targets, RDMA_RESOURCE)
         elif plan.target_service == "gke":
-            nics = nccl.gke_network_interfaces(self._gke_networks())
+            nics = gke_network_interfaces(self._gke_networks())
         return Plumbing(
             scheduling=scheduling,
-            max_message_size=nccl.max_message_size(plan, fabric_count),
+            max_message_size=max_message_size(plan, fabric_count),
             efa_count=efa,
             rdma_count=rdma,
             gke_network_interfaces=nics,
@@ -227,12 +238,12 @@ class NcclBenchmark:
             return []
 
     # -- 4. preflights -------------------------------------------------------------------------------
-    def preflight(self, plan: nccl.VariantPlan, targets: Sequence[Mapping[str, Any]]) -> None:
+    def preflight(self, plan: VariantPlan, targets: Sequence[Mapping[str, Any]]) -> None:
         """Run the plan's preflight (if any) on every target node; fails naming the nodes not ready."""
         kind = plan.preflight
         if kind is None:
             return
-        nodes = [nccl.node_name(n) for n in targets]
+        nodes = [node_name(n) for n in targets]
         if kind == "nvreg":
             self._probe(
                 "nvreg",
@@ -343,11 +354,11 @@ class NcclBenchmark:
                 if marker in output:
                     not_ready.append(node)
                 else:
-                    raise nccl.NcclCheckFailure(
+                    raise NcclCheckFailure(
                         MSG_PROBE_UNEXPECTED.format(what=what, node=node, output=output.strip()[-300:])
                     )
             if not_ready:
-                raise nccl.NcclCheckFailure(message.format(nodes=", ".join(sorted(not_ready))))
+                raise NcclCheckFailure(message.format(nodes=", ".join(sorted(not_ready))))
         finally:
             for name in created:  # done with them; the run's cleanup tolerates NotFound
                 try:
@@ -364,8 +375,8 @@ class NcclBenchmark:
         return text if text.strip() else termination_message(pod, container)
 
     # -- 5. apply ------------------------------------------------------------------------------------
-    def render_inputs(self, sizing: nccl.WorkerSizing, plumbing: Plumbing) -> nccl.RenderInputs:
-        return nccl.RenderInputs(
+    def render_inputs(self, sizing: WorkerSizing, plumbing: Plumbing) -> RenderInputs:
+        return RenderInputs(
             namespace=self.namespace,
             names=self.names,
             sizing=sizing,
@@ -376,7 +387,7 @@ class NcclBenchmark:
             gke_network_interfaces=plumbing.gke_network_interfaces,
         )
 
-    def apply(self, plan: nccl.VariantPlan, objects: nccl.BenchmarkObjects) -> str:
+    def apply(self, plan: VariantPlan, objects: BenchmarkObjects) -> str:
         """Create the benchmark's objects in order; returns the TrainJob name."""
         self.run.ensure_namespace()
         add_pod_template_labels(objects.runtime, self.run.labels())
@@ -389,7 +400,7 @@ class NcclBenchmark:
         return _name(created)
 
     def _compute_domain(self) -> None:
-        cd = nccl.build_compute_domain(self.names, self.namespace, {})
+        cd = build_compute_domain(self.names, self.namespace, {})
         self.run.create(cd)
         timeout = min(APPLY_WAIT_S, self.remaining())
         try:
@@ -448,7 +459,7 @@ class NcclBenchmark:
                 detail = eviction_detail(pod)
                 if detail is not None:
                     rjob = _labels(pod).get(REPLICATED_JOB_LABEL)
-                    role = "launcher" if rjob == nccl.LAUNCHER_JOB else "worker"
+                    role = "launcher" if rjob == LAUNCHER_JOB else "worker"
                     node = (pod.get("spec") or {}).get("nodeName")
                     raise Inconclusive(
                         MSG_POD_EVICTED.format(
@@ -459,13 +470,13 @@ class NcclBenchmark:
                             detail=detail,
                         )
                     )
-            for worker in role_pods(view, nccl.NODE_JOB):
+            for worker in role_pods(view, NODE_JOB):
                 if _phase(worker) == "Running":
                     state.running_seen.add(_name(worker))
             if not state.announced and len(state.running_seen) >= state.expected:
                 state.announced = True
                 log.info("%s: %d/%d NCCL workers Running", self.check, len(state.running_seen), workers)
-            launchers = role_pods(view, nccl.LAUNCHER_JOB)
+            launchers = role_pods(view, LAUNCHER_JOB)
             done = [p for p in launchers if _phase(p) == "Succeeded"]
             if done:
                 return done[-1]
@@ -474,8 +485,8 @@ class NcclBenchmark:
             return None
 
         def describe(view: dict[str, JSON]) -> str:
-            launchers = role_pods(view, nccl.LAUNCHER_JOB)
-            workers_now = role_pods(view, nccl.NODE_JOB)
+            launchers = role_pods(view, LAUNCHER_JOB)
+            workers_now = role_pods(view, NODE_JOB)
             running = sum(1 for w in workers_now if _phase(w) == "Running")
             text = (
                 f"launcher {_name(launchers[-1])}: {summarize(launchers[-1])}"
@@ -527,7 +538,7 @@ class NcclBenchmark:
         return [f"{note}; no termination message captured>"]
 
     def _worker_diagnostics(self, trainjob: str) -> list[str]:
-        selector = f"{JOBSET_NAME_LABEL}={trainjob},{REPLICATED_JOB_LABEL}={nccl.NODE_JOB}"
+        selector = f"{JOBSET_NAME_LABEL}={trainjob},{REPLICATED_JOB_LABEL}={NODE_JOB}"
         try:
             pods = list(self.cluster.list("v1", "pods", self.namespace, label_selector=selector))
         except ApiError as exc:

@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from aicr_pytest import nccl
 from aicr_pytest.kube.run import RunScope
+from aicr_pytest.nccl.parse import DIAGNOSTIC_TAIL_LINES
+from aicr_pytest.nccl.render import BenchmarkNames, benchmark_names
 
 __all__ = [
     "ADMISSION_RACE_MARKER",
@@ -27,14 +28,14 @@ __all__ = [
 JSON = dict[str, Any]
 
 LAUNCHER_CONTAINER = "node"  #: Kubeflow MPI plugin contract: the container is named ``node``
-DIAG_TAIL_LINES = nccl.DIAGNOSTIC_TAIL_LINES
+DIAG_TAIL_LINES = DIAGNOSTIC_TAIL_LINES
 _EVICTION_REASONS = frozenset({"Evicted", "Preempting", "NodeLost", "Shutdown", "Terminated"})
 _DISRUPTION_CONDITION = "DisruptionTarget"
 
 
-def scoped_names(run: RunScope, check: str) -> nccl.BenchmarkNames:
-    """:func:`nccl.benchmark_names` made run-scoped, so :meth:`RunScope.create` keeps them as-is."""
-    base = nccl.benchmark_names(run.run_id, check, run.worker_id)
+def scoped_names(run: RunScope, check: str) -> BenchmarkNames:
+    """:func:`benchmark_names` made run-scoped, so :meth:`RunScope.create` keeps them as-is."""
+    base = benchmark_names(run.run_id, check, run.worker_id)
     return replace(
         base,
         trainjob=run.name(base.trainjob),
