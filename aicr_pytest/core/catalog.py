@@ -102,6 +102,13 @@ CATALOG: tuple[CheckSpec, ...] = (
         "nvidia-smi runs on every GPU node",
         test=_DEPLOYMENT + "test_check_nvidia_smi",
     ),
+    CheckSpec(  # upstream AICR v1.x
+        "gke-gpu-nic-networks",
+        "deployment",
+        _m(2),
+        "GKE GPU NIC networks for GPUDirect TCPXO (skipped unless the recipe declares gke-nccl-tcpxo)",
+        test="deployment/test_gke_gpu_nics.py::test_gke_gpu_nic_networks",
+    ),
     CheckSpec(
         "dra-support",
         "conformance",
