@@ -206,6 +206,14 @@ CATALOG: tuple[CheckSpec, ...] = (
         test=_CONFORMANCE_2 + "test_slinky_slurm_imex_channel",
         entry=_conformance("slinky", "run_slinky_slurm_imex_channel"),
     ),
+    CheckSpec(  # upstream AICR v1.x
+        "slinky-slurm-gpu-access",
+        "conformance",
+        _m(5),
+        "Slurm GPU access and isolation for Slinky Slurm jobs",
+        test="conformance/test_slinky_gpu_access.py::test_slinky_slurm_gpu_access",
+        entry=_conformance("slinky_gpu_access", "run_slinky_slurm_gpu_access"),
+    ),
     CheckSpec(
         "gpu-operator-health",
         "conformance",

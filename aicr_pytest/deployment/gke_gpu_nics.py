@@ -102,9 +102,7 @@ def evaluate_gpu_nic_networks(names: Sequence[str], *, emit: Emit) -> str:
     for name in names:
         emit(LINE_NETWORK.format(name=name))
     if len(names) < REQUIRED_GPU_NIC_NETWORKS:
-        raise CheckFailed(
-            absent_prerequisite(f"the cluster has {len(names)} of {REQUIRED_GPU_NIC_NETWORKS}")
-        )
+        raise CheckFailed(absent_prerequisite(f"the cluster has {len(names)} of {REQUIRED_GPU_NIC_NETWORKS}"))
     return MSG_PASSED.format(found=len(names))
 
 

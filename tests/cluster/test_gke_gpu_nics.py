@@ -89,8 +89,7 @@ def test_declared_without_the_network_api_fails(pytester: pytest.Pytester, fake_
     assert t["status"] == "failed"
     assert t["message"] == (
         "[NOT_FOUND] recipe declares gke-nccl-tcpxo but the cluster does not serve "
-        "networks.networking.gke.io at all, so it was created without --enable-multi-networking "
-        + REMEDY
+        "networks.networking.gke.io at all, so it was created without --enable-multi-networking " + REMEDY
     )
 
 
