@@ -19,12 +19,22 @@ The rules, in order:
    retries reads as a transport failure: upstream, which does not retry, calls a 500 internal);
 4. a recipe that does not declare ``gke-nccl-tcpxo`` skips;
 5. the Networks whose name contains ``gpu-nic`` (sorted) are printed; fewer than 8 (one per GPU of
-   an ``a3-megagpu-8g`` node) fails (``NOT_FOUND``) with the remediation text.
+   an ``a3-megagpu-8g`` node) fails (``NOT_FOUND``) with the remediation text;
+6. fewer than 8 of them with both ``Ready`` and ``ParamsReady`` (an intact GKENetworkParamSet
+   binding) True fails, naming each unusable one; an unusable leftover beyond a usable 8 does not.
+   Upstream documents this rule in ``docs/integrator/gke-tcpxo-networking.md`` ("What the deployment
+   checks verify") and tests it (``gke_gpu_nic_networks_test.go``, the readiness/binding cases); its
+   exact message is not in the public sources we read, so this one (code ``UNAVAILABLE``) is ours.
+
+Not implemented here: upstream's later arms that compare a recipe's recorded
+``configuration.gke.tcpxoInterfaces`` with the deployed ``torch-distributed-tcpxo``
+ClusterTrainingRuntime (they concern recipes that ship that runtime).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aicr_pytest.core.components import enabled_ref
@@ -62,6 +72,13 @@ DETAIL_NO_API = (
 LINE_FOUND = "Found {found} GPU NIC network(s) (need {need}):"
 LINE_NETWORK = "  {name}"
 MSG_PASSED = "gke-gpu-nic-networks: passed gpuNICNetworks={found}"
+PROBLEM_NOT_READY = "not Ready"
+PROBLEM_UNBOUND = "GKENetworkParamSet binding not ready (ParamsReady is not True)"
+MSG_UNHEALTHY = (
+    f"[UNAVAILABLE] recipe declares {TCPXO_COMPONENT} but only {{healthy}} of {{total}} GPU NIC networks "
+    "are Ready and bound to their GKENetworkParamSet (need {need}): {unhealthy}. Verify with: kubectl get "
+    "network.networking.gke.io <name> -o jsonpath='{{.status.conditions}}'"
+)
 
 
 def absent_prerequisite(detail: str) -> str:
@@ -90,20 +107,58 @@ def read_error(err: BaseException) -> str:
     return f"[INTERNAL] failed to read {SUBJECT}: {cause}"
 
 
-def gpu_nic_networks(networks: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The names of the Networks that are GPU NIC networks (name contains ``gpu-nic``), sorted."""
-    names = (str((n.get("metadata") or {}).get("name") or "") for n in networks)
-    return sorted(name for name in names if GPU_NIC_SUBSTRING in name)
+@dataclass(frozen=True)
+class GpuNicNetwork:
+    """One GPU NIC Network: its name and why it is not usable (``None``: Ready and bound)."""
+
+    name: str
+    problem: str | None = None
 
 
-def evaluate_gpu_nic_networks(names: Sequence[str], *, emit: Emit) -> str:
-    """Verdict over the GPU NIC network names of a recipe that declares ``gke-nccl-tcpxo``."""
-    emit(LINE_FOUND.format(found=len(names), need=REQUIRED_GPU_NIC_NETWORKS))
-    for name in names:
-        emit(LINE_NETWORK.format(name=name))
-    if len(names) < REQUIRED_GPU_NIC_NETWORKS:
-        raise CheckFailed(absent_prerequisite(f"the cluster has {len(names)} of {REQUIRED_GPU_NIC_NETWORKS}"))
-    return MSG_PASSED.format(found=len(names))
+def _condition_true(network: Mapping[str, Any], kind: str) -> bool:
+    conditions = (network.get("status") or {}).get("conditions") or []
+    return any(
+        isinstance(c, Mapping) and c.get("type") == kind and c.get("status") == "True" for c in conditions
+    )
+
+
+def gpu_nic_networks(networks: Iterable[Mapping[str, Any]]) -> list[GpuNicNetwork]:
+    """The Networks whose name contains ``gpu-nic``, sorted by name, each with its health: usable
+    only when its ``Ready`` and ``ParamsReady`` (the GKENetworkParamSet binding) conditions are True."""
+    found: list[GpuNicNetwork] = []
+    for network in networks:
+        name = str((network.get("metadata") or {}).get("name") or "")
+        if GPU_NIC_SUBSTRING not in name:
+            continue
+        problems = []
+        if not _condition_true(network, "Ready"):
+            problems.append(PROBLEM_NOT_READY)
+        if not _condition_true(network, "ParamsReady"):
+            problems.append(PROBLEM_UNBOUND)
+        found.append(GpuNicNetwork(name, "; ".join(problems) or None))
+    return sorted(found, key=lambda n: n.name)
+
+
+def evaluate_gpu_nic_networks(networks: Sequence[GpuNicNetwork], *, emit: Emit) -> str:
+    """Verdict over the GPU NIC networks of a recipe that declares ``gke-nccl-tcpxo``: at least 8
+    must exist (the census) and at least 8 must be Ready and bound (an unready leftover beyond a
+    healthy 8 does not fail)."""
+    emit(LINE_FOUND.format(found=len(networks), need=REQUIRED_GPU_NIC_NETWORKS))
+    for net in networks:
+        emit(LINE_NETWORK.format(name=net.name) + (f" ({net.problem})" if net.problem else ""))
+    if len(networks) < REQUIRED_GPU_NIC_NETWORKS:
+        raise CheckFailed(
+            absent_prerequisite(f"the cluster has {len(networks)} of {REQUIRED_GPU_NIC_NETWORKS}")
+        )
+    healthy = [n for n in networks if n.problem is None]
+    if len(healthy) < REQUIRED_GPU_NIC_NETWORKS:
+        unhealthy = "; ".join(f"{n.name}: {n.problem}" for n in networks if n.problem)
+        raise CheckFailed(
+            MSG_UNHEALTHY.format(
+                healthy=len(healthy), total=len(networks), need=REQUIRED_GPU_NIC_NETWORKS, unhealthy=unhealthy
+            )
+        )
+    return MSG_PASSED.format(found=len(healthy))
 
 
 def check_gke_gpu_nic_networks(

@@ -1,10 +1,11 @@
 """``gke-gpu-nic-networks`` end to end on the fake cluster: the bundled check through pytester.
 
-The ``h100-gke-training`` profile binds the ``default`` Network and ``gpu-nic0..7``; its fault
-``gke-gpu-nics-incomplete`` leaves 6 of them; the ``h100-eks-training`` profile does not serve the
-GKE Network API at all.  Each scenario proves one of upstream's rules: pass with 8, fail with 6,
-fail when a declaring recipe meets a cluster without the API, skip when the recipe does not declare
-``gke-nccl-tcpxo`` (with and without the API), and ``other`` when the list cannot be read.
+The ``h100-gke-training`` profile binds the ``default`` Network and ``gpu-nic0..7`` (each Ready and
+bound); its fault ``gke-gpu-nics-incomplete`` leaves 6 of them; the ``h100-eks-training`` profile
+does not serve the GKE Network API at all.  Each scenario proves one of upstream's rules: pass with
+8, fail with 6, fail when one of the 8 is unready or unbound (but not for an unready leftover beyond
+8), fail when a declaring recipe meets a cluster without the API, skip when the recipe does not
+declare ``gke-nccl-tcpxo`` (with and without the API), and ``other`` when the list cannot be read.
 """
 
 from __future__ import annotations
@@ -46,6 +47,16 @@ REMEDY = (
 )
 
 
+def set_conditions(fc: FakeCluster, name: str, *, ready: str, bound: str) -> None:
+    def fn(obj: dict[str, Any]) -> None:
+        obj["status"]["conditions"] = [
+            {"type": "Ready", "status": ready, "reason": "Test"},
+            {"type": "ParamsReady", "status": bound, "reason": "Test"},
+        ]
+
+    fc.sim.store.mutate(fc.sim.rt("networking.gke.io/v1", "Network"), None, name, fn)
+
+
 def recipe(*, tcpxo: bool | None = True) -> dict[str, Any]:
     """The example recipe on GKE running only this check; ``tcpxo``: declare ``gke-nccl-tcpxo``
     (``None``: declare it disabled)."""
@@ -81,6 +92,43 @@ def test_six_of_eight_fail_with_the_remediation(pytester: pytest.Pytester, fake_
     assert t["status"] == "failed"
     assert t["message"] == f"[NOT_FOUND] recipe declares gke-nccl-tcpxo but the cluster has 6 of 8 {REMEDY}"
     assert t["stdout"][0] == "Found 6 GPU NIC network(s) (need 8):"
+
+
+@pytest.mark.parametrize(("ready", "bound", "problem"), [
+    ("False", "True", "not Ready"),
+    ("True", "False", "GKENetworkParamSet binding not ready (ParamsReady is not True)"),
+])  # fmt: skip
+def test_an_unready_or_unbound_network_fails_naming_it(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, ready: str, bound: str, problem: str
+) -> None:
+    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    set_conditions(fc, "gpu-nic3", ready=ready, bound=bound)
+    t = run(pytester, fc, recipe())
+    assert t["status"] == "failed"
+    assert t["message"] == (
+        "[UNAVAILABLE] recipe declares gke-nccl-tcpxo but only 7 of 8 GPU NIC networks are Ready and "
+        f"bound to their GKENetworkParamSet (need 8): gpu-nic3: {problem}. Verify with: kubectl get "
+        "network.networking.gke.io <name> -o jsonpath='{.status.conditions}'"
+    )
+    assert f"  gpu-nic3 ({problem})" in t["stdout"]
+
+
+def test_an_unready_leftover_beyond_a_healthy_eight_passes(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc.add(
+        {
+            "apiVersion": "networking.gke.io/v1",
+            "kind": "Network",
+            "metadata": {"name": "old-pool-gpu-nic-0"},
+            "spec": {"type": "Device"},
+            "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Deleted"}]},
+        }
+    )
+    t = run(pytester, fc, recipe())
+    assert t["status"] == "passed", t.get("message")
+    assert t["stdout"][0] == "Found 9 GPU NIC network(s) (need 8):"
 
 
 def test_declared_without_the_network_api_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
@@ -139,4 +187,4 @@ def test_denied_networks_read_names_rbac(pytester: pytest.Pytester, fake_cluster
 
 def test_gpu_nic_names_are_matched_by_substring_and_sorted() -> None:
     nets = [{"metadata": {"name": n}} for n in ("c-gpu-nic-1", "default", "vpc1", "c-gpu-nic-0")]
-    assert gke_gpu_nics.gpu_nic_networks(nets) == ["c-gpu-nic-0", "c-gpu-nic-1"]
+    assert [n.name for n in gke_gpu_nics.gpu_nic_networks(nets)] == ["c-gpu-nic-0", "c-gpu-nic-1"]
