@@ -80,7 +80,7 @@ class ConformanceContext:
         timeout_s: float = 300.0,
         env: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
-        criteria: Mapping[str, str] | None = None,
+        criteria: Mapping[str, object] | None = None,
     ) -> ConformanceContext:
         """Build a context from plain values (component refs as dicts or recipe models)."""
         return cls(
@@ -96,7 +96,7 @@ class ConformanceContext:
             clock=clock,
             timeout_s=float(timeout_s),
             env=dict(env or {}),
-            criteria=dict(criteria or {}),
+            criteria={str(k): str(v) for k, v in (criteria or {}).items() if v is not None and v != ""},
         )
 
     # -- evidence -------------------------------------------------------------------------------------
@@ -179,11 +179,11 @@ def context_for_check(
     allocation_policy: str,
     clock: Clock,
     env: Mapping[str, str] | None = None,
-    criteria: Mapping[str, str] | None = None,
+    criteria: Mapping[str, object] | None = None,
 ) -> ConformanceContext:
     """The context of a bundled pytest check, from its fixtures (``check``, ``cluster``, ``run``,
     ``recipe.component_refs``, ``allocation_policy.mode``, ``aicr_clock``; ``criteria``: the
-    recipe's set criteria)."""
+    recipe's criteria, e.g. ``recipe.criteria.model_dump()``; unset ones are dropped)."""
     tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
     return ConformanceContext.create(
         check.name,

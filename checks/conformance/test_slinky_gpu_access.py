@@ -8,10 +8,7 @@ structured, under ``extra["aicr.artifacts"]``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
-
-import pytest
 
 from aicr_pytest import conformance  # lazy: a check's module is imported when it runs
 from aicr_pytest.core.artifacts import EXTRA_KEY
@@ -24,32 +21,16 @@ if TYPE_CHECKING:  # annotations only: the cluster client and the check modules 
     from aicr_pytest.kube.run import RunScope
     from aicr_pytest.plugin.check import CheckContext
 
-CRITERIA = ("service", "accelerator", "intent", "os", "platform")
 
-
-@pytest.fixture
-def slurm_ctx(
-    check: CheckContext,
-    cluster: Cluster,
-    run: RunScope,
-    recipe: Recipe,
-    allocation_policy: AllocationPolicy,
-    aicr_clock: Clock,
-) -> Iterator[conformance.ConformanceContext]:
+def test_slinky_slurm_gpu_access(
+    check: CheckContext, cluster: Cluster, run: RunScope, recipe: Recipe,
+    allocation_policy: AllocationPolicy, aicr_clock: Clock,
+) -> None:  # fmt: skip
+    refs, policy, crit = recipe.component_refs, allocation_policy.mode, recipe.criteria.model_dump()
     ctx = conformance.context_for_check(
-        check,
-        cluster,
-        run,
-        component_refs=recipe.component_refs,
-        allocation_policy=allocation_policy.mode,
-        clock=aicr_clock,
-        criteria={k: str(v) for k in CRITERIA if (v := getattr(recipe.criteria, k))},
+        check, cluster, run, component_refs=refs, allocation_policy=policy, clock=aicr_clock, criteria=crit
     )
     try:
-        yield ctx
+        conformance.check_function(check.name)(ctx)
     finally:
         check.extra[EXTRA_KEY] = ctx.artifacts_json()
-
-
-def test_slinky_slurm_gpu_access(check: CheckContext, slurm_ctx: conformance.ConformanceContext) -> None:
-    conformance.check_function(check.name)(slurm_ctx)

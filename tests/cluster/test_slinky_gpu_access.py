@@ -66,16 +66,25 @@ def test_confined_slurm_passes(pytester: pytest.Pytester, fake_cluster_factory: 
     assert not any(a.startswith("--gpus") or a.startswith("--gres") for a in second)
 
 
-def test_unconfined_job_without_gpus_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = slurm_cluster(fake_cluster_factory, "slurm-gpu-isolation-broken")
+@pytest.mark.parametrize(("fault", "message", "jobs"), [
+    ("slurm-gpu-isolation-broken",
+     "[INTERNAL] unallocated job (no GPU request) opened 4 GPU device node(s) without a GPU allocation: "
+     "Slurm GPU isolation is broken", 2),
+    ("slurm-controller-down",  # the first job cannot allocate: the second never runs
+     "[INTERNAL] GPU access (allocated job): exit code 1: srun: error: Unable to allocate resources: "
+     "Unable to contact slurm controller", 1),
+])  # fmt: skip
+def test_broken_slurm_fails(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, fault: str, message: str, jobs: int
+) -> None:
+    fc = slurm_cluster(fake_cluster_factory, fault)
     t = run(pytester, fc)
     assert t["status"] == "failed"
-    assert t["message"] == (
-        "[INTERNAL] unallocated job (no GPU request) opened 4 GPU device node(s) without a GPU "
-        "allocation: Slurm GPU isolation is broken"
-    )
-    verdict = artifacts(t)["Slinky Slurm GPU access and isolation"]
-    assert verdict.splitlines()[-1] == f"Verdict:          FAIL: {t['message']}"
+    assert t["message"] == message
+    assert len(probe_commands(fc)) == jobs
+    if jobs == 2:  # the verdict artifact records the failing rule
+        verdict = artifacts(t)["Slinky Slurm GPU access and isolation"]
+        assert verdict.splitlines()[-1] == f"Verdict:          FAIL: {message}"
 
 
 def test_the_isolation_fault_from_its_name_alone_fails(
@@ -84,19 +93,6 @@ def test_the_isolation_fault_from_its_name_alone_fails(
     """The fault by itself (as ``--simulate`` applies it) gives the NodeSet its GPUs."""
     fc: FakeCluster = fake_cluster_factory(PROFILE, faults=["slurm-gpu-isolation-broken"])
     assert run(pytester, fc)["status"] == "failed"
-
-
-def test_slurm_that_cannot_allocate_fails_at_the_first_job(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
-) -> None:
-    fc = slurm_cluster(fake_cluster_factory, "slurm-controller-down")
-    t = run(pytester, fc)
-    assert t["status"] == "failed"
-    assert t["message"] == (
-        "[INTERNAL] GPU access (allocated job): exit code 1: srun: error: Unable to allocate "
-        "resources: Unable to contact slurm controller"
-    )
-    assert len(probe_commands(fc)) == 1
 
 
 def test_gpu_less_nodeset_fails_on_concrete_criteria(
