@@ -40,7 +40,8 @@ class ConformanceContext:
     * ``tolerations`` -- ``--toleration`` in Kubernetes form, ``None`` when not given (inner pods then
       tolerate everything: :meth:`inner_tolerations`);
     * ``clock``, ``timeout_s``, ``started`` -- time; ``deadline`` = ``started + timeout_s``;
-    * ``env`` -- the environment the check may read (``AICR_*`` knobs), never ``os.environ`` directly.
+    * ``env`` -- the environment the check may read (``AICR_*`` knobs), never ``os.environ`` directly;
+    * ``criteria`` -- the recipe's criteria (``service``, ``accelerator``...; only the keys it sets).
     """
 
     check: str
@@ -55,6 +56,7 @@ class ConformanceContext:
     timeout_s: float = 300.0
     started: float = field(default=-1.0)
     env: Mapping[str, str] = field(default_factory=dict)
+    criteria: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.started < 0:
@@ -76,6 +78,7 @@ class ConformanceContext:
         timeout_s: float = 300.0,
         env: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
+        criteria: Mapping[str, object] | None = None,
     ) -> ConformanceContext:
         """Build a context from plain values (component refs as dicts or recipe models)."""
         return cls(
@@ -90,6 +93,7 @@ class ConformanceContext:
             clock=clock,
             timeout_s=float(timeout_s),
             env=dict(env or {}),
+            criteria={str(k): str(v) for k, v in (criteria or {}).items() if v is not None and v != ""},
         )
 
     # -- evidence -------------------------------------------------------------------------------------
@@ -169,9 +173,11 @@ def context_for_check(
     allocation_policy: str,
     clock: Clock,
     env: Mapping[str, str] | None = None,
+    criteria: Mapping[str, object] | None = None,
 ) -> ConformanceContext:
     """The context of a bundled pytest check, from its fixtures (``check``, ``cluster``, ``run``,
-    ``recipe.component_refs``, ``allocation_policy.mode``, ``aicr_clock``)."""
+    ``recipe.component_refs``, ``allocation_policy.mode``, ``aicr_clock``; ``criteria``: the
+    recipe's criteria, e.g. ``recipe.criteria.model_dump()``; unset ones are dropped)."""
     tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
     return ConformanceContext.create(
         check.name,
@@ -184,6 +190,7 @@ def context_for_check(
         clock=clock,
         timeout_s=check.timeout_s,
         env=env,
+        criteria=criteria,
     )
 
 

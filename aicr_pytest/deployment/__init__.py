@@ -1,4 +1,4 @@
-"""The four deployment-phase checks: are the recipe's components installed and healthy?
+"""The deployment-phase checks: are the recipe's components installed and healthy?
 
 The pure modules (no pytest, no cluster client; objects are plain Kubernetes JSON dicts, looked
 up through a :class:`~aicr_pytest.deployment.healthcheck.Fetch` callable, ``fetch(api_version,
@@ -13,6 +13,8 @@ kind, namespace, name, labels) -> list[dict]``; evidence lines go to an injected
   :mod:`aicr_pytest.core.goduration`.
 * :mod:`.operator_version` — ``gpu-operator-version``.
 * :mod:`.nvidia_smi_plan` — ``check-nvidia-smi``: node choice, verify pods, log verdicts.
+* :mod:`.gke_gpu_nics` — ``gke-gpu-nic-networks`` (upstream AICR v1.x): the GKE GPU NIC ``Network``
+  objects GPUDirect TCPXO needs.
 
 The cluster I/O:
 
@@ -46,6 +48,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         wait_for_readiness_signals,
     )
     from aicr_pytest.deployment.fetch import ClusterFetch
+    from aicr_pytest.deployment.gke_gpu_nics import check_gke_gpu_nic_networks
     from aicr_pytest.deployment.nvidia_smi import NvidiaSmiRun, check_nvidia_smi
     from aicr_pytest.deployment.nvidia_smi_plan import (
         DEFAULT_NVIDIA_SMI_IMAGE,
@@ -82,6 +85,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
 #: where each re-exported name lives: importing the package imports none of its modules
 _LAZY: dict[str, str] = {
     "ClusterFetch": "aicr_pytest.deployment.fetch",
+    "check_gke_gpu_nic_networks": "aicr_pytest.deployment.gke_gpu_nics",
     "NvidiaSmiRun": "aicr_pytest.deployment.nvidia_smi",
     "check_nvidia_smi": "aicr_pytest.deployment.nvidia_smi",
     "CheckFailed": "aicr_pytest.deployment.common",
@@ -143,6 +147,7 @@ __all__ = [
     "build_verify_claim",
     "build_verify_pod",
     "check_expected_resources",
+    "check_gke_gpu_nic_networks",
     "check_gpu_operator_version",
     "check_nvidia_smi",
     "check_operator_health",
