@@ -38,7 +38,7 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_writable
-from aicr_pytest.evidence.cncf.settings import build_cncf_settings
+from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
 
@@ -256,8 +256,9 @@ MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe i
 def cmd_validate(ns: argparse.Namespace) -> int:
     given = options.values_from(ns, options.VALIDATE)
     run = options.resolved(given, options.VALIDATE, config=options.config_values(given))
-    # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else
-    build_cncf_settings(run["cncf_submission"], run["feature"], run["evidence_dir"])
+    # --cncf-submission/--feature/--evidence-dir/--cncf-checklist: before a snapshot capture or
+    # anything else
+    settings_from_values(run)
     if not run["recipe"] and not run["cncf_submission"]:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)
     configure_logging(debug=bool(run["debug"]), log_json=bool(run["log_json"]))

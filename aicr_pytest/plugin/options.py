@@ -51,6 +51,7 @@ from aicr_pytest.core.settings import (
     parse_bool,
 )
 from aicr_pytest.evidence import settings as evidence_settings
+from aicr_pytest.evidence.cncf import settings as cncf_settings
 
 #: where an option is given: plain ``pytest``, and each ``aicr-pytest`` subcommand (``aicr-pytest``
 #: itself for ``--version``)
@@ -425,6 +426,27 @@ OPTIONS: tuple[Option, ...] = (
         validate_flags=("-f", "--feature"),
         action="append",
         metavar="FEATURE",
+    ),
+    # --- CNCF submission kit: the checklist template and PRODUCT.yaml's metadata -----------
+    Option(
+        "cncf_checklist",
+        ("--cncf-checklist",),
+        "with --cncf-submission: the program's checklist template (KubernetesAIConformance-1.xx.yaml) "
+        "to fill into PRODUCT.yaml, with results/junit.xml and results/e2e.log, in --evidence-dir",
+        setting=None,
+        metavar="FILE",
+        config_key="cncf.checklist",
+    ),
+    *(
+        Option(
+            f"cncf_{field}",
+            (flag,),
+            f"with --cncf-checklist: PRODUCT.yaml's metadata.{key}",
+            setting=None,
+            metavar=metavar,
+            config_key=f"cncf.{key}",
+        )
+        for field, flag, key, metavar in cncf_settings.METADATA_OPTIONS
     ),
     Option(
         "html",
