@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
+  offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
 failure; 5 interrupted (SIGINT/SIGTERM), or the snapshot agent timed out; 6 recipe evidence could
@@ -18,7 +20,8 @@ declined); 8 a phase failed or ended ``other``, or the snapshot agent failed.  W
 (:mod:`aicr_pytest.snapshot.capture`).
 
 ``evidence verify`` exits 0 (valid, all recorded phases passed), 1 (valid, recorded phase failures)
-or 2 (invalid, tampered, unverifiable, or a bad argument).
+or 2 (invalid, tampered, unverifiable, or a bad argument).  ``cncf check`` exits 0 (no problem),
+1 (problems, one line each on stdout) or 2 (unusable input).
 """
 
 from __future__ import annotations
@@ -70,6 +73,15 @@ and has no effect.  Under plain pytest: --namespace (pytest owns -n), --aicr-deb
 """
 
 
+#: ``aicr-pytest cncf check --help`` ends with these
+CNCF_CHECK_EPILOG = """\
+exit codes:
+  0  no problem found
+  1  problems found (one line each on stdout)
+  2  unusable input: PRODUCT.yaml or the template missing, unreadable or not one
+"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit code 2."""
 
@@ -115,6 +127,18 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(
         psub.add_parser("aiperf", help="AIPerf profile export JSON or the Job log that carries it"),
         options.PARSE_AIPERF,
+    )
+
+    c = sub.add_parser("cncf", help="CNCF AI Conformance submissions")
+    csub = c.add_subparsers(dest="what", parser_class=_Parser, required=True)
+    command(
+        csub.add_parser(
+            "check",
+            help="check a PRODUCT.yaml against the program's rules, offline",
+            epilog=CNCF_CHECK_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        ),
+        options.CNCF_CHECK,
     )
     return parser
 
@@ -379,6 +403,17 @@ def cmd_parse(ns: argparse.Namespace) -> int:
     return run_parse_aiperf(aiperf["file"], aiperf["format"], sys.stdout)
 
 
+def cmd_cncf(ns: argparse.Namespace) -> int:
+    """``cncf check``: one line per problem on stdout; 0 clean, 1 problems (2: ``UsageError``)."""
+    from aicr_pytest.evidence.cncf import offline_check
+
+    args = options.command_values(ns, options.CNCF_CHECK)
+    problems = offline_check.check_product(args["product"], args["checklist"])
+    for line in problems:
+        print(line)
+    return offline_check.exit_code(problems)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(list(argv) if argv is not None else None)
@@ -402,6 +437,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from aicr_pytest.snapshot.cli import run as run_snapshot
 
             return run_snapshot(options.command_values(ns, options.SNAPSHOT))
+        if ns.command == "cncf":
+            return cmd_cncf(ns)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

@@ -10,9 +10,10 @@
   the session is replaced by the registered :class:`CncfSubmission`, which runs the collector
   (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own ``--markers`` replaces it,
   and with ``--cncf-checklist`` writes ``PRODUCT.yaml`` and ``results/``
-  (:mod:`~aicr_pytest.evidence.cncf.kit`).  It publishes the result through ``pytest_aicr_cncf_finished`` and returns pytest's code: 0, or 1
-  when a feature FAILed or the overall budget ran out (``aicr-pytest validate`` maps the result to
-  8 or 5); Ctrl-C/SIGTERM clean up and end 2.
+  (:mod:`~aicr_pytest.evidence.cncf.kit`).  It publishes the result through
+  ``pytest_aicr_cncf_finished`` and returns pytest's code: 0, or 1 when a feature FAILed or the
+  overall budget ran out (``aicr-pytest validate`` maps the result to 8 or 5); Ctrl-C/SIGTERM
+  clean up and end 2.
 * :class:`CncfRenderer` (``--evidence-dir`` without ``--cncf-submission``, registered by
   :func:`register_renderer` on the controller of an active run): path A, the run's CNCF
   conformance checks rendered from the final CTRF document (``pytest_aicr_report``).

@@ -65,6 +65,7 @@ EntryPoint = Literal[
     "evidence verify",
     "parse nccl",
     "parse aiperf",
+    "cncf check",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -75,6 +76,7 @@ SNAPSHOT: Final = "snapshot"
 EVIDENCE_VERIFY: Final = "evidence verify"
 PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
+CNCF_CHECK: Final = "cncf check"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -87,6 +89,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     EVIDENCE_VERIFY,
     PARSE_NCCL,
     PARSE_AIPERF,
+    CNCF_CHECK,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
@@ -1069,6 +1072,24 @@ OPTIONS: tuple[Option, ...] = (
         choices=("text", "json"),
         default="text",
     ),
+    # cncf check
+    Option(
+        "product",
+        ("product",),
+        "the filled checklist (PRODUCT.yaml) to check",
+        setting=None,
+        entry_points=(CNCF_CHECK,),
+        positional=True,
+    ),
+    Option(
+        "checklist",
+        ("--checklist",),
+        "the program's template it was filled from: id, description and level must be unchanged",
+        setting=None,
+        entry_points=(CNCF_CHECK,),
+        once=True,
+        metavar="FILE",
+    ),
 )
 
 
@@ -1284,6 +1305,7 @@ def forwarded_args(values: Mapping[str, Any], options: Sequence[Option] | None =
 
 __all__ = [
     "BOTH",
+    "CNCF_CHECK",
     "COMMANDS",
     "EVIDENCE_VERIFY",
     "MSG_BAD_ENV_BOOL",
