@@ -422,7 +422,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "feature",
         ("--feature",),
-        "with --cncf-submission: collect only this feature (repeatable; name, alias or all)",
+        "with --cncf-submission: collect only this feature (repeatable; name, alias, CNCF requirement "
+        "id or all)",
         setting=None,
         default_text="every feature",
         # pytest-xdist owns -f (--looponfail) under plain pytest

@@ -123,8 +123,8 @@ def test_the_training_profile_fills_the_1_36_checklist_from_the_verdicts(
     check, problems, check_err = cncf_check(capsys, str(ev / "PRODUCT.yaml"), "--checklist", str(template))
     assert check == 1, check_err
     assert (
-        "spec.observability.ai_service_metrics: MUST requirement with status 'Not Implemented'; it must be Implemented"
-        in problems
+        "spec.observability.ai_service_metrics: MUST requirement with status 'Not Implemented'; "
+        "it must be Implemented" in problems
     )
     assert "metadata.platformName: placeholder value [Platform Name]" in problems
 
