@@ -46,6 +46,24 @@ CHECKLIST_NEEDS = "[INVALID_REQUEST] --cncf-checklist requires --cncf-submission
 SUBMIT = ["--cncf-submission", "--evidence-dir", "{tmp}/ev"]
 
 
+#: (a --cncf-checklist path under {tmp}, the problem its one line names)
+BAD_TEMPLATES: list[tuple[str, str]] = [
+    ("/missing.yaml", "file not found"),
+    ("", "cannot read the file: Is a directory"),
+    ("/not-yaml.yaml", "not valid YAML: did not find expected ',' or ']' (line 2)"),
+    ("/list.yaml", "not a CNCF AI-conformance checklist: no metadata/spec mapping"),
+    ("/no-metadata.yaml", "not a CNCF AI-conformance checklist: no metadata mapping"),
+    ("/no-id.yaml", "spec.security[0] has no id"),
+    ("/no-level.yaml", 'requirement "secure_accelerator_access" (spec.security) has no level'),
+    (
+        "/bad-level.yaml",
+        "requirement \"secure_accelerator_access\" (spec.security): unknown level 'MAY' "
+        "(expected MUST or SHOULD)",
+    ),
+    ("/empty-spec.yaml", "the checklist has no requirements"),
+]
+
+
 def bad_checklist(name: str, problem: str) -> str:
     return f"[INVALID_REQUEST] --cncf-checklist {name}: {problem}"
 
@@ -83,47 +101,9 @@ _COMMON: list[tuple[list[str], str]] = [
         [*SUBMIT, "--cncf-vendor-name", "ACME"],
         "[INVALID_REQUEST] --cncf-vendor-name requires --cncf-checklist",
     ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/missing.yaml"],
-        bad_checklist("{tmp}/missing.yaml", "file not found"),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}"],
-        bad_checklist("{tmp}", "cannot read the file: Is a directory"),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/not-yaml.yaml"],
-        bad_checklist("{tmp}/not-yaml.yaml", "not valid YAML: did not find expected ',' or ']' (line 2)"),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/list.yaml"],
-        bad_checklist("{tmp}/list.yaml", "not a CNCF AI-conformance checklist: no metadata/spec mapping"),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/no-metadata.yaml"],
-        bad_checklist("{tmp}/no-metadata.yaml", "not a CNCF AI-conformance checklist: no metadata mapping"),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/no-id.yaml"],
-        bad_checklist("{tmp}/no-id.yaml", "spec.security[0] has no id"),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/no-level.yaml"],
-        bad_checklist(
-            "{tmp}/no-level.yaml", 'requirement "secure_accelerator_access" (spec.security) has no level'
-        ),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/bad-level.yaml"],
-        bad_checklist(
-            "{tmp}/bad-level.yaml",
-            "requirement \"secure_accelerator_access\" (spec.security): unknown level 'MAY' "
-            "(expected MUST or SHOULD)",
-        ),
-    ),
-    (
-        [*SUBMIT, "--cncf-checklist", "{tmp}/empty-spec.yaml"],
-        bad_checklist("{tmp}/empty-spec.yaml", "the checklist has no requirements"),
+    *(
+        ([*SUBMIT, "--cncf-checklist", f"{{tmp}}{name}"], bad_checklist(f"{{tmp}}{name}", problem))
+        for name, problem in BAD_TEMPLATES
     ),
     # the template may come from --config (spec.validate.cncf.checklist)
     (
