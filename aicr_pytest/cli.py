@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
+  offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
 failure; 5 interrupted (SIGINT/SIGTERM), or the snapshot agent timed out; 6 recipe evidence could
@@ -18,7 +20,8 @@ declined); 8 a phase failed or ended ``other``, or the snapshot agent failed.  W
 (:mod:`aicr_pytest.snapshot.capture`).
 
 ``evidence verify`` exits 0 (valid, all recorded phases passed), 1 (valid, recorded phase failures)
-or 2 (invalid, tampered, unverifiable, or a bad argument).
+or 2 (invalid, tampered, unverifiable, or a bad argument).  ``cncf check`` exits 0 (no problem),
+1 (problems, one line each on stdout) or 2 (unusable input).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_writable
-from aicr_pytest.evidence.cncf.settings import build_cncf_settings
+from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
 
@@ -73,6 +76,14 @@ and has no effect.  Under plain pytest: --namespace (pytest owns -n), --aicr-deb
 
 _MISSING_VALUE = re.compile(r"argument (\S+): expected one argument")
 MSG_MISSING_VALUE = "{flag} needs a value (write {flag}=VALUE for one that starts with '-')"
+
+#: ``aicr-pytest cncf check --help`` ends with these
+CNCF_CHECK_EPILOG = """\
+exit codes:
+  0  no problem found
+  1  problems found (one line each on stdout)
+  2  unusable input: PRODUCT.yaml or the template missing, unreadable or not one
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,6 +135,18 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(
         psub.add_parser("aiperf", help="AIPerf profile export JSON or the Job log that carries it"),
         options.PARSE_AIPERF,
+    )
+
+    c = sub.add_parser("cncf", help="CNCF AI Conformance submissions")
+    csub = c.add_subparsers(dest="what", parser_class=_Parser, required=True)
+    command(
+        csub.add_parser(
+            "check",
+            help="check a PRODUCT.yaml against the program's rules, offline",
+            epilog=CNCF_CHECK_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        ),
+        options.CNCF_CHECK,
     )
     return parser
 
@@ -265,8 +288,9 @@ MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe i
 def cmd_validate(ns: argparse.Namespace) -> int:
     given = options.values_from(ns, options.VALIDATE)
     run = options.resolved(given, options.VALIDATE, config=options.config_values(given))
-    # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else
-    build_cncf_settings(run["cncf_submission"], run["feature"], run["evidence_dir"])
+    # --cncf-submission/--feature/--evidence-dir/--cncf-checklist: before a snapshot capture or
+    # anything else
+    settings_from_values(run)
     if not run["recipe"] and not run["cncf_submission"]:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)
     configure_logging(debug=bool(run["debug"]), log_json=bool(run["log_json"]))
@@ -387,6 +411,17 @@ def cmd_parse(ns: argparse.Namespace) -> int:
     return run_parse_aiperf(aiperf["file"], aiperf["format"], sys.stdout)
 
 
+def cmd_cncf(ns: argparse.Namespace) -> int:
+    """``cncf check``: one line per problem on stdout; 0 clean, 1 problems (2: ``UsageError``)."""
+    from aicr_pytest.evidence.cncf import offline_check
+
+    args = options.command_values(ns, options.CNCF_CHECK)
+    problems = offline_check.check_product(args["product"], args["checklist"])
+    for line in problems:
+        print(line)
+    return offline_check.exit_code(problems)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(list(argv) if argv is not None else None)
@@ -410,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from aicr_pytest.snapshot.cli import run as run_snapshot
 
             return run_snapshot(options.command_values(ns, options.SNAPSHOT))
+        if ns.command == "cncf":
+            return cmd_cncf(ns)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

@@ -51,6 +51,17 @@ KNOWN_KEYS: Final[dict[str, str]] = {
     "agent.requireGpu": "bool",
     "agent.nodeSelector": "map",
     "agent.tolerations": "tolerations",
+    "cncf.checklist": "string",
+    "cncf.platformName": "string",
+    "cncf.platformVersion": "string",
+    "cncf.vendorName": "string",
+    "cncf.websiteUrl": "string",
+    "cncf.repoUrl": "string",
+    "cncf.documentationUrl": "string",
+    "cncf.productLogoUrl": "string",
+    "cncf.description": "string",
+    "cncf.contactEmailAddress": "string",
+    "cncf.k8sConformanceUrl": "string",
 }
 
 

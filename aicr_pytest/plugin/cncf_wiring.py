@@ -1,16 +1,19 @@
 """CNCF AI-conformance evidence in the pytest plugin: ``--cncf-submission`` and path A.
 
-* :func:`configure` (``pytest_configure``): the options ``--cncf-submission``, ``--feature`` and
-  ``--evidence-dir`` are checked before anything else happens (one line, exit 4 under pytest, 2
-  under ``aicr-pytest validate``).  With ``--cncf-submission`` the recipe, when given, is loaded
+* :func:`configure` (``pytest_configure``): the options ``--cncf-submission``, ``--feature``,
+  ``--evidence-dir``, ``--cncf-checklist`` and its metadata (flags or ``--config``) are checked
+  and the template loaded before anything else happens (one line, exit 4 under pytest, 2 under
+  ``aicr-pytest validate``).  With ``--cncf-submission`` the recipe, when given, is loaded
   and its GPU allocation policy resolved (errors are usage errors too), a :class:`CncfSubmission`
   is registered, and the phases are not prepared at all.
 * :func:`submit` (``pytest_cmdline_main``, after ``pytest_configure``): with ``--cncf-submission``
   the session is replaced by the registered :class:`CncfSubmission`, which runs the collector
-  (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own ``--markers`` replaces it.  It
-  publishes the result through ``pytest_aicr_cncf_finished`` and returns pytest's code: 0, or 1
-  when a feature FAILed or the overall budget ran out (``aicr-pytest validate`` maps the result to
-  8 or 5); Ctrl-C/SIGTERM clean up and end 2.
+  (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own ``--markers`` replaces it,
+  and with ``--cncf-checklist`` writes ``PRODUCT.yaml`` and ``results/``
+  (:mod:`~aicr_pytest.evidence.cncf.kit`).  It publishes the result through
+  ``pytest_aicr_cncf_finished`` and returns pytest's code: 0, or 1 when a feature FAILed or the
+  overall budget ran out (``aicr-pytest validate`` maps the result to 8 or 5); Ctrl-C/SIGTERM
+  clean up and end 2.
 * :class:`CncfRenderer` (``--evidence-dir`` without ``--cncf-submission``, registered by
   :func:`register_renderer` on the controller of an active run): path A, the run's CNCF
   conformance checks rendered from the final CTRF document (``pytest_aicr_report``).
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
 
 #: what :class:`CncfRenderer` reports when the renderer fails (``validate`` exits 8)
 MSG_RENDER_FAILED = "[INTERNAL] evidence rendering failed"
+#: the options :func:`validate` reads besides the ``cncf_*`` ones
+CNCF_OPTIONS = frozenset({"feature", "evidence_dir"})
 #: the plugin names of the two objects (``config.pluginmanager.get_plugin``)
 SUBMISSION_NAME = "aicr-cncf-submission"
 RENDERER_NAME = "aicr-cncf-evidence"
@@ -56,9 +61,9 @@ class SubmissionInputs:
 def validate(config: pytest.Config) -> cncf_settings.CncfSettings:
     values = options.values_from(config.option, options.PYTEST)
     try:
-        return cncf_settings.build_cncf_settings(
-            values.get("cncf_submission"), values.get("feature"), values.get("evidence_dir")
-        )
+        mine = [o for o in options.OPTIONS if o.name in CNCF_OPTIONS or o.name.startswith("cncf_")]
+        run = options.resolved(values, options.PYTEST, mine, config=options.config_values(values))
+        return cncf_settings.settings_from_values(run)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -145,6 +150,14 @@ class CncfSubmission:
             result = collector.collect(plan, cluster, new_run, clock=clock, emit=lambda s: _say(config, s))
         for line in result.summary_lines():
             _say(config, line)
+        if self.cncf.checklist is not None:  # --cncf-checklist: PRODUCT.yaml and the hybrid files
+            from aicr_pytest.evidence.cncf.kit import write_kit
+
+            kit = write_kit(
+                self.cncf.checklist, result, plan.evidence_dir, self.cncf.metadata, secrets=plan.secrets
+            )
+            for line in kit.lines:
+                _say(config, line)
         return result
 
 

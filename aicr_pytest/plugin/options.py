@@ -51,6 +51,7 @@ from aicr_pytest.core.settings import (
     parse_bool,
 )
 from aicr_pytest.evidence import settings as evidence_settings
+from aicr_pytest.evidence.cncf import settings as cncf_settings
 
 #: where an option is given: plain ``pytest``, and each ``aicr-pytest`` subcommand (``aicr-pytest``
 #: itself for ``--version``)
@@ -64,6 +65,7 @@ EntryPoint = Literal[
     "evidence verify",
     "parse nccl",
     "parse aiperf",
+    "cncf check",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -74,6 +76,7 @@ SNAPSHOT: Final = "snapshot"
 EVIDENCE_VERIFY: Final = "evidence verify"
 PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
+CNCF_CHECK: Final = "cncf check"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -86,6 +89,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     EVIDENCE_VERIFY,
     PARSE_NCCL,
     PARSE_AIPERF,
+    CNCF_CHECK,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
@@ -418,13 +422,35 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "feature",
         ("--feature",),
-        "with --cncf-submission: collect only this feature (repeatable; name, alias or all)",
+        "with --cncf-submission: collect only this feature (repeatable; name, alias, CNCF requirement "
+        "id or all)",
         setting=None,
         default_text="every feature",
         # pytest-xdist owns -f (--looponfail) under plain pytest
         validate_flags=("-f", "--feature"),
         action="append",
         metavar="FEATURE",
+    ),
+    # --- CNCF submission kit: the checklist template and PRODUCT.yaml's metadata -----------
+    Option(
+        "cncf_checklist",
+        ("--cncf-checklist",),
+        "with --cncf-submission: the program's checklist template (KubernetesAIConformance-1.xx.yaml) "
+        "to fill into PRODUCT.yaml, with results/junit.xml and results/e2e.log, in --evidence-dir",
+        setting=None,
+        metavar="FILE",
+        config_key="cncf.checklist",
+    ),
+    *(
+        Option(
+            f"cncf_{field}",
+            (flag,),
+            f"with --cncf-checklist: PRODUCT.yaml's metadata.{key}",
+            setting=None,
+            metavar=metavar,
+            config_key=f"cncf.{key}",
+        )
+        for field, flag, key, metavar in cncf_settings.METADATA_OPTIONS
     ),
     Option(
         "html",
@@ -1047,6 +1073,24 @@ OPTIONS: tuple[Option, ...] = (
         choices=("text", "json"),
         default="text",
     ),
+    # cncf check
+    Option(
+        "product",
+        ("product",),
+        "the filled checklist (PRODUCT.yaml) to check",
+        setting=None,
+        entry_points=(CNCF_CHECK,),
+        positional=True,
+    ),
+    Option(
+        "checklist",
+        ("--checklist",),
+        "the program's template it was filled from: id, description and level must be unchanged",
+        setting=None,
+        entry_points=(CNCF_CHECK,),
+        once=True,
+        metavar="FILE",
+    ),
 )
 
 
@@ -1262,6 +1306,7 @@ def forwarded_args(values: Mapping[str, Any], options: Sequence[Option] | None =
 
 __all__ = [
     "BOTH",
+    "CNCF_CHECK",
     "COMMANDS",
     "EVIDENCE_VERIFY",
     "MSG_BAD_ENV_BOOL",

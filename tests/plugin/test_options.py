@@ -21,6 +21,7 @@ from aicr_pytest.core.settings import (
     Settings,
     Toleration,
 )
+from aicr_pytest.evidence.cncf.settings import METADATA_OPTIONS
 from aicr_pytest.evidence.settings import EvidenceSettings
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.check import CheckContext
@@ -228,6 +229,9 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "gang",
         "--feature",
         "hpa",
+        "--cncf-checklist",
+        "KubernetesAIConformance-1.36.yaml",
+        *(arg for field, flag, _, _ in METADATA_OPTIONS for arg in (flag, f"value of {field}")),
         "--html",
         "report.html",
         "--emit-attestation",
@@ -330,6 +334,7 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.EVIDENCE_VERIFY: ["evidence", "verify"],
     options.PARSE_NCCL: ["parse", "nccl"],
     options.PARSE_AIPERF: ["parse", "aiperf"],
+    options.CNCF_CHECK: ["cncf", "check"],
 }
 
 
