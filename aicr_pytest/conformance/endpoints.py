@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from aicr_pytest.core.errors import Inconclusive, UsageError
+from aicr_pytest.core.errors import CheckFailed, Inconclusive, UsageError
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiUnreachable
 from aicr_pytest.kube.rawhttp import RawResponse, apiserver_status, send_once, service_proxy_path
@@ -73,7 +73,7 @@ class EndpointUnreachable(Inconclusive):
         super().__init__(f"[SERVICE_UNAVAILABLE] failed to reach {url}: {cause} (tried: {route})")
 
 
-class EndpointAnswerError(AssertionError):
+class EndpointAnswerError(CheckFailed):
     """The endpoint answered, and the answer fails the check (non-200, oversize body)."""
 
     def __init__(self, message: str, *, status: int) -> None:

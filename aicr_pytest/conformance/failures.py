@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.core.errors import CheckFailed, Inconclusive
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError, ApiUnreachable, NotFound, WaitTimeout
 
@@ -41,7 +41,7 @@ __all__ = [
 JSON = dict[str, Any]
 
 
-class ConformanceFailure(AssertionError):
+class ConformanceFailure(CheckFailed):
     """The cluster failed the check; ``str()`` is AICR's ``[CODE] …`` message (CTRF ``failed``)."""
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.errors import CheckFailed, UsageError
 from aicr_pytest.core.gofmt import go_bool, go_list
 
 GPU_DRIVER: Final = "gpu.nvidia.com"
@@ -134,7 +134,7 @@ MSG_POLICY_UNKNOWN: Final = (
 )
 
 
-class AllocModeError(AssertionError):
+class AllocModeError(CheckFailed):
     """A GPU allocation configuration the check must fail on (AICR ``INVALID_REQUEST`` → failed).
 
     An ``AssertionError`` so pytest reports it as a failure (CTRF ``failed``), not ``other``.

@@ -16,14 +16,11 @@ import logging
 from collections.abc import Callable
 
 from aicr_pytest.core.components import enabled_refs, is_enabled, ref_dict
+from aicr_pytest.core.errors import CheckFailed
 
 log = logging.getLogger("aicr_pytest.deployment")
 
 Emit = Callable[[str], None]
-
-
-class CheckFailed(AssertionError):
-    """The cluster failed the check; ``str()`` is the user-facing message."""
 
 
 def _describe_error(err: BaseException) -> str:

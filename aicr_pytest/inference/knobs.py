@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 from aicr_pytest.core import goduration
 from aicr_pytest.core.allocmode import parse_quantity
 from aicr_pytest.core.datatree import CATALOG_PATH
-from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.errors import CheckFailed, CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.gofmt import go_atoi, parse_go_bool
 
 # --- names ---------------------------------------------------------------
@@ -138,7 +138,7 @@ MSG_CATALOG_ENV: Final = (
 )
 
 
-class InferenceFailure(AssertionError):
+class InferenceFailure(CheckFailed):
     """inference-perf failed (CTRF ``failed``): a fail-closed decision or an unmet constraint.
 
     An ``AssertionError`` so pytest reports it as a failure, not an error (``other``).

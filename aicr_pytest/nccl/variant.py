@@ -31,7 +31,7 @@ import yaml
 from aicr_pytest.core import constraints as constraint_language
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.datatree import DataTree
-from aicr_pytest.core.errors import CheckSkip, UsageError
+from aicr_pytest.core.errors import CheckFailed, CheckSkip, UsageError
 
 Variant = Literal["default", "net", "nvls"]
 Fabric = Literal["efa", "roce"]
@@ -164,7 +164,7 @@ MSG_THRESHOLD_COMPARATOR = (
 )
 
 
-class NcclCheckFailure(AssertionError):
+class NcclCheckFailure(CheckFailed):
     """The check fails (CTRF ``failed``) with ``str(exc)`` as its message."""
 
 

@@ -50,9 +50,8 @@ from aicr_pytest.report import ctrf, terminal
 #: the header line that names the checks a run collects when no test paths are given
 BUNDLED_HEADER = "aicr-pytest: checks bundled with aicr-pytest, from "
 
-#: the run's fixtures; the fake-cluster fixtures for anyone testing checks (testkit imports
-#: nothing of aicr_pytest.testing until a test asks for a fake cluster)
-pytest_plugins = ("aicr_pytest.plugin.fixtures", "aicr_pytest.plugin.testkit")
+#: the run's fixtures (the fake-cluster fixtures are a plugin of their own, ``aicr_testkit``)
+pytest_plugins = ("aicr_pytest.plugin.fixtures",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -65,13 +65,13 @@ def test_the_agent_role_is_bound_per_namespace_only() -> None:
 
 
 def test_a_capture_with_configmap_output_uses_only_the_granted_set(
-    fake_cluster_factory: FakeClusterFactory,
+    aicr_fake_cluster_factory: FakeClusterFactory,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import aicr_pytest.kube as kube
 
-    fc = fake_cluster_factory("h100-eks-training", auto_advance=True)
+    fc = aicr_fake_cluster_factory("h100-eks-training", auto_advance=True)
     cluster = connect(str(fc.kubeconfig_path), enforce_declared=True)
     monkeypatch.setattr(kube, "connect", lambda *a, **k: cluster)
     assert main(["snapshot", "-n", "default", "-o", "cm://default/aicr-snapshot"]) == 0

@@ -96,11 +96,11 @@ import pytest
 from aicr_pytest import Inconclusive
 
 @pytest.mark.check("operator-health")
-def test_fails(check):
-    check.fail("gpu-operator pods not running")
+def test_fails(aicr_check):
+    aicr_check.fail("gpu-operator pods not running")
 
 @pytest.mark.check("dra-support")
-def test_other(check):
+def test_other(aicr_check):
     raise Inconclusive("API unreachable")
 """
 
@@ -299,7 +299,7 @@ SLOW_CHECK = """
 import time, pathlib, pytest
 
 @pytest.mark.check("operator-health")
-def test_slow(check):
+def test_slow(aicr_check):
     pathlib.Path("started").write_text("1")
     time.sleep(60)
 """

@@ -28,9 +28,9 @@ Inputs = Callable[..., tuple[Path, Path]]
 SCOPE_PROBE = """
 from pathlib import Path
 
-def test_scope(run):
+def test_scope(aicr_run):
     Path("scope.json").write_text(
-        '{"namespace": "%s", "secrets": "%s"}' % (run.namespace, ",".join(run.image_pull_secrets))
+        '{"namespace": "%s", "secrets": "%s"}' % (aicr_run.namespace, ",".join(aicr_run.image_pull_secrets))
     )
 """
 

@@ -25,12 +25,12 @@ CHECKS = """
 import pytest
 
 @pytest.mark.check("operator-health")
-def test_ok(check):
-    check.emit("fine")
+def test_ok(aicr_check):
+    aicr_check.emit("fine")
 
 @pytest.mark.check("dra-support")
-def test_fails(check):
-    check.fail("no DRA driver")
+def test_fails(aicr_check):
+    aicr_check.fail("no DRA driver")
 """
 
 #: a conftest that records every call of the hook, one JSON line each
@@ -171,11 +171,11 @@ from pathlib import Path
 import pytest
 
 @pytest.mark.check("dra-support")
-def test_dra(check):
+def test_dra(aicr_check):
     ev = Path(__file__).parent / "ev"
     shutil.rmtree(ev)
     ev.write_text("not a directory")
-    check.emit("RESULT: dra ok")
+    aicr_check.emit("RESULT: dra ok")
 """
 
 
