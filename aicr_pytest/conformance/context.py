@@ -150,7 +150,7 @@ class _Toleration(Protocol):
 
 
 class CheckInfo(Protocol):
-    """What :func:`context_for_check` reads of the plugin's ``check`` fixture (no plugin import)."""
+    """What :func:`context_for_check` reads of the plugin's ``aicr_check`` fixture (no plugin import)."""
 
     @property
     def name(self) -> str: ...
@@ -175,9 +175,10 @@ def context_for_check(
     env: Mapping[str, str] | None = None,
     criteria: Mapping[str, object] | None = None,
 ) -> ConformanceContext:
-    """The context of a bundled pytest check, from its fixtures (``check``, ``cluster``, ``run``,
-    ``recipe.component_refs``, ``allocation_policy.mode``, ``aicr_clock``; ``criteria``: the
-    recipe's criteria, e.g. ``recipe.criteria.model_dump()``; unset ones are dropped)."""
+    """The context of a bundled pytest check, from its fixtures (``aicr_check``, ``aicr_cluster``,
+    ``aicr_run``, ``aicr_recipe.component_refs``, ``aicr_allocation_policy.mode``, ``aicr_clock``;
+    ``criteria``: the recipe's criteria, e.g. ``aicr_recipe.criteria.model_dump()``; unset ones are
+    dropped)."""
     tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
     return ConformanceContext.create(
         check.name,

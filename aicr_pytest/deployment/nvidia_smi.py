@@ -10,7 +10,7 @@ cluster through the facade:
    ResourceClaims when one of them holds a claim, for the busy test;
 3. create one run-scoped verify Pod per node (and, for a DRA-only node under the
    ``dra-resource-claim`` policy, a ResourceClaim for it) through :class:`RunScope`, so
-   names never collide with a concurrent run or a leftover and cleanup is the ``run`` fixture's;
+   names never collide with a concurrent run or a leftover and cleanup is the ``aicr_run`` fixture's;
 4. wait for *all* pods at once within the check's budget: one label-selected watch over the run's
    verify pods (:func:`~aicr_pytest.kube.wait.observe`: list, then watch from its
    resourceVersion, resume, re-list on 410 Gone), with the deadline on the injected clock (the

@@ -20,7 +20,7 @@ joined in the meantime keeps it.  A namespace aicr-pytest did not create is neve
 until the objects are gone within a bound, and reports problems as warnings in a
 :class:`CleanupReport` instead of raising: a cleanup failure never hides a check's verdict.
 
-Wiring (the plugin's ``run`` fixture)::
+Wiring (the plugin's ``aicr_run`` fixture)::
 
     with install_signal_handlers():          # SIGTERM unwinds like Ctrl-C, so finally: runs
         scope = RunScope(lambda: cluster, run_id, worker_id=..., no_cleanup=opt.no_cleanup)

@@ -1,4 +1,5 @@
-"""The ``check`` fixture's object: what a check function knows about itself and how it reports.
+"""The ``aicr_check`` fixture's object, ``aicr_pytest.CheckContext``: what a check function knows
+about itself and how it reports.
 
 Checks print evidence with :meth:`CheckContext.emit`; those lines become the CTRF ``stdout`` of the
 check (last 1000 kept, 512 bytes each), and lines that start with ``RESULT: `` are echoed to the
