@@ -4,13 +4,9 @@ and without ``--recipe``; the fake-cluster fixtures are a plugin of their own (`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
-EXAMPLE_SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
+from tests.plugin.helpers import EXAMPLE_RECIPE, EXAMPLE_SNAPSHOT
 
 #: the names the plugin registered before the prefix: none of them may be ours any more
 UNPREFIXED = (
@@ -28,7 +24,7 @@ UNPREFIXED = (
 
 RUN_MODES = {
     "without-recipe": (),
-    "with-recipe": ("--recipe", str(EXAMPLE), "--snapshot", str(EXAMPLE_SNAPSHOT), "--no-cluster"),
+    "with-recipe": ("--recipe", str(EXAMPLE_RECIPE), "--snapshot", str(EXAMPLE_SNAPSHOT), "--no-cluster"),
 }
 
 SYRUPY_SUITE = """
