@@ -4,6 +4,9 @@ and without ``--recipe``; the fake-cluster fixtures are a plugin of their own (`
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from tests.plugin.helpers import EXAMPLE_RECIPE, EXAMPLE_SNAPSHOT
@@ -132,3 +135,23 @@ def test_without_the_testkit_the_run_fixtures_remain(pytester: pytest.Pytester) 
     assert run_fixtures | kit <= on
     assert run_fixtures <= off
     assert not kit & off
+
+
+def test_a_run_fixture_without_recipe_says_so(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_needs="def test_needs(aicr_recipe):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*aicr-pytest fixtures need --recipe*"])
+
+
+def test_a_check_without_its_marker_names_the_prefixed_fixture(
+    pytester: pytest.Pytester, write_inputs: Callable[..., tuple[Path, Path]]
+) -> None:
+    pytester.makepyfile(test_user="def test_unmarked(aicr_check):\n    pass\n")
+    rp, sp = write_inputs()
+    args = ("test_user.py", "--no-bundled-checks", "--recipe", str(rp), "--snapshot", str(sp))
+    result = pytester.runpytest("-p", "no:cacheprovider", *args)
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(
+        ["*test_user.py::test_unmarked: a test that uses the `aicr_check` fixture needs @pytest.mark.check(*"]
+    )
