@@ -61,6 +61,15 @@ def test_own_fixtures(recipe, run, check, cluster):
 """
 
 
+@pytest.fixture
+def syrupy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under xdist the subprocess would inherit the worker's variables, and syrupy, taking itself
+    for a worker, would print no snapshot report."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("syrupy_env")
 @pytest.mark.parametrize("mode", list(RUN_MODES), ids=list(RUN_MODES))
 def test_a_syrupy_suite_behaves_as_without_aicr_pytest(pytester: pytest.Pytester, mode: str) -> None:
     """Real syrupy, in a subprocess: the snapshot is written once, then matched."""
@@ -77,6 +86,7 @@ def test_a_syrupy_suite_behaves_as_without_aicr_pytest(pytester: pytest.Pytester
     plain.stdout.no_fnmatch_line("*aicr-pytest fixtures need --recipe*")
 
 
+@pytest.mark.usefixtures("syrupy_env")
 def test_a_changed_syrupy_snapshot_still_fails(pytester: pytest.Pytester) -> None:
     """The syrupy suite really compares (not a pass for anything): a different value fails."""
     pytester.makepyfile(test_syrupy=SYRUPY_SUITE)
