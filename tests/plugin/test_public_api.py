@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import aicr_pytest
-from aicr_pytest.conformance.common import ConformanceFailure
 from aicr_pytest.conformance.endpoints import EndpointAnswerError
+from aicr_pytest.conformance.failures import ConformanceFailure
 from aicr_pytest.core.allocmode import AllocModeError
 from aicr_pytest.core.errors import CheckFailed
 from aicr_pytest.inference.knobs import InferenceFailure
