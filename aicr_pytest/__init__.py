@@ -11,8 +11,8 @@ The public API for check authors: everything a check needs is importable from he
   (``aicr_data_tree``), :class:`Settings` (``aicr_settings``), :class:`Cluster` (``aicr_cluster``),
   :class:`RunScope` (``aicr_run``), :class:`Clock` (``aicr_clock``).
 
-Only the exception types are imported with the package; every other name is imported on first
-use, so ``import aicr_pytest`` stays cheap.
+Only the exception types (and ``__version__``) are imported with the package; every other name
+is imported on first use, so ``import aicr_pytest`` stays cheap.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from aicr_pytest.core.errors import CheckFailed, CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.lazy import lazy_exports
+from aicr_pytest.core.version import __version__
 
 if TYPE_CHECKING:  # at run time each name is imported on first use (start-up time)
     from aicr_pytest.core.clock import Clock
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
     from aicr_pytest.kube.run import RunScope
     from aicr_pytest.plugin.check import CheckContext
 
-__version__ = "0.1.0"
 
 _LAZY = {
     "AllocationPolicy": "aicr_pytest.core.policy",

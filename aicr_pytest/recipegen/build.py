@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr_pytest import __version__
 from aicr_pytest.core.coherence import MSG_INCOHERENT, coherence_problem
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.version import __version__
 from aicr_pytest.recipegen.criteria import ANY, Criteria, matches, specificity
 from aicr_pytest.recipegen.merge import (
     base_copy,

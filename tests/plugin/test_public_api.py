@@ -82,7 +82,8 @@ def test_importing_the_package_imports_only_the_exception_types() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == (
-        "['aicr_pytest', 'aicr_pytest.core', 'aicr_pytest.core.errors', 'aicr_pytest.core.lazy'] False"
+        "['aicr_pytest', 'aicr_pytest.core', 'aicr_pytest.core.errors', 'aicr_pytest.core.lazy', "
+        "'aicr_pytest.core.version'] False"
     )
 
 
