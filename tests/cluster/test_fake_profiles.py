@@ -237,6 +237,6 @@ def test_profile_builds_without_starting_a_server() -> None:
 
 @pytest.mark.parametrize("aicr_fake_cluster", ["h100-eks-training"], indirect=True)
 def test_fake_cluster_fixture_indirect_profile(aicr_fake_cluster: FakeCluster) -> None:
-    """``fake_cluster`` takes a profile name through indirect parametrization."""
+    """``aicr_fake_cluster`` takes a profile name through indirect parametrization."""
     assert aicr_fake_cluster.profile is not None and aicr_fake_cluster.profile.name == "h100-eks-training"
     assert aicr_fake_cluster.kubeconfig_path.is_file()

@@ -2,7 +2,7 @@
 
 Both entry points, in a fresh interpreter each: the plugin connects lazily (a check that needs the
 cluster builds the client), and :mod:`aicr_pytest.testing` is imported only when a user asks for a
-simulated cluster (``--simulate``, the ``fake_cluster`` fixtures).
+simulated cluster (``--simulate``, the ``aicr_fake_cluster`` fixtures).
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from aicr_pytest import __version__
 from aicr_pytest.core.textsafe import printable
+from aicr_pytest.core.version import __version__
 from aicr_pytest.evidence.cncf import requirements
 from aicr_pytest.evidence.cncf.outcomes import CheckVerdict
 from aicr_pytest.evidence.cncf.secrets import scrub

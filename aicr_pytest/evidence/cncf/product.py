@@ -34,8 +34,8 @@ from typing import Any, Final
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from aicr_pytest import __version__
 from aicr_pytest.core import yamlio
+from aicr_pytest.core.version import __version__
 from aicr_pytest.evidence.cncf import requirements
 from aicr_pytest.evidence.cncf.checklist import (
     IMPLEMENTED,
