@@ -14,23 +14,25 @@ from aicr_pytest import conformance  # lazy: a check's module is imported when i
 from aicr_pytest.core.artifacts import EXTRA_KEY
 
 if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
-    from aicr_pytest.core.clock import Clock
-    from aicr_pytest.core.policy import AllocationPolicy
-    from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.kube.client import Cluster
-    from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
+    from aicr_pytest import AllocationPolicy, CheckContext, Clock, Cluster, Recipe, RunScope
 
 
 def test_slinky_slurm_gpu_access(
-    check: CheckContext, cluster: Cluster, run: RunScope, recipe: Recipe,
-    allocation_policy: AllocationPolicy, aicr_clock: Clock,
+    aicr_check: CheckContext, aicr_cluster: Cluster, aicr_run: RunScope, aicr_recipe: Recipe,
+    aicr_allocation_policy: AllocationPolicy, aicr_clock: Clock,
 ) -> None:  # fmt: skip
-    refs, policy, crit = recipe.component_refs, allocation_policy.mode, recipe.criteria.model_dump()
+    refs, policy = aicr_recipe.component_refs, aicr_allocation_policy.mode
+    crit = aicr_recipe.criteria.model_dump()
     ctx = conformance.context_for_check(
-        check, cluster, run, component_refs=refs, allocation_policy=policy, clock=aicr_clock, criteria=crit
+        aicr_check,
+        aicr_cluster,
+        aicr_run,
+        component_refs=refs,
+        allocation_policy=policy,
+        clock=aicr_clock,
+        criteria=crit,
     )
     try:
-        conformance.check_function(check.name)(ctx)
+        conformance.check_function(aicr_check.name)(ctx)
     finally:
-        check.extra[EXTRA_KEY] = ctx.artifacts_json()
+        aicr_check.extra[EXTRA_KEY] = ctx.artifacts_json()

@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING
 from aicr_pytest import deployment  # lazy: a check's modules are imported when it runs
 
 if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
-    from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.kube.client import Cluster
-    from aicr_pytest.plugin.check import CheckContext
+    from aicr_pytest import CheckContext, Cluster, Recipe
 
 
-def test_gke_gpu_nic_networks(check: CheckContext, recipe: Recipe, cluster: Cluster) -> None:
+def test_gke_gpu_nic_networks(aicr_check: CheckContext, aicr_recipe: Recipe, aicr_cluster: Cluster) -> None:
     deployment.check_gke_gpu_nic_networks(
-        deployment.ClusterFetch(cluster), recipe.component_refs, emit=check.emit
+        deployment.ClusterFetch(aicr_cluster), aicr_recipe.component_refs, emit=aicr_check.emit
     )

@@ -78,16 +78,18 @@ def run(pytester: pytest.Pytester, fc: FakeCluster, doc: dict[str, Any]) -> dict
     return result
 
 
-def test_eight_gpu_nic_networks_pass(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+def test_eight_gpu_nic_networks_pass(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     t = run(pytester, fc, recipe())
     assert t["status"] == "passed", t.get("message")
     assert t["stdout"][:9] == ["Found 8 GPU NIC network(s) (need 8):"] + [f"  gpu-nic{i}" for i in range(8)]
     assert "  default" not in t["stdout"]  # only names containing gpu-nic count
 
 
-def test_six_of_eight_fail_with_the_remediation(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training", faults=["gke-gpu-nics-incomplete"])
+def test_six_of_eight_fail_with_the_remediation(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training", faults=["gke-gpu-nics-incomplete"])
     t = run(pytester, fc, recipe())
     assert t["status"] == "failed"
     assert t["message"] == f"[NOT_FOUND] recipe declares gke-nccl-tcpxo but the cluster has 6 of 8 {REMEDY}"
@@ -99,9 +101,9 @@ def test_six_of_eight_fail_with_the_remediation(pytester: pytest.Pytester, fake_
     ("True", "False", "GKENetworkParamSet binding not ready (ParamsReady is not True)"),
 ])  # fmt: skip
 def test_an_unready_or_unbound_network_fails_naming_it(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, ready: str, bound: str, problem: str
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, ready: str, bound: str, problem: str
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     set_conditions(fc, "gpu-nic3", ready=ready, bound=bound)
     t = run(pytester, fc, recipe())
     assert t["status"] == "failed"
@@ -114,9 +116,9 @@ def test_an_unready_or_unbound_network_fails_naming_it(
 
 
 def test_an_unready_leftover_beyond_a_healthy_eight_passes(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     fc.add(
         {
             "apiVersion": "networking.gke.io/v1",
@@ -131,8 +133,10 @@ def test_an_unready_leftover_beyond_a_healthy_eight_passes(
     assert t["stdout"][0] == "Found 9 GPU NIC network(s) (need 8):"
 
 
-def test_declared_without_the_network_api_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training")
+def test_declared_without_the_network_api_fails(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     t = run(pytester, fc, recipe())
     assert t["status"] == "failed"
     assert t["message"] == (
@@ -147,9 +151,9 @@ def test_declared_without_the_network_api_fails(pytester: pytest.Pytester, fake_
     ("h100-eks-training", False, NO_API_SKIP),
 ])  # fmt: skip
 def test_undeclared_tcpxo_skips(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, profile: str, tcpxo: bool | None, reason: str
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, profile: str, tcpxo: bool | None, reason: str
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory(profile, faults=["gke-gpu-nics-incomplete"])
+    fc: FakeCluster = aicr_fake_cluster_factory(profile, faults=["gke-gpu-nics-incomplete"])
     t = run(pytester, fc, recipe(tcpxo=tcpxo))
     assert t["status"] == "skipped"
     assert t["message"] == reason
@@ -161,10 +165,10 @@ def test_undeclared_tcpxo_skips(
     (False, False, "[INTERNAL] failed to read"),
 ])  # fmt: skip
 def test_unreadable_networks_are_other_even_when_undeclared(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, tcpxo: bool, transient: bool, prefix: str
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, tcpxo: bool, transient: bool, prefix: str
 ) -> None:
     """A read error is no evidence that TCPXO is inapplicable: never a skip, never a pass."""
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     if transient:
         fc.faults.server_error(path=NETWORKS, times=None, status=503)
     else:
@@ -174,8 +178,8 @@ def test_unreadable_networks_are_other_even_when_undeclared(
     assert t["message"].startswith(f"{prefix} GKE Networks (networks.networking.gke.io): ")
 
 
-def test_denied_networks_read_names_rbac(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+def test_denied_networks_read_names_rbac(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     fc.faults.deny(path=NETWORKS)
     t = run(pytester, fc, recipe())
     assert t["status"] == "other"

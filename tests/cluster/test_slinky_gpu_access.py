@@ -51,8 +51,8 @@ def probe_commands(fc: FakeCluster) -> list[list[str]]:
     return [c for c in commands if c[:1] == ["srun"] and c[-1] == gpu_access.PROBE_SCRIPT]
 
 
-def test_confined_slurm_passes(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = slurm_cluster(fake_cluster_factory)
+def test_confined_slurm_passes(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = slurm_cluster(aicr_fake_cluster_factory)
     t = run(pytester, fc)
     assert t["status"] == "passed", t.get("message")
     verdict = artifacts(t)["Slinky Slurm GPU access and isolation"].splitlines()
@@ -75,9 +75,9 @@ def test_confined_slurm_passes(pytester: pytest.Pytester, fake_cluster_factory: 
      "Unable to contact slurm controller", 1),
 ])  # fmt: skip
 def test_broken_slurm_fails(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, fault: str, message: str, jobs: int
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, fault: str, message: str, jobs: int
 ) -> None:
-    fc = slurm_cluster(fake_cluster_factory, fault)
+    fc = slurm_cluster(aicr_fake_cluster_factory, fault)
     t = run(pytester, fc)
     assert t["status"] == "failed"
     assert t["message"] == message
@@ -88,17 +88,17 @@ def test_broken_slurm_fails(
 
 
 def test_the_isolation_fault_from_its_name_alone_fails(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     """The fault by itself (as ``--simulate`` applies it) gives the NodeSet its GPUs."""
-    fc: FakeCluster = fake_cluster_factory(PROFILE, faults=["slurm-gpu-isolation-broken"])
+    fc: FakeCluster = aicr_fake_cluster_factory(PROFILE, faults=["slurm-gpu-isolation-broken"])
     assert run(pytester, fc)["status"] == "failed"
 
 
 def test_gpu_less_nodeset_fails_on_concrete_criteria(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = slurm_cluster(fake_cluster_factory, gpus=False)
+    fc = slurm_cluster(aicr_fake_cluster_factory, gpus=False)
     t = run(pytester, fc)
     assert t["status"] == "failed"
     assert t["message"] == (
@@ -109,9 +109,9 @@ def test_gpu_less_nodeset_fails_on_concrete_criteria(
 
 
 def test_gpu_less_nodeset_skips_on_incomplete_criteria(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = slurm_cluster(fake_cluster_factory, gpus=False)
+    fc = slurm_cluster(aicr_fake_cluster_factory, gpus=False)
     t = run(pytester, fc, accelerator="any")
     assert t["status"] == "skipped"
     assert t["message"] == gpu_access.SKIP_NO_GPU_PODS
@@ -123,20 +123,20 @@ def test_gpu_less_nodeset_skips_on_incomplete_criteria(
 ])  # fmt: skip
 def test_recipe_guards_skip_before_reading_the_cluster(
     pytester: pytest.Pytester,
-    fake_cluster_factory: Any,
+    aicr_fake_cluster_factory: Any,
     slinky: bool,
     criteria: dict[str, str],
     reason: str,
 ) -> None:
-    fc = slurm_cluster(fake_cluster_factory)
+    fc = slurm_cluster(aicr_fake_cluster_factory)
     t = run(pytester, fc, slinky=slinky, **criteria)
     assert t["status"] == "skipped"
     assert t["message"] == reason
     assert fc.request_count("GET", r"/apis/slinky\.slurm\.net") == 0
 
 
-def test_refused_exec_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = slurm_cluster(fake_cluster_factory)
+def test_refused_exec_is_other(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = slurm_cluster(aicr_fake_cluster_factory)
     fc.faults.deny(path=r"/pods/[^/]+/exec")
     t = run(pytester, fc)
     assert t["status"] == "other", t.get("message")
