@@ -224,7 +224,7 @@ def needs_cluster(run: RunState, environ: Mapping[str, str] | None = None) -> bo
     (``--kubeconfig``, ``$KUBECONFIG``, ``--kube-context``), so one that is missing or unreadable
     stops the run before any check.  With none named the cluster connects on first use, as before
     (in-cluster config, then ``~/.kube/config``).  Plain pytest connects on first use too: a test
-    kit fixture (``fake_cluster_factory``) may write the kubeconfig during the session."""
+    kit fixture (``aicr_fake_cluster_factory``) may write the kubeconfig during the session."""
     s = run.settings
     env = os.environ if environ is None else environ
     if not s.check_kubeconfig or s.no_cluster or run.readiness.blocked:
