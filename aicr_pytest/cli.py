@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
+  offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
 Exit codes of ``validate``: 0 all passed/skipped; 2 invalid input or readiness pre-flight
 failure; 5 interrupted (SIGINT/SIGTERM), or the snapshot agent timed out; 6 recipe evidence could
@@ -18,13 +20,15 @@ declined); 8 a phase failed or ended ``other``, or the snapshot agent failed.  W
 (:mod:`aicr_pytest.snapshot.capture`).
 
 ``evidence verify`` exits 0 (valid, all recorded phases passed), 1 (valid, recorded phase failures)
-or 2 (invalid, tampered, unverifiable, or a bad argument).
+or 2 (invalid, tampered, unverifiable, or a bad argument).  ``cncf check`` exits 0 (no problem),
+1 (problems, one line each on stdout) or 2 (unusable input).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import signal
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,18 +37,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from aicr_pytest import __version__
 from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
-from aicr_pytest.core.settings import DEFAULT_NAMESPACE, parse_timeout
+from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_writable
-from aicr_pytest.evidence.cli import add_verify_arguments
-from aicr_pytest.evidence.cncf.settings import build_cncf_settings
+from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
-from aicr_pytest.recipegen.cli import add_arguments as add_recipe_arguments
-from aicr_pytest.snapshot.cli import add_arguments as add_snapshot_arguments
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
@@ -57,7 +57,7 @@ EXIT_EVIDENCE = 6
 EXIT_FAILED = 8
 
 
-#: ``aicr-pytest validate --help`` ends with these (item 8 of #17)
+#: ``aicr-pytest validate --help`` ends with these
 VALIDATE_EPILOG = """\
 exit codes:
   0  every phase passed or skipped (or --fail-on-error=false)
@@ -74,17 +74,33 @@ and has no effect.  Under plain pytest: --namespace (pytest owns -n), --aicr-deb
 """
 
 
+_MISSING_VALUE = re.compile(r"argument (\S+): expected one argument")
+MSG_MISSING_VALUE = "{flag} needs a value (write {flag}=VALUE for one that starts with '-')"
+
+#: ``aicr-pytest cncf check --help`` ends with these
+CNCF_CHECK_EPILOG = """\
+exit codes:
+  0  no problem found
+  1  problems found (one line each on stdout)
+  2  unusable input: PRODUCT.yaml or the template missing, unreadable or not one
+"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
+        missing = _MISSING_VALUE.fullmatch(message)
+        if missing is not None:  # e.g. `--timeout -5s`: argparse took the value for a flag
+            flag = missing.group(1).split("/")[-1]
+            message = MSG_MISSING_VALUE.format(flag=flag)
         self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
 
 
 def build_parser(table: Sequence[options.Option] | None = None) -> argparse.ArgumentParser:
-    """The command line; ``validate``'s options come from the option table (``table`` for tests)."""
+    """The command line: every subcommand's arguments come from the option table (``table`` for tests)."""
     parser = _Parser(prog="aicr-pytest", description="pytest-native validator for GPU Kubernetes clusters")
-    parser.add_argument("--version", action="version", version=f"aicr-pytest {__version__}")
+    options.add_argparse_options(parser, entry_point=options.PROGRAM)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     v = sub.add_parser(
@@ -97,32 +113,41 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     for action in v._actions:  # --recipe: required unless --cncf-submission (cmd_validate says so)
         if action.dest == "recipe":
             action.required = False
-    v.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
 
-    s = sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C")
-    s.add_argument("--profile", help="cluster profile, e.g. h100-eks-training (see --list)")
-    s.add_argument("--list", action="store_true", help="list the cluster profiles and faults, then exit")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a fault (repeatable)")
-    s.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
-    s.add_argument("--for", dest="duration", type=float, help="serve for SECONDS, then exit")
+    def command(parser: argparse.ArgumentParser, entry_point: options.EntryPoint) -> None:
+        options.add_argparse_options(parser, table, entry_point)
 
-    add_recipe_arguments(sub.add_parser("recipe", help="generate a recipe (like `aicr recipe`)"))
+    command(
+        sub.add_parser("simulate", help="serve a SIMULATED GPU cluster on 127.0.0.1 until Ctrl-C"),
+        options.SIMULATE,
+    )
+    command(sub.add_parser("recipe", help="generate a recipe (like `aicr recipe`)"), options.RECIPE)
 
     ev = sub.add_parser("evidence", help="recipe evidence bundles")
     evsub = ev.add_subparsers(dest="what", parser_class=_Parser, required=True)
-    add_verify_arguments(evsub.add_parser("verify", help="verify an evidence bundle"))
+    command(evsub.add_parser("verify", help="verify an evidence bundle"), options.EVIDENCE_VERIFY)
 
-    add_snapshot_arguments(sub.add_parser("snapshot", help="capture a cluster snapshot"))
+    command(sub.add_parser("snapshot", help="capture a cluster snapshot"), options.SNAPSHOT)
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
-    pn = psub.add_parser("nccl", help="NCCL all_reduce_perf launcher log")
-    pn.add_argument("logfile")
-    pn.add_argument("--variant", choices=["default", "net", "nvls"], default="default")
-    pn.add_argument("--format", choices=["text", "json"], default="text")
-    pa = psub.add_parser("aiperf", help="AIPerf profile export JSON or the Job log that carries it")
-    pa.add_argument("file")
-    pa.add_argument("--format", choices=["text", "json"], default="text")
+    command(psub.add_parser("nccl", help="NCCL all_reduce_perf launcher log"), options.PARSE_NCCL)
+    command(
+        psub.add_parser("aiperf", help="AIPerf profile export JSON or the Job log that carries it"),
+        options.PARSE_AIPERF,
+    )
+
+    c = sub.add_parser("cncf", help="CNCF AI Conformance submissions")
+    csub = c.add_subparsers(dest="what", parser_class=_Parser, required=True)
+    command(
+        csub.add_parser(
+            "check",
+            help="check a PRODUCT.yaml against the program's rules, offline",
+            epilog=CNCF_CHECK_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        ),
+        options.CNCF_CHECK,
+    )
     return parser
 
 
@@ -263,8 +288,9 @@ MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe i
 def cmd_validate(ns: argparse.Namespace) -> int:
     given = options.values_from(ns, options.VALIDATE)
     run = options.resolved(given, options.VALIDATE, config=options.config_values(given))
-    # --cncf-submission/--feature/--evidence-dir: before a snapshot capture or anything else (#14)
-    build_cncf_settings(run["cncf_submission"], run["feature"], run["evidence_dir"])
+    # --cncf-submission/--feature/--evidence-dir/--cncf-checklist: before a snapshot capture or
+    # anything else
+    settings_from_values(run)
     if not run["recipe"] and not run["cncf_submission"]:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)
     configure_logging(debug=bool(run["debug"]), log_json=bool(run["log_json"]))
@@ -297,13 +323,15 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 recipe=str(run["recipe"]),
                 kubeconfig=given.get("kubeconfig"),
                 kube_context=run["kube_context"],
-                node_selector=run["node_selector"],
-                toleration=run["toleration"],
+                placement=build_placement(
+                    node_selector=run["node_selector"],
+                    tolerations=run["toleration"],
+                    image_pull_secrets=run["image_pull_secret"],
+                    namespace=run["namespace"],
+                ),
                 image=str(run["image"] or run["nvidia_smi_image"]),
                 no_cleanup=bool(run["no_cleanup"]),
                 emit=lambda line: print(line, file=sys.stderr, flush=True),
-                namespace=str(run["namespace"] or DEFAULT_NAMESPACE),
-                image_pull_secrets=tuple(run["image_pull_secret"] or ()),
                 require_gpu=bool(run["require_gpu"]),
                 timeout=timeout_s,
                 job_name=run["job_name"],
@@ -360,24 +388,38 @@ def simulate_listing() -> list[str]:
 
 
 def cmd_simulate(ns: argparse.Namespace) -> int:
-    if ns.list:
+    args = options.command_values(ns, options.SIMULATE)
+    if args["list"]:
         print("\n".join(simulate_listing()))
         return EXIT_OK
-    if not ns.profile:
+    if not args["profile"]:
         raise UsageError("simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)")
     from aicr_pytest.testing.serve import serve
 
-    return serve(ns.profile, ns.fault, ns.kubeconfig, ns.duration)
+    return serve(args["profile"], list(args["fault"] or ()), args["kubeconfig"], args["duration"])
 
 
 def cmd_parse(ns: argparse.Namespace) -> int:
     if ns.what == "nccl":
         from aicr_pytest.nccl.cli import run_parse_nccl
 
-        return run_parse_nccl(ns.logfile, ns.variant, ns.format, sys.stdout)
+        nccl = options.command_values(ns, options.PARSE_NCCL)
+        return run_parse_nccl(nccl["logfile"], nccl["variant"], nccl["format"], sys.stdout)
     from aicr_pytest.inference.cli import run_parse_aiperf
 
-    return run_parse_aiperf(ns.file, ns.format, sys.stdout)
+    aiperf = options.command_values(ns, options.PARSE_AIPERF)
+    return run_parse_aiperf(aiperf["file"], aiperf["format"], sys.stdout)
+
+
+def cmd_cncf(ns: argparse.Namespace) -> int:
+    """``cncf check``: one line per problem on stdout; 0 clean, 1 problems (2: ``UsageError``)."""
+    from aicr_pytest.evidence.cncf import offline_check
+
+    args = options.command_values(ns, options.CNCF_CHECK)
+    problems = offline_check.check_product(args["product"], args["checklist"])
+    for line in problems:
+        print(line)
+    return offline_check.exit_code(problems)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -394,15 +436,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "recipe":
             from aicr_pytest.recipegen.cli import run as run_recipe
 
-            return run_recipe(ns)
+            return run_recipe(options.command_values(ns, options.RECIPE))
         if ns.command == "evidence":
             from aicr_pytest.evidence.cli import run_verify
 
-            return run_verify(ns)
+            return run_verify(options.command_values(ns, options.EVIDENCE_VERIFY))
         if ns.command == "snapshot":
             from aicr_pytest.snapshot.cli import run as run_snapshot
 
-            return run_snapshot(ns)
+            return run_snapshot(options.command_values(ns, options.SNAPSHOT))
+        if ns.command == "cncf":
+            return cmd_cncf(ns)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

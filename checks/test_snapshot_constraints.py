@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import pytest
 
+from aicr_pytest import Snapshot
 from aicr_pytest.core.constraints import evaluate_constraint
-from aicr_pytest.core.snapshot import Snapshot
 
 
-def test_snapshot_constraint(snapshot_constraint: tuple[str, str, str], snapshot: Snapshot | None) -> None:
-    phase, name, expression = snapshot_constraint
-    if snapshot is None:
+def test_snapshot_constraint(
+    aicr_snapshot_constraint: tuple[str, str, str], aicr_snapshot: Snapshot | None
+) -> None:
+    phase, name, expression = aicr_snapshot_constraint
+    if aicr_snapshot is None:
         pytest.fail(
             f"{name}: no snapshot given (--snapshot); cannot evaluate {phase} constraint", pytrace=False
         )
-    result = evaluate_constraint(name, expression, snapshot)
+    result = evaluate_constraint(name, expression, aicr_snapshot)
     if result.error:
         pytest.fail(f"{name}: {result.error}", pytrace=False)
     if not result.passed:

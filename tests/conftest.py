@@ -7,7 +7,9 @@ bundled ``checks/`` directory, for which the root conftest.py is not top-level, 
 ``tests/cluster`` and ``tests/controlplane`` one shared control plane per session (per xdist worker).
 """
 
+import signal
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,14 +25,34 @@ from tests.harness.backend_fixtures import (
     pytest_configure,
     pytest_generate_tests,
 )
+from tests.harness.limits import pytest_collection_modifyitems, pytest_timeout_set_timer
 
 __all__ = [
     "controlplane",
     "controlplane_session",
     "k8s_backend",
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_timeout_set_timer",
 ]
+
+
+@pytest.fixture
+def sigint_raises() -> Iterator[None]:
+    """SIGINT raises ``KeyboardInterrupt`` for the test's duration, however the suite was started.
+
+    Python installs that handler at start-up only where SIGINT was not inherited as ignored, and a
+    background job of a non-interactive shell (as some CI runners start jobs) inherits it ignored:
+    a test that sends itself SIGINT would go on waiting for what it waits on. Child processes started
+    meanwhile get SIGINT's default action (exec resets a handled signal; an ignored one stays ignored).
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
 
 _SESSION_START = time.time()
 

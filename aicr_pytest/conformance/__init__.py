@@ -1,4 +1,4 @@
-"""The conformance phase (conformance spec §1-§2): is the cluster ready for real AI workloads?
+"""The conformance phase: is the cluster ready for real AI workloads?
 
 Every check is a plain function ``run_<check>(ctx: ConformanceContext) -> None`` in its own module;
 it passes by returning and otherwise raises :class:`~aicr_pytest.conformance.common.ConformanceFailure`
@@ -15,7 +15,7 @@ Shared layer:
 * :mod:`.common` — AICR's error strings (:func:`aicr_error`), classified reads, Deployment
   availability (instant and bounded wait), DaemonSet readiness, condition lookup, pod-stuck
   detection, the watch-based terminal-pod wait, create-pod-when-SA-ready, the GPU work budget, AICR's
-  timeouts (§1.5) and Go durations;
+  timeouts and Go durations;
 * :mod:`.testns` — the per-run GPU test namespace (ownership label, adopt/foreign, ordered cleanup);
 * :mod:`.dra` — the served ``resource.k8s.io`` version, NVIDIA ResourceSlice validation, the
   allocation-mode probe and the configured-policy verdict;

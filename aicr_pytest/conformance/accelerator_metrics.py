@@ -1,4 +1,4 @@
-"""``accelerator-metrics`` (CNCF ``accelerator_metrics``, conformance spec §2.3): the DCGM exporter
+"""``accelerator-metrics`` (CNCF ``accelerator_metrics``): the DCGM exporter
 serves per-GPU metrics in the Prometheus text format.
 
 One GET of ``http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics`` (AICR's hard-coded

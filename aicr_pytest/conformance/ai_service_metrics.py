@@ -1,4 +1,4 @@
-"""``ai-service-metrics`` (CNCF ``ai_service_metrics``, conformance spec §2.4): GPU time series are in
+"""``ai-service-metrics`` (CNCF ``ai_service_metrics``): GPU time series are in
 Prometheus and the custom metrics API (prometheus-adapter) is served.
 
 Never a skip: a recipe without ``kube-prometheus-stack`` fails. Steps:

@@ -1,4 +1,4 @@
-"""What ``pod-autoscaling`` and ``cluster-autoscaling`` share (conformance spec §2.6, §2.7): the
+"""What ``pod-autoscaling`` and ``cluster-autoscaling`` share: the
 external GPU metric both HPAs scale on, the HPA manifest, the metrics-API reads, and the bounded
 watch-based waits.
 
@@ -47,7 +47,7 @@ __all__ = [
 EXTERNAL_METRIC = "dcgm_gpu_power_usage"
 EXTERNAL_METRIC_TARGET = "10"
 CUSTOM_METRICS_PATH = "/apis/custom.metrics.k8s.io/v1beta1"
-#: AICR's pkg/defaults (spec §1.5), seconds
+#: AICR's pkg/defaults, seconds
 METRICS_WARMUP_TIMEOUT_S = 60.0
 HPA_POLL_INTERVAL_S = 10.0
 HPA_SCALE_TIMEOUT_S = 180.0

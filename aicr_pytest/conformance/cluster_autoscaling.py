@@ -1,4 +1,4 @@
-"""``cluster-autoscaling`` (CNCF ``cluster_autoscaling``, conformance spec §2.7): GPU-aware node
+"""``cluster-autoscaling`` (CNCF ``cluster_autoscaling``): GPU-aware node
 autoscaling -- Karpenter's behaviour when Karpenter is there, else EKS/GKE configuration evidence.
 
 Decision tree (AICR's):

@@ -38,9 +38,10 @@ class ConformanceContext:
       :meth:`has_component`/:meth:`component` for AICR's "present and enabled");
     * ``allocation_policy`` -- the resolved GPU allocation policy (``unspecified`` without a recipe);
     * ``tolerations`` -- ``--toleration`` in Kubernetes form, ``None`` when not given (inner pods then
-      tolerate everything: :meth:`inner_tolerations`); ``node_selector`` -- ``--node-selector``;
+      tolerate everything: :meth:`inner_tolerations`);
     * ``clock``, ``timeout_s``, ``started`` -- time; ``deadline`` = ``started + timeout_s``;
-    * ``env`` -- the environment the check may read (``AICR_*`` knobs), never ``os.environ`` directly.
+    * ``env`` -- the environment the check may read (``AICR_*`` knobs), never ``os.environ`` directly;
+    * ``criteria`` -- the recipe's criteria (``service``, ``accelerator``...; only the keys it sets).
     """
 
     check: str
@@ -51,11 +52,11 @@ class ConformanceContext:
     component_refs: tuple[dict[str, Any], ...] = ()
     allocation_policy: str = "unspecified"
     tolerations: tuple[dict[str, str], ...] | None = None
-    node_selector: dict[str, str] | None = None
     clock: Clock = SYSTEM_CLOCK
     timeout_s: float = 300.0
     started: float = field(default=-1.0)
     env: Mapping[str, str] = field(default_factory=dict)
+    criteria: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.started < 0:
@@ -73,11 +74,11 @@ class ConformanceContext:
         component_refs: Iterable[Mapping[str, Any] | Any] = (),
         allocation_policy: str | None = None,
         tolerations: Sequence[Mapping[str, str]] | None = None,
-        node_selector: Mapping[str, str] | None = None,
         clock: Clock = SYSTEM_CLOCK,
         timeout_s: float = 300.0,
         env: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
+        criteria: Mapping[str, object] | None = None,
     ) -> ConformanceContext:
         """Build a context from plain values (component refs as dicts or recipe models)."""
         return cls(
@@ -89,10 +90,10 @@ class ConformanceContext:
             component_refs=tuple(components.ref_dict(r) for r in component_refs),
             allocation_policy=allocation_policy or "unspecified",
             tolerations=None if tolerations is None else tuple(dict(t) for t in tolerations),
-            node_selector=None if node_selector is None else dict(node_selector),
             clock=clock,
             timeout_s=float(timeout_s),
             env=dict(env or {}),
+            criteria={str(k): str(v) for k, v in (criteria or {}).items() if v is not None and v != ""},
         )
 
     # -- evidence -------------------------------------------------------------------------------------
@@ -149,16 +150,13 @@ class _Toleration(Protocol):
 
 
 class CheckInfo(Protocol):
-    """What :func:`context_for_check` reads of the plugin's ``check`` fixture (no plugin import)."""
+    """What :func:`context_for_check` reads of the plugin's ``aicr_check`` fixture (no plugin import)."""
 
     @property
     def name(self) -> str: ...
 
     @property
     def timeout_s(self) -> int: ...
-
-    @property
-    def node_selector(self) -> dict[str, str] | None: ...
 
     @property
     def tolerations(self) -> Sequence[_Toleration] | None: ...
@@ -175,9 +173,12 @@ def context_for_check(
     allocation_policy: str,
     clock: Clock,
     env: Mapping[str, str] | None = None,
+    criteria: Mapping[str, object] | None = None,
 ) -> ConformanceContext:
-    """The context of a bundled pytest check, from its fixtures (``check``, ``cluster``, ``run``,
-    ``recipe.component_refs``, ``allocation_policy.mode``, ``aicr_clock``)."""
+    """The context of a bundled pytest check, from its fixtures (``aicr_check``, ``aicr_cluster``,
+    ``aicr_run``, ``aicr_recipe.component_refs``, ``aicr_allocation_policy.mode``, ``aicr_clock``;
+    ``criteria``: the recipe's criteria, e.g. ``aicr_recipe.criteria.model_dump()``; unset ones are
+    dropped)."""
     tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
     return ConformanceContext.create(
         check.name,
@@ -187,10 +188,10 @@ def context_for_check(
         component_refs=component_refs,
         allocation_policy=allocation_policy,
         tolerations=tolerations,
-        node_selector=check.node_selector,
         clock=clock,
         timeout_s=check.timeout_s,
         env=env,
+        criteria=criteria,
     )
 
 

@@ -1,6 +1,6 @@
 """DRA reads shared by dra-support and secure-accelerator-access: the served ``resource.k8s.io``
-version, the NVIDIA ResourceSlice validation (§2.1 step 5) and the allocation-mode probe with the
-configured-policy verdict (§1.8), all with AICR's texts.
+version, the NVIDIA ResourceSlice validation and the allocation-mode probe with the
+configured-policy verdict, all with AICR's texts.
 
 The probe itself is :func:`aicr_pytest.kube.allocprobe.probe_allocation_mode` (the one inference-perf
 uses) over :mod:`aicr_pytest.core.allocmode`: a group that is not served means no DRA, any other
@@ -17,7 +17,6 @@ from typing import Any, Final
 from aicr_pytest.conformance.common import (
     ConformanceFailure,
     aicr_error,
-    go_list,
     inconclusive,
     is_timeout,
     meta,
@@ -26,6 +25,7 @@ from aicr_pytest.conformance.common import (
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.errors import Inconclusive, UsageError
+from aicr_pytest.core.gofmt import go_list
 from aicr_pytest.kube.allocprobe import probe_allocation_mode
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError
@@ -51,7 +51,7 @@ def served_dra_version(cluster: Cluster) -> tuple[str | None, list[JSON]]:
     return None, []
 
 
-# --- NVIDIA ResourceSlice validation (§2.1 step 5) ---------------------------------------------------
+# --- NVIDIA ResourceSlice validation ---------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def _topology(slice_spec: Mapping[str, Any]) -> str:
 def validate_nvidia_slices(
     slices: Sequence[Mapping[str, Any]], nodes: Sequence[Mapping[str, Any]]
 ) -> SliceValidation:
-    """Apply the §1.8 pool/taint/topology rules to every NVIDIA driver's slices (pure)."""
+    """Apply the allocation-mode pool/taint/topology rules to every NVIDIA driver's slices (pure)."""
     drivers = sorted(
         {d for d in (str(spec(s).get("driver") or "") for s in slices) if d.endswith(NVIDIA_DRIVER_SUFFIX)}
     )
@@ -102,7 +102,7 @@ def validate_nvidia_slices(
     return SliceValidation(tuple(drivers), usable, tuple(lines))
 
 
-# --- the allocation-mode probe and the policy verdict (§1.8) -----------------------------------------
+# --- the allocation-mode probe and the policy verdict -----------------------------------------
 
 
 def probe_mode(ctx: ConformanceContext, nodes: Sequence[JSON] | None = None) -> allocmode.AllocationMode:

@@ -1,4 +1,4 @@
-"""``dra-support`` (conformance spec §2.1, CNCF ``dra_support``): the cluster has DRA itself.
+"""``dra-support`` (CNCF ``dra_support``): the cluster has DRA itself.
 
 Scope first (so skips survive short deadlines): a recipe without an enabled ``nvidia-dra-driver-gpu``
 skips; a run without componentRefs probes the default driver namespace live. Then: a served

@@ -13,7 +13,7 @@ endpoint is reached one of two ways:
 ``AICR_ENDPOINT_ACCESS=proxy|direct`` overrides the choice (``auto`` or empty: the rule above).
 
 Whatever the route, messages name the in-cluster URL (as AICR's do) and the route tried. Three
-outcomes (AICR's ``httpGet``, conformance spec §1.7):
+outcomes (AICR's ``httpGet``):
 
 * the endpoint answered: :class:`HttpAnswer` (any status; :meth:`HttpAnswer.require_ok` turns a
   non-200 into ``[INTERNAL] HTTP <code> from <url>`` and an oversize body into ``[INVALID_REQUEST]
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from aicr_pytest.core.errors import Inconclusive, UsageError
+from aicr_pytest.core.errors import CheckFailed, Inconclusive, UsageError
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiUnreachable
 from aicr_pytest.kube.rawhttp import RawResponse, apiserver_status, send_once, service_proxy_path
@@ -73,7 +73,7 @@ class EndpointUnreachable(Inconclusive):
         super().__init__(f"[SERVICE_UNAVAILABLE] failed to reach {url}: {cause} (tried: {route})")
 
 
-class EndpointAnswerError(AssertionError):
+class EndpointAnswerError(CheckFailed):
     """The endpoint answered, and the answer fails the check (non-200, oversize body)."""
 
     def __init__(self, message: str, *, status: int) -> None:

@@ -1,4 +1,4 @@
-"""``gang-scheduling`` (conformance spec §2.2, CNCF ``gang_scheduling``): all-or-nothing co-scheduling
+"""``gang-scheduling`` (CNCF ``gang_scheduling``): all-or-nothing co-scheduling
 with KAI scheduler PodGroups, using CPU-only workers (so one-GPU clusters can run the whole phase).
 
 Skips only when KAI is genuinely absent: the ``kai-scheduler/kai-scheduler-default`` Deployment or one

@@ -1,4 +1,4 @@
-"""``gpu-operator-health`` (conformance spec §2.12; a diagnostic, excluded from CNCF evidence).
+"""``gpu-operator-health`` (a diagnostic, excluded from CNCF evidence).
 
 The GPU Operator Deployment is available, ``ClusterPolicy/cluster-policy`` reports ``ready`` and the
 DCGM exporter DaemonSet has a ready pod. The namespace is the enabled ``gpu-operator`` (else

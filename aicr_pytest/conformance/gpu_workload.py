@@ -1,4 +1,4 @@
-"""The behavioural GPU pods of dra-support and secure-accelerator-access (conformance spec §2.1, §2.9).
+"""The behavioural GPU pods of dra-support and secure-accelerator-access.
 
 Pure builders and decisions over plain pod/claim dicts:
 
@@ -244,7 +244,7 @@ def host_device_volume(pod: Mapping[str, Any]) -> str | None:
 
 
 def pattern_errors_dra(pod: Mapping[str, Any]) -> str | None:
-    """The DRA test pod's allocation pattern (§2.9 DRA path step 2), first problem or ``None``."""
+    """The DRA test pod's allocation pattern, first problem or ``None``."""
     if not spec(pod).get("resourceClaims"):
         return "pod does not use DRA resourceClaims"
     containers = _containers(pod)
@@ -268,7 +268,7 @@ def pattern_errors_dra(pod: Mapping[str, Any]) -> str | None:
 
 
 def pattern_errors_device_plugin(pod: Mapping[str, Any]) -> str | None:
-    """The device-plugin test pod's pattern (§2.9 device-plugin path step 3)."""
+    """The device-plugin test pod's pattern."""
     if spec(pod).get("resourceClaims"):
         return "device plugin test pod unexpectedly uses DRA resourceClaims"
     containers = _containers(pod)
@@ -285,7 +285,7 @@ def pattern_errors_device_plugin(pod: Mapping[str, Any]) -> str | None:
 
 
 def isolation_verdict(pod: Mapping[str, Any], mechanism: str, logs: Mapping[str, str]) -> str | None:
-    """Completion and container-level isolation of the GPU test pod (§2.9), or ``None`` when both hold.
+    """Completion and container-level isolation of the GPU test pod, or ``None`` when both hold.
 
     ``mechanism`` is ``DRA`` or ``device plugin``; ``logs`` maps container name to its log (or the
     ``failed to read logs`` placeholder). Beyond AICR, a readable log must agree with the exit code:
@@ -337,7 +337,7 @@ def output_contradiction(pod: Mapping[str, Any], logs: Mapping[str, str]) -> str
 
 
 def probe_verdict(pod: Mapping[str, Any], log: str) -> str | None:
-    """The no-allocation probe's verdict (§2.9), or ``None`` when it proved isolation."""
+    """The no-allocation probe's verdict, or ``None`` when it proved isolation."""
     phase = str(status(pod).get("phase") or "Pending")
     if phase != "Succeeded":
         code = container_exit_code(pod, PROBE_CONTAINER)

@@ -1,4 +1,4 @@
-"""``inference-gateway`` (CNCF ``ai_inference``, conformance spec §2.5): Gateway API + the Inference
+"""``inference-gateway`` (CNCF ``ai_inference``): Gateway API + the Inference
 Extension are installed, the agentgateway data plane is up, and the gateway's LoadBalancer exposure
 is recorded.
 
@@ -32,6 +32,7 @@ from aicr_pytest.conformance.common import (
 )
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.core.errors import CheckSkip
+from aicr_pytest.core.gofmt import parse_go_bool
 from aicr_pytest.kube.errors import ApiError, NotFound
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
     "Exposure",
     "assess_exposure",
     "exposure_message",
-    "go_parse_bool",
     "is_open",
     "is_proxy_name",
     "ready_endpoints",
@@ -69,8 +69,8 @@ _GW = "gateway.networking.k8s.io/v1"
 
 
 def go_parse_bool(value: str | None) -> bool:
-    """Go's ``strconv.ParseBool`` after trimming, with anything unparsable as false."""
-    return (value or "").strip() in ("1", "t", "T", "TRUE", "true", "True")
+    """``strings.TrimSpace`` then ``strconv.ParseBool``, as AICR reads the switch (unparsable: false)."""
+    return parse_go_bool((value or "").strip())
 
 
 def is_proxy_name(name: str) -> bool:

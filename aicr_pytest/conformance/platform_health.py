@@ -1,4 +1,4 @@
-"""``platform-health`` (conformance spec §2.13; a diagnostic, excluded from CNCF evidence).
+"""``platform-health`` (a diagnostic, excluded from CNCF evidence).
 
 For every *enabled* componentRef (``overrides.enabled: false`` refs are never deployed, #1681): its
 namespace exists and is ``Active``, and each of its ``expectedResources`` is healthy -- Deployment

@@ -1,4 +1,4 @@
-"""``pod-autoscaling`` (CNCF ``pod_autoscaling``, conformance spec §2.6): GPU metrics flow DCGM →
+"""``pod-autoscaling`` (CNCF ``pod_autoscaling``): GPU metrics flow DCGM →
 Prometheus → adapter → HPA, proven by an HPA that scales a Deployment up and back down on the
 cluster-wide external GPU metric.
 

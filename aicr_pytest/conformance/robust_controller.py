@@ -1,4 +1,4 @@
-"""``robust-controller`` (conformance spec §2.8, CNCF ``robust_controller``): one complex AI operator
+"""``robust-controller`` (CNCF ``robust_controller``): one complex AI operator
 with CRDs is installed and working -- its controller is available, its validating webhook has live
 endpoints, its CRD is registered, and the webhook actively rejects an invalid custom resource.
 

@@ -1,4 +1,4 @@
-"""``secure-accelerator-access`` (conformance spec §2.9, CNCF ``secure_accelerator_access``).
+"""``secure-accelerator-access`` (CNCF ``secure_accelerator_access``).
 
 GPU access is mediated by Kubernetes allocation -- a DRA ResourceClaim or device-plugin
 ``nvidia.com/gpu`` limits -- with no hostPath device mounts: the granted container sees exactly one

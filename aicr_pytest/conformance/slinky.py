@@ -1,4 +1,4 @@
-"""``slinky-slurm-health`` and ``slinky-slurm-imex-channel`` (conformance spec §2.10, §2.11): the
+"""``slinky-slurm-health`` and ``slinky-slurm-imex-channel``: the
 Slurm cluster that Slinky runs answers from its login pod, has idle/mixed nodes, runs a job, and
 gives two concurrent GPU jobs one distinct IMEX channel each. Not CNCF requirements.
 
@@ -318,7 +318,7 @@ def _result_text(result: ExecResult) -> str:
 
 
 def run_slinky_slurm_health(ctx: ConformanceContext) -> None:
-    """§2.10: all three commands run; their failures are reported together."""
+    """``slinky-slurm-health``: all three commands run; their failures are reported together."""
     pods = _guards(ctx)
     name, container = _login_pod(ctx, pods)
     problems: list[str] = []
@@ -347,7 +347,8 @@ def _read_imex_object(
 
 
 def run_slinky_slurm_imex_channel(ctx: ConformanceContext) -> None:
-    """§2.11: two concurrent one-GPU jobs each see exactly one IMEX channel, and not the same one."""
+    """``slinky-slurm-imex-channel``: two concurrent one-GPU jobs each see exactly one IMEX channel,
+    and not the same one."""
     pods = _guards(ctx)
     _read_imex_object(
         ctx, "resource.nvidia.com/v1beta1", "computedomains", "ComputeDomain", pods.namespace, COMPUTE_DOMAIN

@@ -1,4 +1,4 @@
-"""The per-run GPU test namespace of dra-support and secure-accelerator-access (conformance spec §1.7).
+"""The per-run GPU test namespace of dra-support and secure-accelerator-access.
 
 One :class:`GpuTestNamespace` per check invocation: a 128-bit token names the namespace and the
 objects in it, and an ownership label ties the namespace to this invocation. Names are run-scoped

@@ -1,6 +1,6 @@
 """``--config``: an AICRConfig file whose ``spec.validate`` gives ``validate``'s defaults.
 
-Precedence, as in AICR (runtime spec §2.1, §4): an explicit flag (or its environment variable) >
+Precedence, as in AICR: an explicit flag (or its environment variable) >
 the config value > the flag's default.  :func:`load_validate_config` reads the file and returns the
 ``spec.validate`` values keyed by their dotted path (``agent.namespace``, ``execution.timeout``);
 the option table maps each path to its option.  Values are converted to the form the command line
@@ -51,6 +51,17 @@ KNOWN_KEYS: Final[dict[str, str]] = {
     "agent.requireGpu": "bool",
     "agent.nodeSelector": "map",
     "agent.tolerations": "tolerations",
+    "cncf.checklist": "string",
+    "cncf.platformName": "string",
+    "cncf.platformVersion": "string",
+    "cncf.vendorName": "string",
+    "cncf.websiteUrl": "string",
+    "cncf.repoUrl": "string",
+    "cncf.documentationUrl": "string",
+    "cncf.productLogoUrl": "string",
+    "cncf.description": "string",
+    "cncf.contactEmailAddress": "string",
+    "cncf.k8sConformanceUrl": "string",
 }
 
 

@@ -1,6 +1,6 @@
 """GPU allocation-mode probe: how does this cluster hand out whole GPUs?
 
-Pure functions over plain Kubernetes-object dicts (conformance spec §1.8, performance spec §B.4).
+Pure functions over plain Kubernetes-object dicts.
 The caller lists Nodes, discovers the newest served ``resource.k8s.io`` version (v1 → v1beta2 →
 v1beta1; ``None`` when the group is not served), lists DeviceClasses and ResourceSlices at that
 version, and hands the results to :func:`detect`.  The result, :class:`AllocationMode`, carries the
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.errors import CheckFailed, UsageError
+from aicr_pytest.core.gofmt import go_bool, go_list
 
 GPU_DRIVER: Final = "gpu.nvidia.com"
 GPU_DEVICE_CLASS: Final = "gpu.nvidia.com"
@@ -39,7 +40,7 @@ POLICY_DRA_CLAIM: Final = "dra-resource-claim"
 POLICY_DRA_EXTENDED: Final = "dra-extended-resource"
 POLICIES: Final = (POLICY_UNSPECIFIED, POLICY_DEVICE_PLUGIN, POLICY_DRA_CLAIM, POLICY_DRA_EXTENDED)
 
-# --- messages (conformance spec §1.8, performance spec §B.4) -------------------------------------
+# --- messages -------------------------------------
 MSG_DRA_NO_API: Final = (
     "full-GPU DRA not usable: no served resource.k8s.io API version — DeviceClass gpu.nvidia.com unreachable"
 )
@@ -133,7 +134,7 @@ MSG_POLICY_UNKNOWN: Final = (
 )
 
 
-class AllocModeError(AssertionError):
+class AllocModeError(CheckFailed):
     """A GPU allocation configuration the check must fail on (AICR ``INVALID_REQUEST`` → failed).
 
     An ``AssertionError`` so pytest reports it as a failure (CTRF ``failed``), not ``other``.
@@ -236,11 +237,6 @@ def node_scalar_gpus(node: Mapping[str, Any]) -> int:
     return gpu_count((node.get("status") or {}).get("allocatable"))
 
 
-def go_list(items: Iterable[str]) -> str:
-    """Go's ``%v`` rendering of a ``[]string``: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"
-
-
 def newest_served_version(served: Iterable[str]) -> str | None:
     """The preferred served ``resource.k8s.io`` version (v1 → v1beta2 → v1beta1), or ``None``."""
     available = set(served)
@@ -330,8 +326,8 @@ class AllocationMode:
     def summary(self) -> str:
         """Multi-line evidence text (AICR ``Mode.Summary()``)."""
         lines = [
-            f"DRA ({GPU_DRIVER}): usable={_go_bool(self.dra_usable)} nodes={go_list(self.dra_nodes)}",
-            f"Device plugin ({GPU_RESOURCE}): usable={_go_bool(self.device_plugin_usable)} "
+            f"DRA ({GPU_DRIVER}): usable={go_bool(self.dra_usable)} nodes={go_list(self.dra_nodes)}",
+            f"Device plugin ({GPU_RESOURCE}): usable={go_bool(self.device_plugin_usable)} "
             f"nodes={go_list(self.device_plugin_nodes)}",
             self.dra_detail,
             self.device_plugin_detail,
@@ -340,10 +336,6 @@ class AllocationMode:
             *self.warnings(),
         ]
         return "\n".join(lines)
-
-
-def _go_bool(value: bool) -> str:
-    return "true" if value else "false"
 
 
 def _describe_pools(pools: Mapping[str, Sequence[str]]) -> str:
@@ -471,7 +463,8 @@ def _usable_devices(
 def validated_driver_nodes(
     nodes: Sequence[Mapping[str, Any]], resource_slices: Sequence[Mapping[str, Any]], driver: str
 ) -> dict[str, int]:
-    """Usable devices per eligible node for one DRA ``driver`` (the §1.8 pool/taint/topology rules).
+    """Usable devices per eligible node for one DRA ``driver`` (the allocation-mode probe's
+    pool/taint/topology rules).
 
     A slice counts only in a complete, current-generation pool, for untainted devices, on Ready,
     uncordoned nodes its topology reaches. dra-support applies this to every ``*.nvidia.com``
@@ -565,7 +558,7 @@ def detect(
 
 
 def reject_unsupported_gpu_topology(mode: AllocationMode) -> None:
-    """Fail fast on DRA topologies outside the supported pair (performance spec §B.4).
+    """Fail fast on DRA topologies outside the supported pair.
 
     Raises :class:`UnsupportedGPUTopology` for "gpu"-named slice drivers other than
     ``gpu.nvidia.com``, ``gpu.nvidia.com`` slices without ``spec.nodeName`` and pools published by

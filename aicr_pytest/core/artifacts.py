@@ -1,4 +1,4 @@
-"""Evidence artifacts: labelled blocks of data a check records (conformance spec §1.6).
+"""Evidence artifacts: labelled blocks of data a check records.
 
 A check records what it looked at and what it did as artifacts.  Each one is printed in AICR's
 block format, so the CTRF ``stdout`` of a check reads like AICR's::

@@ -102,6 +102,13 @@ CATALOG: tuple[CheckSpec, ...] = (
         "nvidia-smi runs on every GPU node",
         test=_DEPLOYMENT + "test_check_nvidia_smi",
     ),
+    CheckSpec(  # upstream AICR v1.x
+        "gke-gpu-nic-networks",
+        "deployment",
+        _m(2),
+        "GKE GPU NIC networks for GPUDirect TCPXO (skipped unless the recipe declares gke-nccl-tcpxo)",
+        test="deployment/test_gke_gpu_nics.py::test_gke_gpu_nic_networks",
+    ),
     CheckSpec(
         "dra-support",
         "conformance",
@@ -198,6 +205,14 @@ CATALOG: tuple[CheckSpec, ...] = (
         "IMEX channels for concurrent Slurm jobs",
         test=_CONFORMANCE_2 + "test_slinky_slurm_imex_channel",
         entry=_conformance("slinky", "run_slinky_slurm_imex_channel"),
+    ),
+    CheckSpec(  # upstream AICR v1.x
+        "slinky-slurm-gpu-access",
+        "conformance",
+        _m(5),
+        "Slurm GPU access and isolation for Slinky Slurm jobs",
+        test="conformance/test_slinky_gpu_access.py::test_slinky_slurm_gpu_access",
+        entry=_conformance("slinky_gpu_access", "run_slinky_slurm_gpu_access"),
     ),
     CheckSpec(
         "gpu-operator-health",

@@ -1,4 +1,4 @@
-"""Load-time coherence of a recipe's component refs (recipe spec §2.5.4), shared by every loader.
+"""Load-time coherence of a recipe's component refs, shared by every loader.
 
 ``aicr validate`` rejects a recipe whose *enabled* component refs cannot be deployed as declared:
 every problem, sorted and joined with ``; ``, in one ``recipe has incoherent component ref(s): …``

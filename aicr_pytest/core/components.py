@@ -1,4 +1,4 @@
-"""Recipe component refs: enabled or not, as AICR decides it (``recipeHasComponent``, conformance §1.7).
+"""Recipe component refs: enabled or not, as AICR decides it (``recipeHasComponent``).
 
 A ref may be a plain dict (recipe YAML keys: ``overrides``, ``expectedResources``...) or a
 :class:`aicr_pytest.core.recipe.ComponentRef` model; :func:`ref_dict` turns either into a dict with
@@ -56,11 +56,6 @@ def enabled_ref(refs: Iterable[Mapping[str, Any] | Any], name: str) -> dict[str,
     return next((d for d in enabled_refs(refs) if d.get("name") == name), None)
 
 
-def has_enabled_component(refs: Iterable[Mapping[str, Any] | Any], name: str) -> bool:
-    """AICR's ``recipeHasComponent``: a ref called ``name`` exists and is enabled."""
-    return enabled_ref(refs, name) is not None
-
-
 def ref_namespace(ref: Mapping[str, Any] | None, default: str) -> str:
     """The ref's trimmed ``namespace``, or ``default`` when the ref is absent or has none."""
     if ref is None:
@@ -71,7 +66,6 @@ def ref_namespace(ref: Mapping[str, Any] | None, default: str) -> str:
 __all__ = [
     "enabled_ref",
     "enabled_refs",
-    "has_enabled_component",
     "is_enabled",
     "ref_dict",
     "ref_namespace",

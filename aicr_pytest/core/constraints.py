@@ -68,7 +68,7 @@ __all__ = [
     "validate_expression",
 ]
 
-# --- user-facing messages (quoted phrases from the spec §5.3–5.6 and the user guide) ---------------------
+# --- user-facing messages (AICR's phrases and the user guide's) ---------------------------------------
 
 EXPR_EMPTY: Final = "constraint expression cannot be empty"
 EXPR_EMPTY_AFTER_OPERATOR: Final = "constraint value cannot be empty after operator"
@@ -79,13 +79,13 @@ VERSION_TOO_MANY_PARTS: Final = "too many version components (at most major.mino
 VERSION_BAD_PART: Final = "version component is not a number"
 VERSION_NEGATIVE: Final = "version component cannot be negative"
 
-# Wrappers of AICR's constraints.Evaluate (§5.5), used in ConstraintResult.error.
+# Wrappers of AICR's constraints.Evaluate, used in ConstraintResult.error.
 WRAP_INVALID_PATH: Final = "invalid constraint path"
 WRAP_NOT_FOUND: Final = "value not found in snapshot"
 WRAP_INVALID_EXPRESSION: Final = "invalid constraint expression"
 WRAP_EVALUATION_FAILED: Final = "evaluation failed"
 
-# Readiness texts: the guide's log line, and AICR's actual error strings (§5.6).
+# Readiness texts: the guide's log line, and AICR's actual error strings.
 READINESS_LINE: Final = 'readiness constraint {status}: name={name} expected="{expected}" actual={actual}'
 READINESS_FAILED: Final = "readiness check failed: {name} expected {expected}, got {actual}"
 READINESS_COULD_NOT_EVALUATE: Final = "readiness check could not evaluate: {name}: {cause}"
@@ -93,7 +93,7 @@ READINESS_COULD_NOT_EVALUATE: Final = "readiness check could not evaluate: {name
 THRESHOLD_BAD_COMPARATOR: Final = "tolerance only applies to '>=' or '<=', got {comparator!r}"
 THRESHOLD_BAD_NUMBER: Final = "constraint {name!r}: cannot parse threshold from {value!r}"
 
-#: Lower/upper tolerance factors of the performance checks (§5.7).
+#: Lower/upper tolerance factors of the performance checks.
 TOLERANCE_LOW: Final = 0.9
 TOLERANCE_HIGH: Final = 1.1
 
@@ -473,7 +473,7 @@ def format_readiness_error(name: str, cause: str) -> str:
     return READINESS_COULD_NOT_EVALUATE.format(name=name, cause=cause)
 
 
-# --- 10 % tolerance (performance checks, §5.7) ------------------------------------------------------------
+# --- 10 % tolerance (performance checks) ------------------------------------------------------------
 
 _LEADING_OPS: Final = "><=! "
 

@@ -1,6 +1,6 @@
 """The AICR data tree: our embedded ``recipes/`` package, optionally layered under ``--data DIR``.
 
-Layering (spec §3.5, AICR ``pkg/recipe/provider.go``):
+Layering (as AICR's ``pkg/recipe/provider.go`` does it):
 
 * ``--data DIR`` must be an existing directory that contains ``registry.yaml``.
 * ``registry.yaml`` is merged by component ``name``: an external entry replaces the embedded one

@@ -5,6 +5,9 @@
   never a traceback.
 * :class:`Inconclusive` — a check could not reach a verdict (API unreachable, pod vanished,
   timeout waiting for a workload).  It maps to CTRF status ``other``, which is failing.
+* :class:`CheckFailed` — the cluster failed the check (CTRF ``failed``); every check family's own
+  failure subclasses it.
+* :class:`CheckSkip` — the check does not apply here (CTRF ``skipped``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,13 @@ class UsageError(Exception):
 
 class Inconclusive(Exception):
     """The check could not decide: reported as CTRF ``other`` (failing)."""
+
+
+class CheckFailed(AssertionError):
+    """The cluster failed the check: CTRF ``failed``, ``str()`` the user-facing message.
+
+    An ``AssertionError``, so pytest reports a failure (like ``assert``), not an error (``other``).
+    """
 
 
 class CheckSkip(Exception):

@@ -1,6 +1,6 @@
 """Go ``time.Duration`` text: parse (``1m30s`` → 90.0) and format (90.0 → ``1m30s``) as Go prints it.
 
-Chainsaw timeouts (deployment spec §5.2.1) and the durations in AICR's messages (conformance spec §0)
+Chainsaw timeouts and the durations in AICR's messages
 use Go's syntax; the deployment and conformance families share this module.
 """
 
@@ -40,6 +40,14 @@ def parse_go_duration(text: str) -> float:
         total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
         pos = m.end()
     return sign * total
+
+
+def parse_positive_go_duration(text: str) -> float:
+    """:func:`parse_go_duration` of a duration that must be more than zero (ValueError otherwise)."""
+    seconds = parse_go_duration(text)
+    if seconds <= 0:
+        raise ValueError(f"duration {text!r} is not positive")
+    return seconds
 
 
 def format_go_duration(seconds: float) -> str:

@@ -19,16 +19,20 @@ def lazy_exports(
     ``names`` map to their modules.
 
     The first access imports the module and caches the value in that namespace (the package's
-    own, not whatever ``sys.modules`` holds now: pytester swaps modules in and out)."""
+    own, not whatever ``sys.modules`` holds now: pytester swaps modules in and out).  Every name
+    of that module is cached at once, so a function and the exception class it raises always come
+    from the same copy of their module, even when the module was imported again in between."""
     package = namespace["__name__"]
 
     def __getattr__(name: str) -> Any:
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        namespace[name] = value
-        return value
+        loaded = importlib.import_module(module)
+        for other, where in names.items():
+            if where == module and other not in namespace and hasattr(loaded, other):
+                namespace[other] = getattr(loaded, other)
+        return namespace[name] if name in namespace else getattr(loaded, name)
 
     def __dir__() -> list[str]:
         return sorted(set(namespace) | set(names))

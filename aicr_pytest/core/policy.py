@@ -1,6 +1,6 @@
-"""GPU allocation policy: how the recipe says whole GPUs are advertised (spec §7).
+"""GPU allocation policy: how the recipe says whole GPUs are advertised.
 
-The policy is read from the *hydrated* values (spec §2.5.3) of two enabled components:
+The policy is read from the *hydrated* values of two enabled components:
 
 * ``nvidia-dra-driver-gpu``: ``resources.gpus.enabled`` (the switch) and
   ``gpuResourcesEnabledOverride`` (the chart install-guard waiver, default false);
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.gofmt import go_type_name
 from aicr_pytest.core.recipe import ComponentRef, Recipe
 
 PolicyMode = Literal[
@@ -43,7 +44,7 @@ DEVICE_PLUGIN_PATH = "devicePlugin.enabled"
 #: How AICR renders an ``INVALID_REQUEST`` error to users; we print the same.
 INVALID_REQUEST_PREFIX = "[INVALID_REQUEST] "
 
-# Exact upstream texts (spec §7.4).  ``{op}`` is gpu-operator or gpu-operator-ocp.
+# Exact upstream texts.  ``{op}`` is gpu-operator or gpu-operator-ocp.
 E1_GPUS_ENABLED_UNSET = (
     'invalid GPU allocation configuration: component "nvidia-dra-driver-gpu" is enabled but '
     '"resources.gpus.enabled" is not set — the upstream chart\'s declared default (true) would diverge '
@@ -128,23 +129,6 @@ def _invalid(message: str) -> UsageError:
     return UsageError(INVALID_REQUEST_PREFIX + message)
 
 
-def go_type_name(value: object) -> str:
-    """Go's ``%T`` for a value decoded by yaml.v3 into ``interface{}``."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return type(value).__name__
-
-
 def merge_values(dst: dict[str, Any], src: dict[str, Any]) -> dict[str, Any]:
     """Merge ``src`` into ``dst`` in place (AICR ``mergeValues``) and return ``dst``.
 
@@ -170,7 +154,7 @@ def _load_values(data: DataTree, component: str, relpath: str) -> dict[str, Any]
 
 
 def hydrate_values(ref: ComponentRef, data: DataTree, warnings: list[str] | None = None) -> dict[str, Any]:
-    """Fully hydrated Helm values of ``ref`` (spec §2.5.3).
+    """Fully hydrated Helm values of ``ref``.
 
     base ``components/<name>/values.yaml`` (only when a ``valuesFile`` is set; may be missing) →
     ``valuesFile`` (must exist) → ``overrides``.  All files go through the data tree.
@@ -218,7 +202,7 @@ def lookup_value(values: dict[str, Any], path: str, component: str) -> object:
 
 
 def resolve_allocation_policy(recipe: Recipe | None, data: DataTree) -> AllocationPolicy:
-    """Decide the policy in AICR's order (spec §7.3).  Raises :class:`UsageError` (E1–E5 etc.)."""
+    """Decide the policy in AICR's order.  Raises :class:`UsageError` (E1–E5 etc.)."""
     if recipe is None:
         return AllocationPolicy(mode=UNSPECIFIED, reason="no recipe")
     warnings: list[str] = []

@@ -27,7 +27,7 @@ Phase = Literal["deployment", "conformance", "performance"]
 #: AICR's phase order (``pkg/validator/phases.go``): the order phases run in.
 PHASES: tuple[Phase, ...] = ("deployment", "conformance", "performance")
 
-# Messages quoted from the spec (recipe-snapshot-constraints.md §2.8) so users can grep them.
+# Messages quoted from AICR, so users can grep them.
 MSG_WRONG_KIND = (
     'recipe file has kind "{kind}", but "RecipeResult" is required; '
     'run "aicr recipe" to generate a hydrated RecipeResult first'
@@ -144,7 +144,7 @@ class ComponentRef(_Model):
 
     @property
     def enabled(self) -> bool:
-        """Enabled unless ``overrides.enabled`` is the boolean ``false`` (spec §2.5.1)."""
+        """Enabled unless ``overrides.enabled`` is the boolean ``false``."""
         return self.overrides.get("enabled", True) is not False
 
 

@@ -1,4 +1,4 @@
-"""What the ``aicr validate`` drop-in flags decide before any check runs (issue #17).
+"""What the ``aicr validate`` drop-in flags decide before any check runs.
 
 Plain functions over the loaded inputs, called by :func:`aicr_pytest.core.inputs.load_run_state`:
 
@@ -8,7 +8,7 @@ Plain functions over the loaded inputs, called by :func:`aicr_pytest.core.inputs
   CTRF ``extra.skipReason`` :data:`SKIP_CHECK_REASON_CODE`;
 * ``--require-gpu``: :func:`require_gpu_result` (a snapshot without a GPU measurement fails the
   readiness pre-flight);
-* the version-skew advisory (runtime spec §2.1 step 13): :func:`version_skew_warning`;
+* the version-skew advisory: :func:`version_skew_warning`;
 * unknown ``validation`` phase keys: :func:`unknown_phase_keys_error`; a recipe that declares no
   check at all: :data:`MSG_NO_CHECKS`.
 """

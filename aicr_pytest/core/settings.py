@@ -8,6 +8,7 @@ the pytest-free model the check families receive.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from aicr_pytest.core.catalog import parse_phases
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.core.goduration import parse_go_duration
+from aicr_pytest.core.goduration import parse_positive_go_duration
 
 DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
 #: AICR's ``--namespace`` default (kube.run.DEFAULT_NAMESPACE is the same value)
@@ -53,15 +54,24 @@ MSG_BAD_TIMEOUT = (
 )
 
 
+def parse_bool(value: str) -> bool:
+    """``true|1|yes|t`` / ``false|0|no|f`` (any case), as Go's flag package reads a bool.
+
+    The one bool parser of every flag and environment variable (an argparse ``type``)."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes", "t"):
+        return True
+    if lowered in ("false", "0", "no", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r} (use true or false)")
+
+
 def parse_timeout(value: str) -> float:
     """``--timeout``: a positive Go duration (``5m``), in seconds; anything else is a UsageError."""
     try:
-        seconds = parse_go_duration(value)
+        return parse_positive_go_duration(value)
     except ValueError:
         raise UsageError(MSG_BAD_TIMEOUT.format(value=value)) from None
-    if seconds <= 0:
-        raise UsageError(MSG_BAD_TIMEOUT.format(value=value))
-    return seconds
 
 
 def parse_node_selector(values: Sequence[str] | None) -> dict[str, str] | None:
@@ -100,11 +110,55 @@ def parse_toleration(raw: str) -> Toleration:
     return Toleration(key=spec, operator="Exists", effect=effect)
 
 
+class Placement(BaseModel):
+    """Where the pods a run creates go and what they carry, as one value from the flags to every
+    consumer (the snapshot agent, the checks' inner workloads, the run scope, CNCF evidence).
+
+    ``--node-selector`` (``None``: not given), ``--toleration`` (``None``: not given; inner pods then
+    tolerate everything), ``--image-pull-secret`` and ``-n/--namespace``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    node_selector: dict[str, str] | None = None
+    tolerations: tuple[Toleration, ...] | None = None
+    image_pull_secrets: tuple[str, ...] = ()
+    namespace: str = DEFAULT_NAMESPACE
+
+    def tolerations_k8s(self) -> tuple[dict[str, str], ...] | None:
+        """The tolerations in Kubernetes form (``None``: none given)."""
+        return None if self.tolerations is None else tuple(t.to_k8s() for t in self.tolerations)
+
+
+def build_placement(
+    *,
+    node_selector: Sequence[str] | None = None,
+    tolerations: Sequence[str] | None = None,
+    image_pull_secrets: Sequence[str] | None = None,
+    namespace: str | None = None,
+) -> Placement:
+    """:class:`Placement` from the flags' strings (repeated ``--toleration``, ``--node-selector``);
+    a bad toleration, then a bad selector, is a :class:`UsageError`.  Empty pull-secret names are
+    dropped; a blank namespace is the default one."""
+    parsed = tuple(parse_toleration(t) for t in tolerations) if tolerations else None
+    return Placement(
+        node_selector=parse_node_selector(node_selector),
+        tolerations=parsed,
+        image_pull_secrets=tuple(v for v in (image_pull_secrets or ()) if v),
+        namespace=namespace if namespace is not None and namespace.strip() else DEFAULT_NAMESPACE,
+    )
+
+
+#: the prefix of an option's ``setting`` that names a :class:`Placement` field
+PLACEMENT_PREFIX = "placement."
+
+
 class Settings(BaseModel):
     """Everything a run needs to know from the command line.
 
     One field per option of :data:`aicr_pytest.plugin.options.OPTIONS` that declares a
-    ``setting`` (a test keeps the two in step), plus :data:`DERIVED_FIELDS`.
+    ``setting`` (a test keeps the two in step), plus :data:`DERIVED_FIELDS`; the options whose
+    setting is ``placement.<field>`` fill :attr:`placement` together.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
@@ -116,8 +170,8 @@ class Settings(BaseModel):
     no_cluster: bool = False
     fail_fast: bool = False
     data: Path | None = None
-    node_selector: dict[str, str] | None = None
-    tolerations: tuple[Toleration, ...] | None = None
+    #: ``--node-selector``, ``--toleration``, ``--image-pull-secret``, ``-n/--namespace``
+    placement: Placement = Placement()
     kubeconfig: str | None = None
     kube_context: str | None = None
     no_cleanup: bool = False
@@ -128,13 +182,9 @@ class Settings(BaseModel):
     html: str | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
     simulated: str | None = None
-    # --- `aicr validate` drop-in flags (issue #17; see aicr_pytest.core.runflags) ---------------
-    #: ``-n/--namespace``: the shared namespace run objects go to (per-run namespaces aside)
-    namespace: str = DEFAULT_NAMESPACE
+    # --- `aicr validate` drop-in flags (see aicr_pytest.core.runflags) ---------------
     #: ``--image``: the snapshot agent's image (``None``: ``--nvidia-smi-image``)
     image: str | None = None
-    #: ``--image-pull-secret``: added to every pod the run creates
-    image_pull_secrets: tuple[str, ...] = ()
     #: ``--job-name``: the snapshot agent Job's name prefix (``None``: the agent's own base)
     job_name: str | None = None
     #: ``--service-account-name``: accepted; the checks run in-process (no validator pod)
@@ -166,7 +216,8 @@ def build_settings(raw: Mapping[str, Any]) -> Settings:
 
     ``raw`` holds what the command line (or an environment variable, or the option's default)
     gave: ``phases``, ``node_selector`` and ``tolerations`` as the repeated strings, ``data`` and
-    ``evidence_dir`` as strings.  Every other field is passed to :class:`Settings` as it is.
+    ``evidence_dir`` as strings; the :class:`Placement` fields keyed ``placement.<field>``.  Every
+    other field is passed to :class:`Settings` as it is.
     """
     values = dict(raw)
     phase: Sequence[str] | None = values.pop("phases", None)
@@ -182,23 +233,18 @@ def build_settings(raw: Mapping[str, Any]) -> Settings:
         if not data_path.is_dir():
             raise UsageError(f"--data {data}: not a directory")
         data_path = data_path.resolve()
-    toleration: Sequence[str] | None = values.pop("tolerations", None)
-    tolerations = tuple(parse_toleration(t) for t in toleration) if toleration else None
-    node_selector = parse_node_selector(values.pop("node_selector", None))
+    placed = [key for key in values if key.startswith(PLACEMENT_PREFIX)]
+    placement = build_placement(**{key[len(PLACEMENT_PREFIX) :]: values.pop(key) for key in placed})
     evidence_dir = values.pop("evidence_dir", None)
     timeout = values.pop("timeout_s", None)
     timeout_s = parse_timeout(timeout) if isinstance(timeout, str) else timeout
-    for key in ("image_pull_secrets", "skip_checks"):
-        values[key] = tuple(v for v in (values.get(key) or ()) if v)
-    if not (values.get("namespace") or "").strip():
-        values["namespace"] = DEFAULT_NAMESPACE
+    values["skip_checks"] = tuple(v for v in (values.get("skip_checks") or ()) if v)
     return Settings(
         timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
         **values,
         phases=tuple(phases),
         phases_explicit=bool(phase),
         data=data_path,
-        node_selector=node_selector,
-        tolerations=tolerations,
+        placement=placement,
         evidence_dir=Path(evidence_dir) if evidence_dir else None,
     )

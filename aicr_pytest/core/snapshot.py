@@ -29,11 +29,9 @@ Deliberate differences from AICR (documented for users):
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Final
 
@@ -41,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from aicr_pytest.core import blockyaml
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.gofmt import format_go_float, go_bool
 
 __all__ = [
     "API_VERSION",
@@ -77,7 +76,7 @@ MEASUREMENT_TYPES: Final[tuple[str, ...]] = (
 )
 _TYPE_SET: Final = frozenset(MEASUREMENT_TYPES)
 
-# --- user-facing messages (the quoted phrases come from the spec, §4.1 / §5.1 / §5.2) -----------------
+# --- user-facing messages (the quoted phrases are AICR's) -------------------------------------------
 
 MSG_UNSUPPORTED_API_VERSION: Final = (
     'snapshot file has apiVersion "{api_version}", which this aicr build does not support '
@@ -135,36 +134,6 @@ class AmbiguousMatch(SnapshotLookupError):
 # --- Go-compatible rendering ---------------------------------------------------------------------------
 
 
-def format_go_float(value: float) -> str:
-    """Render a float64 exactly as Go's ``fmt.Sprintf("%v", f)``.
-
-    That is ``strconv.FormatFloat(f, 'g', -1, 64)``: the shortest digits that round-trip, in exponent
-    form when the decimal exponent is < -4 or >= 6 (``1e6`` → ``1e+06``, ``123456.0`` → ``123456``,
-    ``1.0`` → ``1``, ``1.5e-7`` → ``1.5e-07``), plus ``+Inf``/``-Inf``/``NaN``.
-    """
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0.0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
-    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-    assert isinstance(exponent, int)
-    # repr() gives the shortest round-trip digits; dp = position of the decimal point.
-    dp = len(digit_tuple) + exponent
-    exp10 = dp - 1
-    neg = "-" if sign else ""
-    if exp10 < -4 or exp10 >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{neg}{mantissa}e{'-' if exp10 < 0 else '+'}{abs(exp10):02d}"
-    if dp <= 0:
-        return f"{neg}0.{'0' * -dp}{digits}"
-    if dp >= len(digits):
-        return f"{neg}{digits}{'0' * (dp - len(digits))}"
-    return f"{neg}{digits[:dp]}.{digits[dp:]}"
-
-
 def format_value(value: bool | int | float | str, *, json_numbers: bool = False) -> str:
     """Render a scalar reading as AICR's ``Reading.String()`` (Go ``%v``).
 
@@ -175,7 +144,7 @@ def format_value(value: bool | int | float | str, *, json_numbers: bool = False)
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return go_bool(value)
     if isinstance(value, int):
         return format_go_float(float(value)) if json_numbers else str(value)
     return format_go_float(value)

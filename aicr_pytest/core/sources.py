@@ -46,10 +46,10 @@ def _limit_text(kind: str) -> str:
 
 HTTP_TIMEOUT_S = 30.0
 CM_PREFIX = "cm://"
-#: Keys tried, in order, after ``snapshot.<format>`` (spec §6; used for recipes too).
+#: Keys tried, in order, after ``snapshot.<format>`` (for recipes too).
 CM_FALLBACK_KEYS = ("snapshot.yaml", "snapshot.json", "snapshot.txt")
 
-# Message quoted from the spec (§6).
+# Message quoted from AICR.
 MSG_CM_NO_DATA = "ConfigMap {namespace}/{name} has no snapshot data"
 # Our own messages.
 MSG_CM_INVALID_URI = 'invalid ConfigMap URI "{uri}": expected cm://namespace/name'

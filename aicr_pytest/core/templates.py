@@ -5,8 +5,8 @@ Two layers, applied in this order:
 1. **jinja2** for our own templates: a :class:`~jinja2.sandbox.SandboxedEnvironment` with
    :class:`~jinja2.StrictUndefined` (a missing variable is an error, never an empty string).
    Jinja comments use ``{##`` … ``##}`` so shell text such as ``${#array[@]}`` passes through.
-2. **``${VAR}`` placeholders**: exact ``str.replace`` of each *known* key, as AICR does
-   (spec §A.8).  Unknown ``${…}`` and shell syntax (``$PATH``, ``"$@"``, ``${PIPESTATUS[0]}``)
+2. **``${VAR}`` placeholders**: exact ``str.replace`` of each *known* key, as AICR does.
+   Unknown ``${…}`` and shell syntax (``$PATH``, ``"$@"``, ``${PIPESTATUS[0]}``)
    are left untouched.  This is what makes a user's ``--data`` runtime a drop-in: the same file
    renders the same way from ``runtimes/nccl/<accelerator>/<service>/`` as from
    ``--data/validators/performance/testdata/<accelerator>/<service>/``.

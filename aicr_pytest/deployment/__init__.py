@@ -1,17 +1,20 @@
-"""The four deployment-phase checks (spec §5): are the recipe's components installed and healthy?
+"""The deployment-phase checks: are the recipe's components installed and healthy?
 
 The pure modules (no pytest, no cluster client; objects are plain Kubernetes JSON dicts, looked
 up through a :class:`~aicr_pytest.deployment.healthcheck.Fetch` callable, ``fetch(api_version,
 kind, namespace, name, labels) -> list[dict]``; evidence lines go to an injected ``emit``):
 
 * :mod:`.common` — :class:`CheckFailed`, component refs (:func:`enabled_refs`), Go-style text.
-* :mod:`.operator_health` — ``operator-health`` (§5.1).
-* :mod:`.expected_resources` — ``expected-resources`` (§5.2): namespaces, declared resources, the
+* :mod:`.operator_health` — ``operator-health``.
+* :mod:`.expected_resources` — ``expected-resources``: namespaces, declared resources, the
   GPU readiness signals and the component health checks, concurrently.
-* :mod:`.healthcheck` — component health checks: chainsaw-style assertion files run in-process
-  (§5.2.1), with :mod:`.treematch` (the assertion-tree matcher) and :mod:`.goduration` (Go durations).
-* :mod:`.operator_version` — ``gpu-operator-version`` (§5.3).
-* :mod:`.nvidia_smi_plan` — ``check-nvidia-smi`` (§5.4): node choice, verify pods, log verdicts.
+* :mod:`.healthcheck` — component health checks: chainsaw-style assertion files run in-process,
+  with :mod:`.treematch` (the assertion-tree matcher) and Go durations from
+  :mod:`aicr_pytest.core.goduration`.
+* :mod:`.operator_version` — ``gpu-operator-version``.
+* :mod:`.nvidia_smi_plan` — ``check-nvidia-smi``: node choice, verify pods, log verdicts.
+* :mod:`.gke_gpu_nics` — ``gke-gpu-nic-networks`` (upstream AICR v1.x): the GKE GPU NIC ``Network``
+  objects GPUDirect TCPXO needs.
 
 The cluster I/O:
 
@@ -45,6 +48,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         wait_for_readiness_signals,
     )
     from aicr_pytest.deployment.fetch import ClusterFetch
+    from aicr_pytest.deployment.gke_gpu_nics import check_gke_gpu_nic_networks
     from aicr_pytest.deployment.nvidia_smi import NvidiaSmiRun, check_nvidia_smi
     from aicr_pytest.deployment.nvidia_smi_plan import (
         DEFAULT_NVIDIA_SMI_IMAGE,
@@ -81,6 +85,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
 #: where each re-exported name lives: importing the package imports none of its modules
 _LAZY: dict[str, str] = {
     "ClusterFetch": "aicr_pytest.deployment.fetch",
+    "check_gke_gpu_nic_networks": "aicr_pytest.deployment.gke_gpu_nics",
     "NvidiaSmiRun": "aicr_pytest.deployment.nvidia_smi",
     "check_nvidia_smi": "aicr_pytest.deployment.nvidia_smi",
     "CheckFailed": "aicr_pytest.deployment.common",
@@ -142,6 +147,7 @@ __all__ = [
     "build_verify_claim",
     "build_verify_pod",
     "check_expected_resources",
+    "check_gke_gpu_nic_networks",
     "check_gpu_operator_version",
     "check_nvidia_smi",
     "check_operator_health",

@@ -13,22 +13,14 @@ shared with the other families; re-exported here).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from aicr_pytest.core.components import enabled_refs, is_enabled, ref_dict
+from aicr_pytest.core.errors import CheckFailed
 
 log = logging.getLogger("aicr_pytest.deployment")
 
 Emit = Callable[[str], None]
-
-
-class CheckFailed(AssertionError):
-    """The cluster failed the check; ``str()`` is the user-facing message."""
-
-
-def _go_list(items: Iterable[str]) -> str:
-    """Go's ``%v`` rendering of a string slice: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"
 
 
 def _describe_error(err: BaseException) -> str:

@@ -1,4 +1,4 @@
-"""``expected-resources`` (spec §5.2): namespaces, declared resources, readiness signals, health checks.
+"""``expected-resources``: namespaces, declared resources, readiness signals, health checks.
 
 :func:`check_expected_resources` runs the four stages over the enabled component refs:
 namespaces Active, overlay-declared ``expectedResources`` healthy, the GPU readiness signals
@@ -19,17 +19,17 @@ from typing import Any, Protocol
 
 from aicr_pytest.core import progress
 from aicr_pytest.core.clock import Clock
+from aicr_pytest.core.goduration import format_go_duration
+from aicr_pytest.core.gofmt import go_list
 from aicr_pytest.deployment import healthcheck
 from aicr_pytest.deployment.common import (
     CheckFailed,
     Emit,
     _describe_error,
-    _go_list,
     enabled_refs,
     log,
     ref_dict,
 )
-from aicr_pytest.deployment.goduration import format_go_duration
 from aicr_pytest.deployment.healthcheck import Fetch, NotRegistered
 
 MSG_ALL_HEALTHY = "All deployment resources and required readiness signals are healthy"
@@ -63,7 +63,7 @@ EXPECTED_KINDS: Mapping[str, tuple[str, str]] = {
     "Secret": ("v1", "secrets"),
 }
 
-# -- GPU readiness signals (§5.2 stage 3) --------------------------------------------------------------
+# -- GPU readiness signals --------------------------------------------------------------
 NODEWRIGHT_COMPONENTS = ("nodewright-customizations", "skyhook-customizations")
 DRA_COMPONENT = "nvidia-dra-driver-gpu"
 DEFAULT_DRA_NAMESPACE = "nvidia-dra-driver"
@@ -206,10 +206,10 @@ def dra_probe(fetch: Fetch, namespace: str, dwell: float) -> Probe:
         if len(matches) > 1:
             matched = sorted(str(d["metadata"]["name"]) for d in matches)
             raise SignalFailed(
-                MSG_DRA_AMBIGUOUS.format(count=len(matches), ns=namespace, names=_go_list(matched))
+                MSG_DRA_AMBIGUOUS.format(count=len(matches), ns=namespace, names=go_list(matched))
             )
         if not matches:
-            return ProbeResult(MSG_DRA_NONE.format(ns=namespace, names=_go_list(names)))
+            return ProbeResult(MSG_DRA_NONE.format(ns=namespace, names=go_list(names)))
         ds = matches[0]
         name = ds["metadata"]["name"]
         status = ds.get("status") or {}
@@ -387,7 +387,7 @@ def _readiness_signals(
                     continue
                 names.extend(n for n in extract_skyhook_names(text) if n not in names)
             if not names:
-                failures.append(MSG_NODEWRIGHT_NO_NAMES.format(component=name, files=_go_list(files)))
+                failures.append(MSG_NODEWRIGHT_NO_NAMES.format(component=name, files=go_list(files)))
                 continue
             try:
                 fetch(SKYHOOK_API_VERSION, "Skyhook", None, None, None)
@@ -399,7 +399,7 @@ def _readiness_signals(
                 continue
             signals.append(
                 ReadinessSignal(
-                    LABEL_NODEWRIGHT.format(names=_go_list(names)), nodewright_probe(fetch, names, dwell)
+                    LABEL_NODEWRIGHT.format(names=go_list(names)), nodewright_probe(fetch, names, dwell)
                 )
             )
         elif name == DRA_COMPONENT:

@@ -1,4 +1,4 @@
-"""``check-nvidia-smi`` against a live cluster: the API side of spec §5.4.
+"""``check-nvidia-smi`` against a live cluster: the API side.
 
 The verdicts (which nodes count, the busy test, pod and claim manifests, log parsing, the
 summary) are pure functions in :mod:`aicr_pytest.deployment.nvidia_smi_plan`; this module only talks to the
@@ -10,7 +10,7 @@ cluster through the facade:
    ResourceClaims when one of them holds a claim, for the busy test;
 3. create one run-scoped verify Pod per node (and, for a DRA-only node under the
    ``dra-resource-claim`` policy, a ResourceClaim for it) through :class:`RunScope`, so
-   names never collide with a concurrent run or a leftover and cleanup is the ``run`` fixture's;
+   names never collide with a concurrent run or a leftover and cleanup is the ``aicr_run`` fixture's;
 4. wait for *all* pods at once within the check's budget: one label-selected watch over the run's
    verify pods (:func:`~aicr_pytest.kube.wait.observe`: list, then watch from its
    resourceVersion, resume, re-list on 410 Gone), with the deadline on the injected clock (the
@@ -112,7 +112,7 @@ def dra_api_version(cluster: Cluster) -> str | None:
 def gpu_inventory(
     cluster: Cluster, *, policy: str, node_selector: Mapping[str, str] | None
 ) -> tuple[GpuNodeInventory, str | None]:
-    """Discover GPU nodes (spec §5.4 / §6.2 plus DRA-only nodes and cordon reporting)."""
+    """Discover GPU nodes, DRA-only nodes included, and report cordoned ones."""
     try:
         nodes = list(cluster.list("v1", "nodes"))
         dra_version = dra_api_version(cluster)

@@ -1,4 +1,4 @@
-"""``check-nvidia-smi`` (spec §5.4), the pure half: which nodes, which pods, what their logs mean.
+"""``check-nvidia-smi``, the pure half: which nodes, which pods, what their logs mean.
 
 :func:`discover_gpu_nodes` and :func:`plan_nvidia_smi` choose the GPU nodes to verify (cordoned
 and busy nodes, ``--node-selector``, DRA-only nodes); :func:`build_verify_pod` /
@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from aicr_pytest.core.allocmode import gpu_count
 from aicr_pytest.core.errors import CheckSkip, Inconclusive
-from aicr_pytest.deployment.common import CheckFailed, Emit, _go_list
+from aicr_pytest.core.gofmt import go_list
+from aicr_pytest.deployment.common import CheckFailed, Emit
 
 GPU_RESOURCE = "nvidia.com/gpu"
 DRA_GPU_DRIVER = "gpu.nvidia.com"
@@ -260,7 +261,7 @@ def plan_nvidia_smi(
         for node in inventory.dra_unverified:
             emit(LINE_NODE_DRA_UNVERIFIED.format(node=node))
         if inventory.cordoned:
-            raise CheckSkip(MSG_ONLY_CORDONED.format(nodes=_go_list(inventory.cordoned)))
+            raise CheckSkip(MSG_ONLY_CORDONED.format(nodes=go_list(inventory.cordoned)))
         raise CheckSkip(MSG_NO_GPU_NODES)
     emit(LINE_FOUND_NODES.format(count=len(inventory.nodes)))
     for gpu in inventory.nodes:
@@ -273,7 +274,7 @@ def plan_nvidia_smi(
         g.name for g in inventory.nodes if gpu_busy_reasons(g.name, pods_by_node.get(g.name), resource_claims)
     ]
     if busy:
-        raise CheckSkip(MSG_NODES_BUSY.format(nodes=_go_list(busy)))
+        raise CheckSkip(MSG_NODES_BUSY.format(nodes=go_list(busy)))
     emit(LINE_NODES_AVAILABLE.format(count=len(inventory.nodes)))
     return list(inventory.nodes)
 
@@ -454,7 +455,7 @@ def verify_node_output(node: GpuNode, *, namespace: str, pod_name: str, logs: st
         return NodeResult(
             node.name,
             False,
-            MSG_LOG_VERIFICATION.format(ns=namespace, pod=pod_name, missing=_go_list(missing)),
+            MSG_LOG_VERIFICATION.format(ns=namespace, pod=pod_name, missing=go_list(missing)),
         )
     driver = ",".join(report.driver_versions)
     if report.count < node.gpus:
@@ -520,7 +521,7 @@ def summarize_nvidia_smi(
     bad = [r for r in ordered if not r.ok]
     emit(LINE_NODES_VALIDATED.format(ok=len(ordered) - len(bad), total=len(ordered) + len(cordoned)))
     if bad:
-        details = _go_list(f"{r.node} ({r.error})" for r in bad)
+        details = go_list(f"{r.node} ({r.error})" for r in bad)
         message = MSG_VERIFY_FAILED.format(failed=len(bad), total=len(ordered), details=details)
         if all(r.inconclusive for r in bad):
             raise Inconclusive(message)
@@ -528,5 +529,5 @@ def summarize_nvidia_smi(
     message = MSG_VERIFIED.format(count=len(ordered))
     emit(message)
     if cordoned:
-        message += MSG_VERIFIED_CORDONED.format(count=len(cordoned), nodes=_go_list(cordoned))
+        message += MSG_VERIFIED_CORDONED.format(count=len(cordoned), nodes=go_list(cordoned))
     return message

@@ -1,4 +1,4 @@
-"""``operator-health`` (spec §5.1): at least one gpu-operator pod is Running.
+"""``operator-health``: at least one gpu-operator pod is Running.
 
 :func:`check_operator_health` lists the pods through the injected ``fetch`` in the recipe's operator
 namespace; :func:`evaluate_operator_health` decides over the listed pods.

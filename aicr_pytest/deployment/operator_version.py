@@ -1,4 +1,4 @@
-"""``gpu-operator-version`` (spec §5.3): the running GPU Operator version against the recipe's constraint.
+"""``gpu-operator-version``: the running GPU Operator version against the recipe's constraint.
 
 :func:`detect_operator_version` probes the usual namespaces × Deployment names (the recipe's
 operator namespace first) and reads the version from the label, the image tag or the annotation;

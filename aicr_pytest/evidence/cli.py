@@ -1,4 +1,5 @@
-"""``aicr-pytest evidence verify``: argument parsing and exit codes (the pipeline is in :mod:`.verify`).
+"""``aicr-pytest evidence verify``: the run and its exit codes (the pipeline is in :mod:`.verify`; the
+flags are declared in the CLI's option table, which hands :func:`run_verify` the values).
 
 Exit codes (the JSON ``exit`` field carries the same number): 0 valid and every recorded phase
 passed (signed, or unsigned and pending); 1 valid, with failed phases in the recorded results;
@@ -8,7 +9,6 @@ report).
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -16,47 +16,13 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.writable import check_writable
 
 if TYPE_CHECKING:
     from sigstore.models import TrustedRoot
-
-EXIT_INVALID = 2
-
-
-def add_verify_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "input",
-        help="pointer.yaml, a bundle directory, or an OCI reference (oci://… or registry/repo@sha256:…)",
-    )
-    p.add_argument("-o", "--output", help="write the report to this file (default: stdout)")
-    p.add_argument("-t", "--format", choices=["text", "json"], default="text", help="text (Markdown) or json")
-    p.add_argument("--expected-issuer", help="require exactly this OIDC issuer in the signing certificate")
-    p.add_argument(
-        "--expected-identity-regexp",
-        help="require a certificate identity (SAN) matching this regular expression",
-    )
-    p.add_argument(
-        "--bundle", metavar="OCI_REF", help="OCI reference to use when the pointer has no bundle.oci"
-    )
-    p.add_argument(
-        "--registry-plain-http", action="store_true", help="talk HTTP to the registry (tests only)"
-    )
-    p.add_argument(
-        "--registry-insecure-tls", action="store_true", help="do not verify the registry's TLS certificate"
-    )
-    p.add_argument(
-        "--allow-unpinned-tag",
-        action="store_true",
-        help="accept a tag-only OCI reference (one-off debugging)",
-    )
-    p.add_argument(
-        "--update-trust-root",
-        action="store_true",
-        help="refresh Sigstore's trusted root over the network (TUF) before verifying",
-    )
 
 
 class TrustedRootLoader:
@@ -75,7 +41,7 @@ class TrustedRootLoader:
 
 
 def run_verify(
-    ns: argparse.Namespace,
+    args: Mapping[str, Any],
     *,
     out: IO[str] | None = None,
     err: IO[str] | None = None,
@@ -86,50 +52,38 @@ def run_verify(
     stdout = out or sys.stdout
     stderr = err or sys.stderr
     environ = os.environ if env is None else env
-    for pattern in (ns.expected_identity_regexp,):
+    for pattern in (args["expected_identity_regexp"],):
         if pattern:
             try:
                 re.compile(pattern)
             except re.error as exc:
                 raise UsageError(f"--expected-identity-regexp {pattern!r}: {exc}") from None
     opts = verify.VerifyOptions(
-        expected_issuer=ns.expected_issuer,
-        expected_identity_regexp=ns.expected_identity_regexp,
-        bundle=ns.bundle,
-        plain_http=ns.registry_plain_http,
-        insecure_tls=ns.registry_insecure_tls,
-        allow_unpinned_tag=ns.allow_unpinned_tag,
+        expected_issuer=args["expected_issuer"],
+        expected_identity_regexp=args["expected_identity_regexp"],
+        bundle=args["bundle"],
+        plain_http=args["registry_plain_http"],
+        insecure_tls=args["registry_insecure_tls"],
+        allow_unpinned_tag=args["allow_unpinned_tag"],
     )
+    if args["output"] and args["output"] != "-":
+        check_writable(args["output"], "--output")  # before pulling anything (exit 2, one line)
     workdir = Path(tempfile.mkdtemp(prefix="aicr-evidence-pull-"))
     try:
         result = verify.verify(
-            ns.input, opts, workdir, TrustedRootLoader(ns.update_trust_root, environ, stderr)
+            args["input"], opts, workdir, TrustedRootLoader(args["update_trust_root"], environ, stderr)
         )
         for line in result.warnings:
             print(f"warning: {line}", file=stderr)
-        text = render.to_json(result) if ns.format == "json" else render.to_markdown(result)
-        if ns.output and ns.output != "-":
-            Path(ns.output).write_text(text, encoding="utf-8")
+        text = render.to_json(result) if args["format"] == "json" else render.to_markdown(result)
+        if args["output"] and args["output"] != "-":
+            try:
+                Path(args["output"]).write_text(text, encoding="utf-8")
+            except OSError as err:  # the destination changed since it was probed
+                raise UsageError(f"--output {args['output']}: {err.strerror or err}") from None
         else:
             stdout.write(text)
             stdout.flush()
         return result.exit
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Standalone entry: ``python -m aicr_pytest.evidence.cli verify …`` (same as the subcommand)."""
-    parser = argparse.ArgumentParser(prog="aicr-pytest evidence")
-    sub = parser.add_subparsers(dest="what", required=True)
-    add_verify_arguments(sub.add_parser("verify", help="verify a recipe evidence bundle"))
-    ns = parser.parse_args(argv)
-    try:
-        return run_verify(ns)
-    except UsageError as exc:
-        print(f"aicr-pytest: error: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

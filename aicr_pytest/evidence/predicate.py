@@ -126,7 +126,3 @@ def parse_statement(raw: bytes) -> tuple[dict[str, Any], Predicate]:
         where = ".".join(str(p) for p in first["loc"])
         raise StatementError(f"predicate.{where}: {first['msg']}") from None
     return doc, predicate
-
-
-def subject_digests(doc: dict[str, Any]) -> list[str]:
-    return [str(s["digest"]["sha256"]) for s in doc.get("subject", [])]

@@ -141,6 +141,12 @@ class _StepFailed(Exception):
         self.rows = rows or []
 
 
+MSG_NOT_FOUND = (
+    "{text}: no such file or directory, and not an OCI reference "
+    "(evidence verify takes a pointer file, a bundle directory or an OCI reference)"
+)
+
+
 def detect_input(text: str) -> tuple[InputKind, str]:
     """Classify the argument (before any result exists: errors are usage errors, exit 2)."""
     if text.startswith("oci://"):
@@ -158,7 +164,7 @@ def detect_input(text: str) -> tuple[InputKind, str]:
         )
     if ociref.looks_like_reference(text):
         return "oci", text
-    raise UsageError(f"{text} is not a recognizable pointer / OCI ref / directory")
+    raise UsageError(MSG_NOT_FOUND.format(text=text))
 
 
 def _bundle_root(base: Path) -> Path | None:

@@ -1,4 +1,4 @@
-"""inference-perf: the Dynamo inference benchmark check (performance spec §B).
+"""inference-perf: the Dynamo inference benchmark check.
 
 The pure modules (plain values and Kubernetes-object dicts in, no cluster I/O, no pytest), in the
 order of a run:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         parse_aiperf_output,
         read_aiperf_metrics,
     )
-    from aicr_pytest.inference.cluster import InferenceWorkload, choose_node, dgd_crd_lookup, require_storage
+    from aicr_pytest.inference.cluster import InferenceWorkload
     from aicr_pytest.inference.knobs import (
         CONSTRAINT_CONCURRENCY,
         CONSTRAINT_MODEL,
@@ -114,6 +114,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         require_cache_storage,
         workload_namespace,
     )
+    from aicr_pytest.inference.scheduling import choose_node, dgd_crd_lookup, require_storage
     from aicr_pytest.inference.verdict import (
         RESULT_THROUGHPUT,
         RESULT_TTFT,
@@ -124,9 +125,9 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
 #: where each re-exported name lives: ``from aicr_pytest.inference import X`` imports only X's module
 _LAZY: dict[str, str] = {
     "InferenceWorkload": "aicr_pytest.inference.cluster",
-    "choose_node": "aicr_pytest.inference.cluster",
-    "dgd_crd_lookup": "aicr_pytest.inference.cluster",
-    "require_storage": "aicr_pytest.inference.cluster",
+    "choose_node": "aicr_pytest.inference.scheduling",
+    "dgd_crd_lookup": "aicr_pytest.inference.scheduling",
+    "require_storage": "aicr_pytest.inference.scheduling",
     "AIPERF_POD_TIMEOUT_S": "aicr_pytest.inference.aiperf",
     "AIPERF_RUN_TIMEOUT_S": "aicr_pytest.inference.aiperf",
     "MSG_AIPERF_FAILED": "aicr_pytest.inference.aiperf",

@@ -1,9 +1,9 @@
 """inference-perf benchmark (steps 4-5 of a run): the AIPerf Job and its fail-closed output parser.
 
-:func:`build_aiperf_job` is the CPU-only AIPerf Job (performance spec §B.8);
+:func:`build_aiperf_job` is the CPU-only AIPerf Job;
 :func:`parse_aiperf_output` reads its result (sentinel-delimited Job log or a bare profile
 export) and fails closed: a missing, non-numeric or unparsable metric is an
-:class:`~aicr_pytest.inference.knobs.InferenceFailure`, never 0 (§E.9).
+:class:`~aicr_pytest.inference.knobs.InferenceFailure`, never 0.
 """
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ METRIC_TTFT_P99: Final = ("time_to_first_token", "p99")
 MSG_AIPERF_NO_POD: Final = "[TIMEOUT] failed to find AIPerf pod for job {namespace}/{job} within {timeout}"
 MSG_AIPERF_FAILED: Final = "[INTERNAL] AIPerf job failed: {detail}"
 MSG_AIPERF_TIMEOUT: Final = "[TIMEOUT] AIPerf job {namespace}/{job} did not finish within {timeout}: {state}"
-#: AIPerf pod phases: no pod within 5m, no verdict within 15m (performance spec §B.8).
+#: AIPerf pod phases: no pod within 5m, no verdict within 15m.
 AIPERF_POD_TIMEOUT_S: Final = 300.0
 AIPERF_RUN_TIMEOUT_S: Final = 900.0
 
-# --- AIPerf output (performance spec §B.8, §E.9) -------------------------------------------------
+# --- AIPerf output -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def parse_aiperf_output(text: str) -> tuple[float, float]:
     return metrics.throughput_tokens_per_s, metrics.ttft_p99_ms
 
 
-# --- the AIPerf Job (performance spec §B.8) -------------------------------------------------------
+# --- the AIPerf Job -------------------------------------------------------
 
 
 @dataclass(frozen=True)

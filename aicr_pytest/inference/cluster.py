@@ -25,15 +25,47 @@ from __future__ import annotations
 import json
 import logging
 import shlex
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from aicr_pytest import inference as inf
-from aicr_pytest.core import allocmode
 from aicr_pytest.core import progress as progress_lines
 from aicr_pytest.core.clock import Clock
-from aicr_pytest.kube.allocprobe import probe_allocation_mode
+from aicr_pytest.inference.aiperf import (
+    AIPERF_POD_TIMEOUT_S,
+    AIPERF_RUN_TIMEOUT_S,
+    MSG_AIPERF_FAILED,
+    MSG_AIPERF_NO_POD,
+    MSG_AIPERF_TIMEOUT,
+    build_aiperf_job,
+)
+from aicr_pytest.inference.knobs import (
+    DEPLOYMENT_NAME,
+    FRONTEND_SERVICE,
+    GATEWAY_NAMESPACE,
+    NAMESPACE_PREFIX,
+    ROUTING_GATEWAY,
+    InferenceFailure,
+    InferenceKnobs,
+)
+from aicr_pytest.inference.nodes import (
+    NodeChoice,
+)
+from aicr_pytest.inference.render import (
+    CHAT_PROBE_TIMEOUT_S,
+    MSG_CACHE_POPULATE_FAILED,
+    MSG_CACHE_POPULATE_TIMEOUT,
+    MSG_DGD_NOT_READY,
+    MSG_ENDPOINT_TIMEOUT,
+    aiperf_job_name,
+    build_hf_token_secret,
+    chat_completion_ready,
+    chat_probe_body,
+    dgd_ready,
+    redact,
+    render_workload,
+    workload_namespace,
+)
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster, RetryPolicy, Target
 from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.logs import JOB_NAME_LABELS, read_log
@@ -139,63 +171,6 @@ def _pods_summary(pods: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
 
 
-# --- guard C and the GPU node choice --------------------------------------------------------------
-
-
-def dgd_crd_lookup(cluster: Cluster) -> bool | BaseException:
-    """``True`` when the DynamoGraphDeployment CRD exists, else the lookup error (for guard C)."""
-    try:
-        cluster.get(CRD_API_VERSION, "CustomResourceDefinition", inf.DGD_CRD)
-    except ApiError as exc:
-        return exc
-    return True
-
-
-def probe_allocation(cluster: Cluster) -> tuple[list[JSON], allocmode.AllocationMode]:
-    """List nodes, then probe the allocation mode (:func:`~aicr_pytest.kube.allocprobe.probe_allocation_mode`:
-    DeviceClasses and slices at the newest served ``resource.k8s.io`` version)."""
-    nodes = list(cluster.list("v1", "nodes"))
-    return nodes, probe_allocation_mode(cluster, nodes)
-
-
-def occupancy(cluster: Cluster, mode: allocmode.AllocationMode) -> inf.GPUOccupancy:
-    """GPU use per node: every non-terminal pod (paginated, all namespaces) plus DRA claims.
-
-    Fails closed: a list error (raised while paging) fails the check; only a ``resource.k8s.io``
-    API that is not served at all counts as zero DRA usage.
-    """
-    pods: Iterator[JSON] = cluster.list(
-        "v1", "pods", None, field_selector="status.phase!=Succeeded,status.phase!=Failed"
-    )
-    claims: Iterator[JSON] | None = None
-    if mode.api_version is not None:
-        claims = cluster.list(f"resource.k8s.io/{mode.api_version}", "resourceclaims")
-    return inf.count_used_gpus_by_node(pods, claims, mode)
-
-
-def choose_node(
-    cluster: Cluster,
-    policy: str | None,
-    node_selector: Mapping[str, str] | None,
-    say: Say,
-) -> tuple[allocmode.AllocationMode, inf.NodeChoice]:
-    """Probe → topology rejection → policy evidence + verify → candidates → occupancy → choice."""
-    nodes, mode = probe_allocation(cluster)
-    allocmode.reject_unsupported_gpu_topology(mode)
-    say(allocmode.policy_evidence(policy, mode))
-    allocmode.verify_policy(policy, mode)
-    candidates = inf.discover_candidate_nodes(nodes, mode, policy, node_selector)
-    choice = inf.select_worker_node(candidates, occupancy(cluster, mode), mode, policy)
-    say(inf.wiring_evidence(mode, choice))
-    return mode, choice
-
-
-def require_storage(cluster: Cluster, knobs: inf.InferenceKnobs) -> None:
-    """The model cache needs a StorageClass: fail fast (a failed check) when there is no default one."""
-    if knobs.model_cache_enabled and knobs.model_cache_storage_class is None:
-        inf.require_cache_storage(knobs, cluster.list("storage.k8s.io/v1", "storageclasses"))
-
-
 # --- the workload -----------------------------------------------------------------------------------
 
 
@@ -206,7 +181,7 @@ class InferenceWorkload:
         self,
         run: RunScope,
         clock: Clock,
-        knobs: inf.InferenceKnobs,
+        knobs: InferenceKnobs,
         say: Say,
         progress: Say,
     ) -> None:
@@ -218,30 +193,28 @@ class InferenceWorkload:
         self.progress = Progress(clock, progress)
         #: the run scope's suffix (``<run id>[-gwN]``): names are ``<base>-<suffix>``
         self.run_id = run.name("x")[2:]
-        self.namespace = inf.workload_namespace(self.run_id)
+        self.namespace = workload_namespace(self.run_id)
         self.job_namespace = run.namespace
-        self.job_name = inf.aiperf_job_name(self.run_id)
+        self.job_name = aiperf_job_name(self.run_id)
         self.endpoint: Endpoint | None = None
         self.deployed = False
 
     # -- deploy ------------------------------------------------------------------------------------
     def deploy(
-        self, choice: inf.NodeChoice, tolerations: Sequence[Mapping[str, str]], claim_api: str | None
+        self, choice: NodeChoice, tolerations: Sequence[Mapping[str, str]], claim_api: str | None
     ) -> None:
         """Namespace → HF Secret → model cache → KAI Queue → [ResourceClaimTemplate] → DGD → ready
         → [HTTPRoute]."""
-        manifests = inf.render_workload(self.run_id, self.knobs, choice, tolerations, claim_api)
+        manifests = render_workload(self.run_id, self.knobs, choice, tolerations, claim_api)
         for obj in manifests:
             _relabel(obj, self.run.run_id)
             add_image_pull_secrets(obj, self.run.image_pull_secrets)  # created directly, not stamped
-        created = self.run.create_namespace_for_run(inf.NAMESPACE_PREFIX.rstrip("-"))
+        created = self.run.create_namespace_for_run(NAMESPACE_PREFIX.rstrip("-"))
         if created != self.namespace:  # pragma: no cover - both derive from the same suffix
             raise AssertionError(f"namespace {created} != {self.namespace}")
         self.deployed = True
         if self.knobs.hf_token:
-            self.cluster.create(
-                inf.build_hf_token_secret(self.namespace, self.knobs.hf_token, self.run.run_id)
-            )
+            self.cluster.create(build_hf_token_secret(self.namespace, self.knobs.hf_token, self.run.run_id))
         by_kind: dict[str, list[JSON]] = {}
         for obj in manifests[1:]:
             by_kind.setdefault(str(obj.get("kind")), []).append(obj)
@@ -301,8 +274,8 @@ class InferenceWorkload:
                 progress_every=PROGRESS_EVERY_S,
             )
         except WaitTimeout as exc:
-            raise inf.InferenceFailure(
-                inf.MSG_CACHE_POPULATE_TIMEOUT.format(
+            raise InferenceFailure(
+                MSG_CACHE_POPULATE_TIMEOUT.format(
                     namespace=self.namespace,
                     job=job,
                     timeout=_duration(timeout),
@@ -310,8 +283,8 @@ class InferenceWorkload:
                 )
             ) from exc
         if job_outcome(obj) == "Failed":
-            raise inf.InferenceFailure(
-                inf.MSG_CACHE_POPULATE_FAILED.format(namespace=self.namespace, job=job, detail=summarize(obj))
+            raise InferenceFailure(
+                MSG_CACHE_POPULATE_FAILED.format(namespace=self.namespace, job=job, detail=summarize(obj))
             )
 
     def _dgd_state(self, dgd: Mapping[str, Any] | None) -> str:
@@ -329,10 +302,10 @@ class InferenceWorkload:
 
     def _wait_dgd_ready(self) -> None:
         timeout = self.knobs.workload_ready_timeout_s
-        where = f"{self.namespace}/{inf.DEPLOYMENT_NAME}"
+        where = f"{self.namespace}/{DEPLOYMENT_NAME}"
 
         def ready(dgd: JSON) -> bool | str:
-            return True if inf.dgd_ready(dgd) else self._dgd_state(dgd)
+            return True if dgd_ready(dgd) else self._dgd_state(dgd)
 
         def progress(dgd: JSON | None) -> None:
             if self.progress.due("dgd"):
@@ -347,7 +320,7 @@ class InferenceWorkload:
                 self.cluster,
                 DGD_API_VERSION,
                 DGD_KIND,
-                inf.DEPLOYMENT_NAME,
+                DEPLOYMENT_NAME,
                 self.namespace,
                 ready,
                 timeout,
@@ -356,17 +329,17 @@ class InferenceWorkload:
                 progress_every=PROGRESS_EVERY_S,
             )
         except WaitTimeout as exc:
-            dgd = _last_seen(exc, self.namespace, inf.DEPLOYMENT_NAME)
+            dgd = _last_seen(exc, self.namespace, DEPLOYMENT_NAME)
             state = f"{self._dgd_state(dgd)}; pods: {_pods_summary(self._namespace_pods())}"
-            raise inf.InferenceFailure(inf.MSG_DGD_NOT_READY.format(state=state)) from exc
+            raise InferenceFailure(MSG_DGD_NOT_READY.format(state=state)) from exc
         self.progress.write(f"DynamoGraphDeployment {where} is ready")
 
     # -- endpoint ----------------------------------------------------------------------------------
     def resolve_endpoint(self) -> Endpoint:
         """dynamo-router: the frontend Service (port 8000, else ``http``, else first); gateway-epp:
         the AICR inference gateway Service.  Lookup failures fall back to AICR's defaults."""
-        if self.knobs.routing_mode == inf.ROUTING_GATEWAY:
-            services = list(self.cluster.list("v1", "services", inf.GATEWAY_NAMESPACE))
+        if self.knobs.routing_mode == ROUTING_GATEWAY:
+            services = list(self.cluster.list("v1", "services", GATEWAY_NAMESPACE))
             names = [str(s["metadata"]["name"]) for s in services]
             chosen = GATEWAY_SERVICE if GATEWAY_SERVICE in names else None
             if chosen is None:
@@ -381,16 +354,14 @@ class InferenceWorkload:
                 )
             svc = next((s for s in services if s["metadata"]["name"] == chosen), None)
             port = _service_port(svc, GATEWAY_PORT)
-            self.endpoint = Endpoint(inf.GATEWAY_NAMESPACE, chosen, port)
+            self.endpoint = Endpoint(GATEWAY_NAMESPACE, chosen, port)
             return self.endpoint
         svc = None
         try:
-            svc = self.cluster.get("v1", "Service", inf.FRONTEND_SERVICE, self.namespace)
+            svc = self.cluster.get("v1", "Service", FRONTEND_SERVICE, self.namespace)
         except ApiError:
             svc = None
-        self.endpoint = Endpoint(
-            self.namespace, inf.FRONTEND_SERVICE, _service_port(svc, DEFAULT_FRONTEND_PORT)
-        )
+        self.endpoint = Endpoint(self.namespace, FRONTEND_SERVICE, _service_port(svc, DEFAULT_FRONTEND_PORT))
         return self.endpoint
 
     def _probe_client(self) -> Cluster:
@@ -402,7 +373,7 @@ class InferenceWorkload:
             retry_policy=RetryPolicy(attempts=1),
             recorder=c.permissions,
             enforce_declared=c.enforce_declared,
-            request_timeout=(c.request_timeout[0], inf.CHAT_PROBE_TIMEOUT_S),
+            request_timeout=(c.request_timeout[0], CHAT_PROBE_TIMEOUT_S),
             source=c.source,
         )
 
@@ -414,15 +385,15 @@ class InferenceWorkload:
                 "POST",
                 endpoint.proxy_path("/v1/chat/completions"),
                 target,
-                body=inf.chat_probe_body(self.knobs.model),
-                timeout=(client.request_timeout[0], inf.CHAT_PROBE_TIMEOUT_S),
+                body=chat_probe_body(self.knobs.model),
+                timeout=(client.request_timeout[0], CHAT_PROBE_TIMEOUT_S),
             )
         except ApiError as exc:
             if exc.status:
                 return False, f"HTTP {exc.status}"
             cause = str(exc.__cause__ or exc)  # a 5xx or transport error the facade gave up on
             return False, (f"HTTP {cause}" if cause[:3].isdigit() else cause)[:200]
-        ok = inf.chat_completion_ready(resp.status, resp.data)
+        ok = chat_completion_ready(resp.status, resp.data)
         return ok, f"HTTP {resp.status}" + ("" if ok else " without a chat completion")
 
     def wait_endpoint(self, endpoint: Endpoint) -> None:
@@ -443,7 +414,7 @@ class InferenceWorkload:
                 return
             waiting.tick(f"last probe {note}")
             if self.clock.time() >= deadline:
-                raise inf.InferenceFailure(inf.MSG_ENDPOINT_TIMEOUT)
+                raise InferenceFailure(MSG_ENDPOINT_TIMEOUT)
             if self.progress.due("endpoint"):
                 self.progress.write(
                     f"waiting for inference endpoint {endpoint.url} to serve /v1/chat/completions "
@@ -455,7 +426,7 @@ class InferenceWorkload:
     def run_aiperf(self, endpoint: Endpoint, gpu_count: int) -> str:
         """Create the AIPerf Job, wait for its pod to finish, return the pod log (fail on failure)."""
         ns = self.run.ensure_namespace()
-        job = inf.build_aiperf_job(self.run_id, ns, endpoint.url, self.knobs, gpu_count)
+        job = build_aiperf_job(self.run_id, ns, endpoint.url, self.knobs, gpu_count)
         created = self.run.create(job)
         self.job_name = name = str(created["metadata"]["name"])
         pod = self._wait_aiperf_pod(ns, name)
@@ -476,27 +447,25 @@ class InferenceWorkload:
                 pod_name,
                 ns,
                 finished,
-                inf.AIPERF_RUN_TIMEOUT_S,
+                AIPERF_RUN_TIMEOUT_S,
                 self.clock,
                 progress=progress,
                 progress_every=PROGRESS_EVERY_S,
             )
         except WaitTimeout as exc:
-            raise inf.InferenceFailure(
-                inf.MSG_AIPERF_TIMEOUT.format(
+            raise InferenceFailure(
+                MSG_AIPERF_TIMEOUT.format(
                     namespace=ns,
                     job=name,
-                    timeout=_duration(inf.AIPERF_RUN_TIMEOUT_S),
+                    timeout=_duration(AIPERF_RUN_TIMEOUT_S),
                     state=summarize(_last_seen(exc, ns, pod_name)),
                 )
             ) from exc
         phase = (pod.get("status") or {}).get("phase")
         text = read_log(self.cluster, ns, pod_name, AIPERF_CONTAINER)
         if phase == "Failed":
-            self.say("AIPerf pod logs:\n" + inf.redact(text, [self.knobs.hf_token]))
-            raise inf.InferenceFailure(
-                inf.MSG_AIPERF_FAILED.format(detail=f"pod {ns}/{pod_name}: {summarize(pod)}")
-            )
+            self.say("AIPerf pod logs:\n" + redact(text, [self.knobs.hf_token]))
+            raise InferenceFailure(MSG_AIPERF_FAILED.format(detail=f"pod {ns}/{pod_name}: {summarize(pod)}"))
         return text
 
     def _aiperf_status(self, ns: str, pod: Mapping[str, Any]) -> str:
@@ -532,7 +501,7 @@ class InferenceWorkload:
                 "pods",
                 ns,
                 first,
-                timeout=inf.AIPERF_POD_TIMEOUT_S,
+                timeout=AIPERF_POD_TIMEOUT_S,
                 clock=self.clock,
                 what=f"the pod of Job {ns}/{job}",
                 describe=lambda _: "no pod yet",
@@ -540,10 +509,8 @@ class InferenceWorkload:
                 progress_every=PROGRESS_EVERY_S,
             )
         except WaitTimeout as exc:
-            raise inf.InferenceFailure(
-                inf.MSG_AIPERF_NO_POD.format(
-                    namespace=ns, job=job, timeout=_duration(inf.AIPERF_POD_TIMEOUT_S)
-                )
+            raise InferenceFailure(
+                MSG_AIPERF_NO_POD.format(namespace=ns, job=job, timeout=_duration(AIPERF_POD_TIMEOUT_S))
             ) from exc
 
     # -- cleanup -----------------------------------------------------------------------------------
@@ -557,14 +524,12 @@ class InferenceWorkload:
                 MSG_NO_CLEANUP.format(namespace=self.namespace, job_ns=self.job_namespace, job=self.job_name)
             ] + [f"  {c}" for c in self.inspect_commands()]
         try:
-            self.cluster.delete(
-                DGD_API_VERSION, DGD_KIND, inf.DEPLOYMENT_NAME, self.namespace, missing_ok=True
-            )
+            self.cluster.delete(DGD_API_VERSION, DGD_KIND, DEPLOYMENT_NAME, self.namespace, missing_ok=True)
         except (ApiError, NotFound) as exc:  # the namespace deletion removes it anyway
             log.warning(
                 "cleanup: deleting DynamoGraphDeployment %s/%s failed: %s",
                 self.namespace,
-                inf.DEPLOYMENT_NAME,
+                DEPLOYMENT_NAME,
                 exc,
             )
         return []
@@ -572,8 +537,8 @@ class InferenceWorkload:
     def inspect_commands(self) -> list[str]:
         """kubectl / curl commands to look at a kept workload."""
         ns = shlex.quote(self.namespace)
-        ep = self.endpoint or Endpoint(self.namespace, inf.FRONTEND_SERVICE, DEFAULT_FRONTEND_PORT)
-        body = shlex.quote(json.dumps(inf.chat_probe_body(self.knobs.model), separators=(",", ":")))
+        ep = self.endpoint or Endpoint(self.namespace, FRONTEND_SERVICE, DEFAULT_FRONTEND_PORT)
+        body = shlex.quote(json.dumps(chat_probe_body(self.knobs.model), separators=(",", ":")))
         return [
             f"kubectl -n {ns} get dynamographdeployments,pods,svc,resourceclaimtemplates",
             f"kubectl -n {ns} logs -l {RUN_ID_LABEL}={self.run.run_id} --all-containers --prefix --tail=200",
@@ -616,9 +581,4 @@ __all__ = [
     "Endpoint",
     "InferenceWorkload",
     "Progress",
-    "choose_node",
-    "dgd_crd_lookup",
-    "occupancy",
-    "probe_allocation",
-    "require_storage",
 ]

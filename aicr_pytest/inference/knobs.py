@@ -7,7 +7,7 @@ exit 2, before anything is deployed) and guard B (no ``dynamo-platform``: skip);
 at session start (the ``pytest_aicr_prevalidate`` hook in :mod:`.hooks`).
 
 Also here: the check's names, object names, images and knob defaults every other module of the
-family shares (performance spec §B.3, §B.5), and :class:`InferenceFailure`.
+family shares, and :class:`InferenceFailure`.
 
 Secrets: the HF token lives only in :class:`InferenceKnobs` (hidden from ``repr``).
 """
@@ -25,9 +25,10 @@ from typing import Any, Final, Protocol
 from aicr_pytest.core import goduration
 from aicr_pytest.core.allocmode import parse_quantity
 from aicr_pytest.core.datatree import CATALOG_PATH
-from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.errors import CheckFailed, CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.gofmt import go_atoi, parse_go_bool
 
-# --- names (performance spec §B.5) ---------------------------------------------------------------
+# --- names ---------------------------------------------------------------
 CHECK_NAME: Final = "inference-perf"
 DYNAMO_COMPONENT: Final = "dynamo-platform"
 DGD_CRD: Final = "dynamographdeployments.nvidia.com"
@@ -64,7 +65,7 @@ ROUTING_DYNAMO: Final = "dynamo-router"
 ROUTING_GATEWAY: Final = "gateway-epp"
 ROUTING_MODES: Final = (ROUTING_DYNAMO, ROUTING_GATEWAY)
 
-# --- knob names and defaults (performance spec §B.3) ---------------------------------------------
+# --- knob names and defaults ---------------------------------------------
 ENV_MODEL: Final = "AICR_INFERENCE_PERF_MODEL"
 ENV_CONCURRENCY: Final = "AICR_INFERENCE_PERF_CONCURRENCY_PER_GPU"
 ENV_WARMUP: Final = "AICR_INFERENCE_PERF_WARMUP_PER_CONCURRENCY"
@@ -137,7 +138,7 @@ MSG_CATALOG_ENV: Final = (
 )
 
 
-class InferenceFailure(AssertionError):
+class InferenceFailure(CheckFailed):
     """inference-perf failed (CTRF ``failed``): a fail-closed decision or an unmet constraint.
 
     An ``AssertionError`` so pytest reports it as a failure, not an error (``other``).
@@ -174,7 +175,7 @@ def find_constraint(constraints: Iterable[ConstraintLike], name: str) -> str | N
     return None
 
 
-# --- guards (performance spec §B.2) --------------------------------------------------------------
+# --- guards --------------------------------------------------------------
 
 
 def guard_constraints(constraints: Iterable[ConstraintLike]) -> None:
@@ -206,7 +207,7 @@ def guard_dgd_crd(lookup: bool | BaseException) -> None:
     raise Inconclusive(MSG_CRD_LOOKUP_FAILED.format(error=lookup))
 
 
-# --- thresholds and comparators (performance spec §A.14, §B.9) -----------------------------------
+# --- thresholds and comparators -----------------------------------
 
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -233,19 +234,9 @@ def require_comparator(name: str, value: str, op: str) -> float:
     return parse_threshold(value)
 
 
-# --- knobs (performance spec §B.3) ---------------------------------------------------------------
+# --- knobs ---------------------------------------------------------------
 
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
-_ATOI_RE = re.compile(r"[+-]?[0-9]+")
-_INT64_MAX: Final = 2**63 - 1
-
-
-def go_atoi(text: str) -> int | None:
-    """``strconv.Atoi``: optional sign, ASCII digits, int64 range; anything else → ``None``."""
-    if not _ATOI_RE.fullmatch(text):
-        return None
-    n = int(text)
-    return n if -_INT64_MAX - 1 <= n <= _INT64_MAX else None
 
 
 def parse_go_duration(text: str) -> float | None:
@@ -323,11 +314,6 @@ def _cache_size_env(env: Mapping[str, str]) -> str | None:
     if size <= Decimal(0):
         raise UsageError(MSG_CACHE_SIZE_NOT_POSITIVE.format(name=ENV_CACHE_SIZE, value=raw))
     return text
-
-
-def parse_go_bool(text: str | None) -> bool:
-    """``strconv.ParseBool`` true values; anything else (including errors) is false."""
-    return text in ("1", "t", "T", "TRUE", "true", "True")
 
 
 def resolve_knobs(

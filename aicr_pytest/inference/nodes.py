@@ -2,7 +2,7 @@
 
 After :mod:`aicr_pytest.core.allocmode` decided the allocation mode:
 :func:`discover_candidate_nodes` → :func:`count_used_gpus_by_node` (pods + claims, fail closed)
-→ :func:`select_worker_node` → print :func:`wiring_evidence` (performance spec §B.4).
+→ :func:`select_worker_node` → print :func:`wiring_evidence`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from aicr_pytest.core.allocmode import (
     node_unschedulable,
     normalize_policy,
 )
+from aicr_pytest.core.gofmt import go_map
 from aicr_pytest.inference.knobs import InferenceFailure
 
 MSG_NO_DRA_CANDIDATES: Final = (
@@ -89,7 +90,7 @@ WIRING_DRA: Final = "DRA (gpu.nvidia.com ResourceClaimTemplate)"
 WIRING_DEVICE_PLUGIN: Final = "device plugin (resources.limits nvidia.com/gpu)"
 MSG_WIRING: Final = "worker GPU wiring: {wiring} (node-local decision for {node})"
 
-# --- occupancy (performance spec §B.4) -----------------------------------------------------------
+# --- occupancy -----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -227,12 +228,7 @@ def count_used_gpus_by_node(
     return GPUOccupancy(dict(scalar), dict(dra))
 
 
-# --- candidates and selection (performance spec §B.4) --------------------------------------------
-
-
-def go_map(selector: Mapping[str, str]) -> str:
-    """Go's ``%v`` rendering of a ``map[string]string``: ``map[a:b c:d]`` (sorted keys)."""
-    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(selector.items())) + "]"
+# --- candidates and selection --------------------------------------------
 
 
 def discover_candidate_nodes(

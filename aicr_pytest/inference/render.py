@@ -1,8 +1,8 @@
 """inference-perf workload (step 4 of a run): run-scoped names, secrets, templates, readiness.
 
 :func:`render_workload` renders every manifest of the workload namespace from
-``runtimes/inference`` (performance spec §B.6); :func:`dgd_ready` and
-:func:`chat_completion_ready` decide when the deployed workload serves (§B.7).
+``runtimes/inference``; :func:`dgd_ready` and
+:func:`chat_completion_ready` decide when the deployed workload serves.
 
 Secrets: the HF token reaches the cluster only in the Secret built by
 :func:`build_hf_token_secret`; anything printed goes through :func:`redact` or
@@ -71,7 +71,7 @@ MSG_CACHE_POPULATE_TIMEOUT: Final = (
 TEMPLATE_SUBDIR: Final = "inference"  # under the ``runtimes`` package
 
 
-# --- run id and names (performance spec §B.5) ---------------------------------------------------
+# --- run id and names ---------------------------------------------------
 
 
 def derive_run_id(aicr_run_id: str | None, worker: str | None = None) -> str:
@@ -134,7 +134,7 @@ def printable_manifest(obj: Mapping[str, Any], secrets: Iterable[str | None] = (
     return redact(yamlio.dump(copy), secrets)
 
 
-# --- templates and the workload (performance spec §B.6) ------------------------------------------
+# --- templates and the workload ------------------------------------------
 
 
 def render_inference_template(name: str, **values: Any) -> dict[str, Any]:
@@ -317,7 +317,7 @@ def render_workload(
     return out
 
 
-# --- readiness (performance spec §B.6 step 7, §B.7) ----------------------------------------------
+# --- readiness ----------------------------------------------
 
 
 def dgd_ready(dgd: Mapping[str, Any]) -> bool:

@@ -1,8 +1,7 @@
 """inference-perf verdict (step 5 of a run): the measured values against the recipe's gates.
 
 :func:`evaluate` compares throughput (``>=``, scaled for a partly occupied node) and TTFT p99
-(``<=``) with 10 % tolerance and yields the RESULT lines and the failure messages (performance
-spec §B.9).
+(``<=``) with 10 % tolerance and yields the RESULT lines and the failure messages.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ MSG_THROUGHPUT_FAIL_SCALED: Final = " — gate scaled to {effective:.0f} for {g}
 MSG_TTFT_FAIL: Final = (
     'inference TTFT p99 {value:.2f} ms does not satisfy constraint "{constraint}" (with 10% tolerance)'
 )
-# --- evaluation (performance spec §B.9) ----------------------------------------------------------
+# --- evaluation ----------------------------------------------------------
 
 
 def scaled_throughput_threshold(threshold: float, gpu_count: int, gpu_count_per_node: int) -> float:

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aicr_pytest.core.errors import CheckFailed
+
 
 @dataclass(frozen=True, order=True)
 class Permission:
@@ -40,7 +42,7 @@ class Permission:
         return f"{self.verb} {self.resource}" + (f".{self.group}" if self.group else "")
 
 
-class UndeclaredPermission(AssertionError):
+class UndeclaredPermission(CheckFailed):
     """Code issued a request that :data:`REQUIRED_PERMISSIONS` (and so ``deploy/rbac.yaml``) lacks."""
 
 

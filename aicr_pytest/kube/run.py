@@ -20,7 +20,7 @@ joined in the meantime keeps it.  A namespace aicr-pytest did not create is neve
 until the objects are gone within a bound, and reports problems as warnings in a
 :class:`CleanupReport` instead of raising: a cleanup failure never hides a check's verdict.
 
-Wiring (the plugin's ``run`` fixture)::
+Wiring (the plugin's ``aicr_run`` fixture)::
 
     with install_signal_handlers():          # SIGTERM unwinds like Ctrl-C, so finally: runs
         scope = RunScope(lambda: cluster, run_id, worker_id=..., no_cleanup=opt.no_cleanup)
@@ -32,17 +32,14 @@ Wiring (the plugin's ``run`` fixture)::
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import re
 import secrets
 import shlex
-import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import Any
 
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
@@ -50,6 +47,15 @@ from aicr_pytest.core.settings import DEFAULT_NAMESPACE as SETTINGS_DEFAULT_NAME
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import AccessDenied, Conflict, NotFound, WaitTimeout
 from aicr_pytest.kube.resources import ResourceType
+from aicr_pytest.kube.signals import (
+    CLEANUP_INSIST,
+    HELD_SIGNALS,
+    MSG_CLEANUP_HOLDING,
+    CleanupAbandoned,
+    Terminated,
+    defer_signals,
+    install_signal_handlers,
+)
 from aicr_pytest.kube.wait import wait_deleted
 
 JSON = dict[str, Any]
@@ -72,6 +78,7 @@ MSG_SHARED_IN_USE = (
 )
 MSG_CLEANUP_KEPT = "cleanup disabled (--no-cleanup): {count} object(s) of run {run_id} kept for debugging"
 MSG_CLEANUP_FAILED = "cleanup of {what} failed; it may be orphaned: {error}"
+MSG_CLEANUP_ABANDONED = "cleanup abandoned on request; {count} object(s) of run {run_id} may be left: {what}"
 MSG_CLEANUP_LEFT = "to find and delete what run {run_id} left behind:"
 
 
@@ -591,111 +598,6 @@ class RunScope:
         self.cleanup()
 
 
-# -- signals ---------------------------------------------------------------------------------------------
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into a ``KeyboardInterrupt`` so ``finally:`` blocks (cleanup) run."""
-
-
-class CleanupAbandoned(Terminated):
-    """A third SIGINT/SIGTERM during cleanup: the user gives up on it (what is left is reported)."""
-
-
-#: the signals :func:`defer_signals` holds: Ctrl-C, ``kill``/CI cancellation, the whole-run deadline
-HELD_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
-#: how many SIGINT/SIGTERM cleanup sits out; one more abandons it
-CLEANUP_INSIST = 3
-MSG_CLEANUP_HOLDING = (
-    "aicr-pytest: finishing cleanup first, so nothing is left in the cluster "
-    "(interrupt once more to abandon it and keep what is left)"
-)
-MSG_CLEANUP_ABANDONED = "cleanup abandoned on request; {count} object(s) of run {run_id} may be left: {what}"
-
-
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise Terminated(f"received signal {signum}")
-
-
-@contextlib.contextmanager
-def install_signal_handlers() -> Iterator[None]:
-    """Within the block SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``).
-
-    pytest already turns SIGINT (Ctrl-C) into ``KeyboardInterrupt`` and unwinds fixtures; SIGTERM
-    (``kubectl delete pod``, CI cancellation, ``timeout``) would otherwise kill the process with no
-    cleanup.  A Python handler already in place (the plugin's, which records ``interrupted by
-    SIGTERM``) is kept: it unwinds the same way.  Outside the main thread this is a no-op (Python
-    only delivers signals there).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    current = signal.getsignal(signal.SIGTERM)
-    if callable(current):
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _notify(line: str) -> None:
-    import sys
-
-    print(line, file=sys.stderr, flush=True)
-
-
-def _redeliver(signum: int, handler: Any) -> None:
-    """Act on a signal held during cleanup as its handler before cleanup would have."""
-    if callable(handler):  # e.g. the plugin's: raises with the run's reason (SIGTERM, the deadline)
-        handler(signum, None)
-        return
-    if handler == signal.SIG_IGN:
-        return
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt("interrupted during cleanup (cleanup completed first)")
-    raise Terminated(f"received signal {signum} during cleanup (cleanup completed first)")
-
-
-@contextlib.contextmanager
-def defer_signals(notify: Callable[[str], None] = _notify) -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and the deadline's SIGALRM until the block ends, then act on the first.
-
-    Cleanup runs to completion whatever ends the run: the first signal is held quietly, the
-    second with a line saying so (``notify``), and only a third SIGINT/SIGTERM raises
-    :class:`CleanupAbandoned` inside the block.  Afterwards the first signal held is handed to the
-    handler that was in place before (so the run records the reason it really stopped for).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    insisted = [0]
-    previous = {s: signal.getsignal(s) for s in HELD_SIGNALS}
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-        if signum == signal.SIGALRM:
-            return
-        insisted[0] += 1
-        if insisted[0] >= CLEANUP_INSIST:
-            raise CleanupAbandoned(f"received signal {signum} {insisted[0]} times during cleanup")
-        if insisted[0] == CLEANUP_INSIST - 1:
-            notify(MSG_CLEANUP_HOLDING)
-
-    for s in previous:
-        signal.signal(s, handler)
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-    if received:
-        _redeliver(received[0], previous[signal.Signals(received[0])])
-
-
 __all__ = [
     "CLEANUP_INSIST",
     "DEFAULT_NAMESPACE",
@@ -703,6 +605,7 @@ __all__ = [
     "LEASE_PREFIX",
     "MSG_CLEANUP_ABANDONED",
     "MSG_CLEANUP_FAILED",
+    "MSG_CLEANUP_HOLDING",
     "MSG_CLEANUP_KEPT",
     "CleanupAbandoned",
     "CleanupReport",

@@ -1,7 +1,7 @@
 """NCCL all-reduce on a live cluster: the I/O half of the three ``nccl-all-reduce-bw*`` checks.
 
 :mod:`aicr_pytest.nccl` decides (variant, sizing, rendering, parsing, verdict) without touching
-the cluster; this module does the cluster work in the order the check needs it (spec §A.9–§A.11):
+the cluster; this module does the cluster work in the order the check needs it:
 
 1. :meth:`NcclBenchmark.require_trainer` — Kubeflow Trainer's ``TrainJob``/``TrainingRuntime``
    APIs must be served (discovery).  Absent: the check fails naming the ``kubeflow-trainer``
@@ -20,17 +20,17 @@ the cluster; this module does the cluster work in the order the check needs it (
 7. :meth:`NcclBenchmark.launcher_log` — re-read (bounded) until ``# Avg bus bandwidth`` appears,
    plus the launcher's termination message.
 
-Deadlines come from the check's clock (``aicr_clock``), so tests run in virtual time.
+Deadlines come from the check's clock (``aicr_clock``), so tests run in virtual time.  What is read
+off Trainer's objects and pods without the cluster lives in :mod:`.objects`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aicr_pytest import nccl
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
@@ -38,6 +38,36 @@ from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.logs import read_log
 from aicr_pytest.kube.run import RunScope
 from aicr_pytest.kube.wait import observe, summarize, wait_for
+from aicr_pytest.nccl.objects import (
+    ADMISSION_RACE_MARKER,
+    DIAG_TAIL_LINES,
+    LAUNCHER_CONTAINER,
+    _describe_state,
+    _labels,
+    _name,
+    _phase,
+    _tail,
+    add_pod_template_labels,
+    admission_race,
+    eviction_detail,
+    scoped_names,
+    termination_message,
+    tolerations_k8s,
+)
+from aicr_pytest.nccl.render import BenchmarkObjects, RenderInputs, build_compute_domain
+from aicr_pytest.nccl.sizing import (
+    EFA_RESOURCE,
+    MAX_MESSAGE_SIZE,
+    RDMA_RESOURCE,
+    WorkerScheduling,
+    WorkerSizing,
+    gke_network_interfaces,
+    max_message_size,
+    node_name,
+    uniform_fabric_count,
+    worker_scheduling,
+)
+from aicr_pytest.nccl.variant import LAUNCHER_JOB, NODE_JOB, NcclCheckFailure, VariantPlan
 
 log = logging.getLogger("aicr_pytest.nccl")
 
@@ -50,7 +80,6 @@ JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 TRAINJOB_NAME_LABEL = "trainer.kubeflow.org/trainjob-name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
-LAUNCHER_CONTAINER = "node"  #: Kubeflow MPI plugin contract: the container is named ``node``
 PROBE_IMAGE = "busybox:1.37"
 PROBE_TIMEOUT_S = 120.0
 APPLY_WAIT_S = 120.0
@@ -62,9 +91,6 @@ LOG_REREAD_INTERVAL_S = 2.0
 LOG_BUDGET_S = LOG_REREADS * LOG_REREAD_INTERVAL_S + 5.0
 AVG_MARKER = "Avg bus bandwidth"
 KUBELET_LOG_PLACEHOLDER = "unable to retrieve container logs"
-DIAG_TAIL_LINES = nccl.DIAGNOSTIC_TAIL_LINES
-_EVICTION_REASONS = frozenset({"Evicted", "Preempting", "NodeLost", "Shutdown", "Terminated"})
-_DISRUPTION_CONDITION = "DisruptionTarget"
 
 MSG_TRAINER_MISSING = (
     "Kubeflow Trainer is not installed: the cluster does not serve {missing} in "
@@ -100,7 +126,7 @@ DIAG_LAUNCHER = "launcher log (benchmark failed)"
 DIAG_WORKERS = "NCCL worker pods"
 
 
-class LauncherFailed(nccl.NcclCheckFailure):
+class LauncherFailed(NcclCheckFailure):
     """The launcher pod ended Failed: the benchmark itself failed (CTRF ``failed``)."""
 
     def __init__(self, message: str, diagnostics: Mapping[str, Sequence[str]]) -> None:
@@ -112,8 +138,8 @@ class LauncherFailed(nccl.NcclCheckFailure):
 class Plumbing:
     """Service-specific inputs of the render, decided from the target nodes."""
 
-    scheduling: nccl.WorkerScheduling
-    max_message_size: str = nccl.MAX_MESSAGE_SIZE
+    scheduling: WorkerScheduling
+    max_message_size: str = MAX_MESSAGE_SIZE
     efa_count: int = 0
     rdma_count: int = 0
     gke_network_interfaces: str | None = None
@@ -133,74 +159,6 @@ class _WaitState:
     expected: int
     running_seen: set[str] = field(default_factory=set)
     announced: bool = False
-
-
-def scoped_names(run: RunScope, check: str) -> nccl.BenchmarkNames:
-    """:func:`nccl.benchmark_names` made run-scoped, so :meth:`RunScope.create` keeps them as-is."""
-    base = nccl.benchmark_names(run.run_id, check, run.worker_id)
-    return replace(
-        base,
-        trainjob=run.name(base.trainjob),
-        runtime=run.name(base.runtime),
-        compute_domain=run.name(base.compute_domain),
-        imex_claim_template=run.name(base.imex_claim_template),
-        roce_claim_template=run.name(base.roce_claim_template),
-    )
-
-
-def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
-    meta = obj.get("metadata") or {}
-    return dict(meta.get("labels") or {})
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def _phase(pod: Mapping[str, Any]) -> str:
-    return str((pod.get("status") or {}).get("phase") or "Pending")
-
-
-def _container_status(pod: Mapping[str, Any], container: str) -> JSON:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == container:
-            return dict(cs)
-    return {}
-
-
-def termination_message(pod: Mapping[str, Any], container: str = LAUNCHER_CONTAINER) -> str:
-    state = _container_status(pod, container).get("state") or {}
-    return str((state.get("terminated") or {}).get("message") or "")
-
-
-def eviction_detail(pod: Mapping[str, Any]) -> str | None:
-    """Why the pod was evicted/disrupted (status reason or ``DisruptionTarget``), else ``None``."""
-    status = pod.get("status") or {}
-    reason = str(status.get("reason") or "")
-    if reason in _EVICTION_REASONS:
-        return f"{reason}: {status.get('message') or 'no message'}"
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == _DISRUPTION_CONDITION and cond.get("status") == "True":
-            return f"{cond.get('reason') or _DISRUPTION_CONDITION}: {cond.get('message') or 'no message'}"
-    return None
-
-
-def add_pod_template_labels(runtime: JSON, labels: Mapping[str, str]) -> None:
-    """Put ``labels`` on every replicatedJob's pod template, so the pods carry the run's labels."""
-    jobs = ((runtime.get("spec") or {}).get("template") or {}).get("spec", {}).get("replicatedJobs")
-    for job in jobs or []:
-        if not isinstance(job, dict):
-            continue
-        pod_template = (((job.get("template") or {}).get("spec") or {}).get("template")) or None
-        if not isinstance(pod_template, dict):
-            continue
-        meta = pod_template.setdefault("metadata", {})
-        meta["labels"] = {**(meta.get("labels") or {}), **labels}
-
-
-def _tail(text: str, lines: int = DIAG_TAIL_LINES) -> list[str]:
-    body = text.splitlines()
-    return body[-lines:]
 
 
 class NcclBenchmark:
@@ -235,41 +193,39 @@ class NcclBenchmark:
             if not self.cluster.has_resource(TRAINER_GROUP, TRAINER_VERSION, plural)
         ]
         if missing:
-            raise nccl.NcclCheckFailure(MSG_TRAINER_MISSING.format(missing=" and ".join(missing)))
+            raise NcclCheckFailure(MSG_TRAINER_MISSING.format(missing=" and ".join(missing)))
 
     # -- 2. nodes ------------------------------------------------------------------------------------
     def gpu_nodes(self) -> list[JSON]:
-        """Every node (paginated list); :func:`nccl.select_target_nodes` filters them."""
+        """Every node (paginated list); :func:`select_target_nodes` filters them."""
         return list(self.cluster.list("v1", "nodes"))
 
     # -- 3. plumbing ---------------------------------------------------------------------------------
     def plumbing(
         self,
-        plan: nccl.VariantPlan,
+        plan: VariantPlan,
         targets: Sequence[Mapping[str, Any]],
         *,
         node_selector: Mapping[str, str] | None,
         tolerations: Sequence[Mapping[str, str]] | None,
     ) -> Plumbing:
-        scheduling = nccl.worker_scheduling(
-            plan, targets, node_selector=node_selector, tolerations=tolerations
-        )
+        scheduling = worker_scheduling(plan, targets, node_selector=node_selector, tolerations=tolerations)
         if not plan.service_steps:
             return Plumbing(scheduling=scheduling)
         efa = rdma = 0
         fabric_count: int | None = None
         nics: str | None = None
         if plan.target_service == "eks" and plan.fabric == "efa":
-            efa = fabric_count = nccl.uniform_fabric_count(targets, nccl.EFA_RESOURCE)
+            efa = fabric_count = uniform_fabric_count(targets, EFA_RESOURCE)
             if efa == 0:
-                log.warning("%s: no %s on the target nodes: TCP fallback", self.check, nccl.EFA_RESOURCE)
+                log.warning("%s: no %s on the target nodes: TCP fallback", self.check, EFA_RESOURCE)
         elif plan.target_service == "aks":
-            rdma = fabric_count = nccl.uniform_fabric_count(targets, nccl.RDMA_RESOURCE)
+            rdma = fabric_count = uniform_fabric_count(targets, RDMA_RESOURCE)
         elif plan.target_service == "gke":
-            nics = nccl.gke_network_interfaces(self._gke_networks())
+            nics = gke_network_interfaces(self._gke_networks())
         return Plumbing(
             scheduling=scheduling,
-            max_message_size=nccl.max_message_size(plan, fabric_count),
+            max_message_size=max_message_size(plan, fabric_count),
             efa_count=efa,
             rdma_count=rdma,
             gke_network_interfaces=nics,
@@ -282,12 +238,12 @@ class NcclBenchmark:
             return []
 
     # -- 4. preflights -------------------------------------------------------------------------------
-    def preflight(self, plan: nccl.VariantPlan, targets: Sequence[Mapping[str, Any]]) -> None:
+    def preflight(self, plan: VariantPlan, targets: Sequence[Mapping[str, Any]]) -> None:
         """Run the plan's preflight (if any) on every target node; fails naming the nodes not ready."""
         kind = plan.preflight
         if kind is None:
             return
-        nodes = [nccl.node_name(n) for n in targets]
+        nodes = [node_name(n) for n in targets]
         if kind == "nvreg":
             self._probe(
                 "nvreg",
@@ -398,11 +354,11 @@ class NcclBenchmark:
                 if marker in output:
                     not_ready.append(node)
                 else:
-                    raise nccl.NcclCheckFailure(
+                    raise NcclCheckFailure(
                         MSG_PROBE_UNEXPECTED.format(what=what, node=node, output=output.strip()[-300:])
                     )
             if not_ready:
-                raise nccl.NcclCheckFailure(message.format(nodes=", ".join(sorted(not_ready))))
+                raise NcclCheckFailure(message.format(nodes=", ".join(sorted(not_ready))))
         finally:
             for name in created:  # done with them; the run's cleanup tolerates NotFound
                 try:
@@ -419,8 +375,8 @@ class NcclBenchmark:
         return text if text.strip() else termination_message(pod, container)
 
     # -- 5. apply ------------------------------------------------------------------------------------
-    def render_inputs(self, sizing: nccl.WorkerSizing, plumbing: Plumbing) -> nccl.RenderInputs:
-        return nccl.RenderInputs(
+    def render_inputs(self, sizing: WorkerSizing, plumbing: Plumbing) -> RenderInputs:
+        return RenderInputs(
             namespace=self.namespace,
             names=self.names,
             sizing=sizing,
@@ -431,7 +387,7 @@ class NcclBenchmark:
             gke_network_interfaces=plumbing.gke_network_interfaces,
         )
 
-    def apply(self, plan: nccl.VariantPlan, objects: nccl.BenchmarkObjects) -> str:
+    def apply(self, plan: VariantPlan, objects: BenchmarkObjects) -> str:
         """Create the benchmark's objects in order; returns the TrainJob name."""
         self.run.ensure_namespace()
         add_pod_template_labels(objects.runtime, self.run.labels())
@@ -444,7 +400,7 @@ class NcclBenchmark:
         return _name(created)
 
     def _compute_domain(self) -> None:
-        cd = nccl.build_compute_domain(self.names, self.namespace, {})
+        cd = build_compute_domain(self.names, self.namespace, {})
         self.run.create(cd)
         timeout = min(APPLY_WAIT_S, self.remaining())
         try:
@@ -503,7 +459,7 @@ class NcclBenchmark:
                 detail = eviction_detail(pod)
                 if detail is not None:
                     rjob = _labels(pod).get(REPLICATED_JOB_LABEL)
-                    role = "launcher" if rjob == nccl.LAUNCHER_JOB else "worker"
+                    role = "launcher" if rjob == LAUNCHER_JOB else "worker"
                     node = (pod.get("spec") or {}).get("nodeName")
                     raise Inconclusive(
                         MSG_POD_EVICTED.format(
@@ -514,13 +470,13 @@ class NcclBenchmark:
                             detail=detail,
                         )
                     )
-            for worker in role_pods(view, nccl.NODE_JOB):
+            for worker in role_pods(view, NODE_JOB):
                 if _phase(worker) == "Running":
                     state.running_seen.add(_name(worker))
             if not state.announced and len(state.running_seen) >= state.expected:
                 state.announced = True
                 log.info("%s: %d/%d NCCL workers Running", self.check, len(state.running_seen), workers)
-            launchers = role_pods(view, nccl.LAUNCHER_JOB)
+            launchers = role_pods(view, LAUNCHER_JOB)
             done = [p for p in launchers if _phase(p) == "Succeeded"]
             if done:
                 return done[-1]
@@ -529,8 +485,8 @@ class NcclBenchmark:
             return None
 
         def describe(view: dict[str, JSON]) -> str:
-            launchers = role_pods(view, nccl.LAUNCHER_JOB)
-            workers_now = role_pods(view, nccl.NODE_JOB)
+            launchers = role_pods(view, LAUNCHER_JOB)
+            workers_now = role_pods(view, NODE_JOB)
             running = sum(1 for w in workers_now if _phase(w) == "Running")
             text = (
                 f"launcher {_name(launchers[-1])}: {summarize(launchers[-1])}"
@@ -582,7 +538,7 @@ class NcclBenchmark:
         return [f"{note}; no termination message captured>"]
 
     def _worker_diagnostics(self, trainjob: str) -> list[str]:
-        selector = f"{JOBSET_NAME_LABEL}={trainjob},{REPLICATED_JOB_LABEL}={nccl.NODE_JOB}"
+        selector = f"{JOBSET_NAME_LABEL}={trainjob},{REPLICATED_JOB_LABEL}={NODE_JOB}"
         try:
             pods = list(self.cluster.list("v1", "pods", self.namespace, label_selector=selector))
         except ApiError as exc:
@@ -630,46 +586,6 @@ class NcclBenchmark:
         if message.strip():
             text = f"{text}\n{message}"
         return text
-
-
-#: Trainer's webhook denial while its informer cache lacks the TrainJob's runtime (AICR #1670).
-ADMISSION_RACE_MARKER = "must be created before the TrainJob is created"
-_INVALID_BAD_REQUEST_FORBIDDEN = frozenset({400, 403, 422})
-
-
-def admission_race(status: int, text: str, runtime: str) -> bool:
-    """Whether a refused TrainJob create is Trainer's webhook cache race, worth retrying (spec §A.11-4).
-
-    Either the text carries Trainer's own wording (:data:`ADMISSION_RACE_MARKER`, whatever the
-    status), or an Invalid/BadRequest/Forbidden answer says the run's ``runtime`` is ``not found``.
-    """
-    if ADMISSION_RACE_MARKER in text:
-        return True
-    return status in _INVALID_BAD_REQUEST_FORBIDDEN and runtime in text and "not found" in text
-
-
-def _describe_state(cs: Mapping[str, Any]) -> str:
-    state = cs.get("state") or {}
-    if "terminated" in state:
-        t = state["terminated"] or {}
-        msg = f" {t['message']}" if t.get("message") else ""
-        return f"terminated reason={t.get('reason', '')} exitCode={t.get('exitCode', '')}{msg}"
-    if "waiting" in state:
-        w = state["waiting"] or {}
-        msg = f" {w['message']}" if w.get("message") else ""
-        return f"waiting reason={w.get('reason', '')}{msg}"
-    return f"running (ready={str(bool(cs.get('ready'))).lower()})"
-
-
-def tolerations_k8s(tolerations: Iterable[Any] | None) -> list[dict[str, str]] | None:
-    """``--toleration`` values as Kubernetes dicts; ``None`` (no flag) stays ``None``."""
-    if tolerations is None:
-        return None
-    out: list[dict[str, str]] = []
-    for t in tolerations:
-        to_k8s: Callable[[], dict[str, str]] | None = getattr(t, "to_k8s", None)
-        out.append(to_k8s() if to_k8s is not None else dict(t))
-    return out
 
 
 __all__ = [

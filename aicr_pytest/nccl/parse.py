@@ -4,11 +4,11 @@
 the ``all_reduce_perf`` launcher log (through :class:`AllReduceLogScanner`) and collect the
 transport banners in the same pass; no usable bandwidth is a :class:`NcclParseError`.
 
-Deliberate differences from AICR (spec §E), each tested:
+Deliberate differences from AICR, each tested:
 
 * Only rows of the ``all_reduce_perf`` results table count.  AICR's regex also matches NCCL INFO ring
   listings (``Channel 00/24 :    0   1   2 …``), so such a line printed after the table would be taken
-  as the bandwidth (§A.12, §E.5).  We parse whole table rows, strictly.
+  as the bandwidth.  We parse whole table rows, strictly.
 * The value is the out-of-place busbw of the **largest** message size of the last table, not of the
   last regex match; a table cut short (a partial last row, or a table without its trailer that
   stops before the ``maxBytes`` the header announced) is an error instead of a smaller number.
@@ -29,7 +29,7 @@ from aicr_pytest.nccl.variant import NcclCheckFailure
 
 #: Lines of launcher log kept for the diagnostic block of a parse failure.
 DIAGNOSTIC_TAIL_LINES = 100
-# --- parse and transport (spec §A.12, §A.13) --------------------------------------------------
+# --- parse and transport --------------------------------------------------
 MSG_NO_BANDWIDTH = "could not find bandwidth value in logs"
 MSG_PARSE_FAILED = "failed to parse bandwidth from logs: {cause}"
 MSG_TABLE_TRUNCATED_ROW = "results table is truncated: its last row is incomplete ({line!r})"

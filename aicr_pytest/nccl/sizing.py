@@ -5,7 +5,7 @@ Kubernetes JSON shape and return a sized worker cohort; :func:`uniform_fabric_co
 :func:`max_message_size`, :func:`gke_network_interfaces` and :func:`nvreg_override_set` decide the
 fabric plumbing and the preflights from what the cluster reported.
 
-Deliberate difference from AICR (spec §E.14): sizing uses a per-node GPU census: a target node with
+Deliberate difference from AICR: sizing uses a per-node GPU census: a target node with
 fewer allocatable GPUs than the per-worker sizing fails fast, naming the node, instead of leaving a
 worker Pending.
 """
@@ -33,7 +33,7 @@ MAX_MESSAGE_SIZE = "16G"
 TCP_FALLBACK_MAX_MESSAGE_SIZE = "4G"
 MIN_WORKERS = 2
 
-# --- nodes and scheduling (spec §A.7, §A.9) ---------------------------------------------------
+# --- nodes and scheduling ---------------------------------------------------
 MSG_NO_GPU_NODES = "no schedulable GPU nodes found"
 MSG_SELECTOR_ZERO = "--node-selector {selector} matches zero of {count} GPU nodes"
 MSG_NO_ACCELERATOR_MATCH = (
@@ -67,7 +67,7 @@ MSG_GKE_NICS = (
 
 Node = Mapping[str, Any]
 
-#: GFD ``nvidia.com/gpu.product`` matchers: exact values or prefixes (spec §A.7 step 3).
+#: GFD ``nvidia.com/gpu.product`` matchers: exact values or prefixes.
 _PRODUCT_EXACT: dict[str, tuple[str, ...]] = {
     "gb200": ("NVIDIA-GB200",),
     "b200": ("NVIDIA-B200",),
@@ -119,7 +119,7 @@ def select_target_nodes(
     service: str,
     node_selector: Mapping[str, str] | None = None,
 ) -> list[Node]:
-    """The benchmark's worker nodes (spec §A.7 steps 1–4).
+    """The benchmark's worker nodes.
 
     ``accelerator`` is the recipe's own ``criteria.accelerator``; ``service`` the target (profile)
     service.  A non-empty ``node_selector`` (``--node-selector``, or a private runtime's own worker
@@ -223,7 +223,7 @@ _TOLERATE_ALL: list[dict[str, str]] = [{"operator": "Exists"}]
 
 
 def platform_worker_scheduling(service: str, targets: Sequence[Node]) -> WorkerScheduling:
-    """Default worker nodeSelector/tolerations for the target service (spec §A.9)."""
+    """Default worker nodeSelector/tolerations for the target service."""
     if service == "eks":
         itype = node_labels(targets[0]).get(INSTANCE_TYPE_LABEL) if targets else None
         if not itype:

@@ -10,11 +10,11 @@ resolution at session start (the ``pytest_aicr_prevalidate`` hook in :mod:`.hook
 Also here: the check names, the constraint names and the object names every other module of the
 family shares, and :class:`NcclCheckFailure`, the base of the family's failures.
 
-Deliberate differences from AICR (spec §E), each tested:
+Deliberate differences from AICR, each tested:
 
 * The comparator is honoured: ``>=`` passes at ≥ 0.9 × value, ``<=`` at ≤ 1.1 × value; ``==``, a
-  bare number or any other comparator is a usage error before the benchmark (AICR ignores it, §E.3).
-* ``AICR_NCCL_FABRIC`` is read for the ``-net`` check only (§E.13).
+  bare number or any other comparator is a usage error before the benchmark (AICR ignores it).
+* ``AICR_NCCL_FABRIC`` is read for the ``-net`` check only.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import yaml
 from aicr_pytest.core import constraints as constraint_language
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.datatree import DataTree
-from aicr_pytest.core.errors import CheckSkip, UsageError
+from aicr_pytest.core.errors import CheckFailed, CheckSkip, UsageError
 
 Variant = Literal["default", "net", "nvls"]
 Fabric = Literal["efa", "roce"]
@@ -48,7 +48,7 @@ RUNTIME_REF_CONSTRAINT = "nccl-benchmark-runtime-ref"
 RUNTIME_CONSTRAINT = "nccl-benchmark-runtime"
 FABRIC_ENV = "AICR_NCCL_FABRIC"
 
-#: Applicability matrix (spec §A.2): variant → service → accelerators.
+#: Applicability matrix: variant → service → accelerators.
 SUPPORTED_COMBINATIONS: dict[Variant, dict[str, frozenset[str]]] = {
     "default": {
         "eks": frozenset({"h100", "h200"}),
@@ -82,7 +82,7 @@ TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
 NODE_JOB = "node"
 LAUNCHER_JOB = "launcher"
 
-# --- skip reasons (spec §A.4, §A.6) -----------------------------------------------------------
+# --- skip reasons -----------------------------------------------------------
 MSG_SKIP_NO_CONSTRAINT = "no {check} constraint in recipe"
 MSG_SKIP_NO_CRITERIA = "skipped - requires Service + Accelerator"
 MSG_SKIP_NOT_IMPLEMENTED = "skipped - requires Service + Accelerator to be implemented"
@@ -91,16 +91,16 @@ MSG_SKIP_PROFILE_LACKS_VARIANT = (
 )
 MSG_SKIP_TOO_FEW_NODES = "skipped - requires at least 2 GPU nodes for EW fabric test"
 
-# --- profile (spec §A.4): check failures -----------------------------------------------------
+# --- profile: check failures -----------------------------------------------------
 MSG_PROFILE_MALFORMED = (
     'invalid nccl-benchmark-profile="{raw}": must be "{{accelerator}}/{{service}}" (e.g. "gb200/eks")'
 )
 MSG_PROFILE_UNKNOWN = 'unknown nccl-benchmark-profile="{raw}": available profiles: {profiles}'
 
-# --- fabric (spec §A.6 step 3): usage error --------------------------------------------------
+# --- fabric: usage error --------------------------------------------------
 MSG_FABRIC_UNSUPPORTED = 'unsupported AICR_NCCL_FABRIC="{value}" (expected "efa" or "roce")'
 
-# --- runtime ref, stage 1 (spec §A.5): usage errors, before any cluster object ---------------
+# --- runtime ref, stage 1: usage errors, before any cluster object ---------------
 MSG_DECLARE_AT_MOST_ONE = "declare at most one {name} constraint (found {count})"
 MSG_REF_AND_INLINE = (
     "nccl-benchmark-runtime-ref and an inline nccl-benchmark-runtime are both set — supply one"
@@ -122,7 +122,7 @@ REF_CAUSE_NOT_FILE = "not a regular file"
 REF_CAUSE_TOO_LARGE = "larger than {limit} KiB"
 MAX_RUNTIME_BYTES = 1 << 20
 
-# --- private runtime, stage 2 (spec §A.5): check failures ------------------------------------
+# --- private runtime, stage 2: check failures ------------------------------------
 MSG_RUNTIME_AND_PROFILE = (
     "nccl-benchmark-runtime (or nccl-benchmark-runtime-ref) and nccl-benchmark-profile are mutually "
     "exclusive: supply a runtime or borrow an embedded profile, not both"
@@ -147,7 +147,7 @@ MSG_RUNTIME_MULTI_DOC = (
 MSG_RUNTIME_BAD_SELECTOR = 'invalid nccl-benchmark-runtime: "node" replicatedJob has a malformed nodeSelector'
 MSG_RUNTIME_RENDER = "failed to render recipe-supplied nccl-benchmark-runtime"
 
-# --- threshold: usage errors (our comparator rule; spec §A.14 for the number) -----------------
+# --- threshold: usage errors (our comparator rule; AICR's for the number) ------------------------
 MSG_THRESHOLD_NO_VALUE = '{check}: invalid threshold: no numeric value found in "{raw}"'
 MSG_THRESHOLD_FORMAT = '{check}: invalid threshold format "{raw}" (expected e.g. ">= 300" or ">= 300 GB/s")'
 MSG_THRESHOLD_BARE = (
@@ -164,7 +164,7 @@ MSG_THRESHOLD_COMPARATOR = (
 )
 
 
-class NcclCheckFailure(AssertionError):
+class NcclCheckFailure(CheckFailed):
     """The check fails (CTRF ``failed``) with ``str(exc)`` as its message."""
 
 
@@ -289,7 +289,7 @@ def parse_fabric(env: Mapping[str, str]) -> Fabric:
 
 
 def combination_supported(variant: Variant, fabric: Fabric, accelerator: str, service: str) -> bool:
-    """The applicability matrix (spec §A.2), with the RoCE override for -net."""
+    """The applicability matrix, with the RoCE override for -net."""
     if variant == "net" and fabric == "roce":
         return service in ROCE_NET_SERVICES
     return accelerator in SUPPORTED_COMBINATIONS[variant].get(service, frozenset())
@@ -385,7 +385,7 @@ def _ref_relpath(ref: str) -> str:
 
 
 def resolve_runtime_ref(constraints: ConstraintsArg, data: DataTree | None) -> PrivateRuntime | None:
-    """Stage 1 of ``nccl-benchmark-runtime-ref`` (spec §A.5): run once before any cluster object.
+    """Stage 1 of ``nccl-benchmark-runtime-ref``: run once before any cluster object.
 
     Returns the private runtime (from the ref or an inline ``nccl-benchmark-runtime``) or ``None``.
     Every problem is a :class:`UsageError` (exit 2).  The file must stay inside ``--data``:
@@ -531,7 +531,7 @@ def resolve_variant(
     data: DataTree | None = None,
     private_runtime: PrivateRuntime | None = None,
 ) -> VariantPlan:
-    """Decide how (and whether) ``check_name`` runs: the ordered flow of spec §A.6.
+    """Decide how (and whether) ``check_name`` runs, in AICR's order of decisions.
 
     ``private_runtime`` is the result of :func:`resolve_runtime_ref` when the caller already ran
     stage 1 at session start; otherwise stage 1 runs here against ``data``.

@@ -1,6 +1,6 @@
 """NCCL verdict (section 5 of a run): the transport rule, the threshold, the reported lines.
 
-:func:`verify_transport` applies the variant's transport rule (spec §A.13) to what the parser saw;
+:func:`verify_transport` applies the variant's transport rule to what the parser saw;
 :func:`evaluate` compares the bandwidth with the threshold and its tolerance and yields the two
 stdout lines the guide documents; :func:`sweep_plot` draws the sweep as SVG evidence.
 """
@@ -32,18 +32,18 @@ MSG_NVLS_NO_COMM = (
     "overrides)"
 )
 
-# --- verdict (spec §A.14, guide) ---------------------------------------------------------------
+# --- verdict ---------------------------------------------------------------
 MSG_BANDWIDTH_LINE = "NCCL All Reduce bandwidth ({check}): {bandwidth:.2f} GB/s"
 MSG_CONSTRAINT_LINE = "Constraint: {constraint} → {verdict}"
 MSG_NOT_SATISFIED = 'NCCL bandwidth {bandwidth:.2f} GB/s does not satisfy constraint "{constraint}"'
 
 
 class TransportError(NcclCheckFailure):
-    """The variant's transport did not carry the traffic (spec §A.13)."""
+    """The variant's transport did not carry the traffic."""
 
 
 def verify_transport(variant: Variant, transport: TransportInfo) -> None:
-    """The variant's transport rule (spec §A.13); raises :class:`TransportError`."""
+    """The variant's transport rule; raises :class:`TransportError`."""
     if variant == "net":
         plugin = transport.network_plugin
         if plugin is None:

@@ -4,10 +4,16 @@ options → :mod:`~aicr_pytest.plugin.options` (the option table); per-session s
 inputs and what a finished run publishes → :mod:`~aicr_pytest.plugin.state`; catalog ∩ recipe →
 items, order and phase gates → :mod:`~aicr_pytest.plugin.collection`; exception → status →
 :mod:`~aicr_pytest.plugin.outcomes`; fixtures → :mod:`~aicr_pytest.plugin.fixtures`; aicr-pytest's
-own hooks → :mod:`~aicr_pytest.plugin.hookspecs`; CTRF and terminal lines → :mod:`aicr_pytest.report`;
-the ``--html`` page → :mod:`~aicr_pytest.plugin.htmlreport`; ``--emit-attestation`` →
-:mod:`~aicr_pytest.plugin.evidence_wiring`; ``--cncf-submission``/``--evidence-dir`` →
-:mod:`~aicr_pytest.plugin.cncf_wiring`.
+own hooks → :mod:`~aicr_pytest.plugin.hookspecs`; CTRF and terminal lines → :mod:`aicr_pytest.report`.
+
+The optional features are plugin objects registered in ``pytest_configure`` only when asked for,
+each owning its state (pytest's junitxml ``LogXML`` is the model): the ``--html`` page
+(:mod:`~aicr_pytest.plugin.htmlreport`), ``--emit-attestation``
+(:mod:`~aicr_pytest.plugin.evidence_wiring`), ``--cncf-submission``/``--evidence-dir``
+(:mod:`~aicr_pytest.plugin.cncf_wiring`), the interrupt watch
+(:mod:`~aicr_pytest.plugin.interrupt`) and progress (:mod:`~aicr_pytest.plugin.progress_sink`).
+Those that consume the finished run implement ``pytest_aicr_report``, which
+``pytest_sessionfinish`` calls once with the final CTRF document.
 
 The plugin is inert unless ``--recipe`` (or ``--cncf-submission``) is given, so installing it never
 changes other test suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are
@@ -17,13 +23,14 @@ collected.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from aicr_pytest.core import gcpause
+from aicr_pytest.evidence.cncf.settings import CncfSettings
 from aicr_pytest.plugin import (
     bundled,
     cncf_wiring,
@@ -43,9 +50,8 @@ from aicr_pytest.report import ctrf, terminal
 #: the header line that names the checks a run collects when no test paths are given
 BUNDLED_HEADER = "aicr-pytest: checks bundled with aicr-pytest, from "
 
-#: the run's fixtures; the fake-cluster fixtures for anyone testing checks (testkit imports
-#: nothing of aicr_pytest.testing until a test asks for a fake cluster)
-pytest_plugins = ("aicr_pytest.plugin.fixtures", "aicr_pytest.plugin.testkit")
+#: the run's fixtures (the fake-cluster fixtures are a plugin of their own, ``aicr_testkit``)
+pytest_plugins = ("aicr_pytest.plugin.fixtures",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,73 +63,46 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """``--cncf-submission``: the evidence collector instead of a test session (#14), the way
+    """``--cncf-submission``: the evidence collector instead of a test session, the way
     pytest's own ``--markers`` replaces it."""
     if not cncf_wiring.wanted(config):
         return None
     config._do_configure()  # pytest_configure: option validation, recipe and policy (usage errors)
-    return cncf_wiring.submit(config, get_state(config))
+    return cncf_wiring.submit(config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     collection.register_markers(config)
     state = plugin_state.start(config)
-    if state.active:
-        config.pluginmanager.register(progress_sink.ProgressSink(config, state), progress_sink.NAME)
-    if state.active and not is_worker(config):
-        config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
-        evidence_wiring.configure(config, state)  # before any check: options, disclosure prompt
-        _arm_interrupts(config, state)
+    cncf = cncf_wiring.configure(config, state.settings)  # before anything touches the cluster
+    if not cncf.submission:  # with --cncf-submission there are no phases: the collector replaces them
+        _start_run(config, state, cncf)
     collection.add_bundled_checks(config, state)
 
 
-WATCH_NAME = "aicr-interrupt-watch"
+def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: CncfSettings) -> None:
+    """The run's inputs, then the optional features it asked for, each a plugin object of its own."""
+    controller = not is_worker(config)
+    if state.settings.active and controller:
+        htmlreport.configure(config, state.settings.html)  # a bad --html: before the inputs load
+    plugin_state.load(config, state)
+    if not state.active:
+        return
+    config.pluginmanager.register(progress_sink.ProgressSink(config), progress_sink.NAME)
+    if controller:
+        config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
+        evidence_wiring.configure(config)  # before any check: options, disclosure prompt
+        interrupt.configure(config, state.results)
+        cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
 
 
-def _arm_interrupts(config: pytest.Config, state: plugin_state.PluginState) -> None:
-    """SIGTERM unwinds like Ctrl-C; a ``--timeout`` the user gives also bounds the whole run.
-
-    Its 5m default is AICR's snapshot-agent wait only: as a whole-run bound it would end every
-    inference-perf run (up to 30 minutes) and long NCCL sweeps, so only an explicit value arms it."""
-    value = getattr(config.option, "aicr_timeout", None)
-    try:
-        seconds = interrupt.timeout_seconds(value)
-    except ValueError as err:
-        raise pytest.UsageError(f"--timeout: {err}") from None
-    state.undo.append(interrupt.install_sigterm())
-    watch = _InterruptWatch(config, state)
-    if seconds is not None:
-        watch.disarm_deadline = interrupt.arm_deadline(seconds)
-        state.undo.append(watch.stop_deadline)
-    config.pluginmanager.register(watch, WATCH_NAME)
+_Feature = TypeVar("_Feature")
 
 
-def _disarm_interrupts(state: plugin_state.PluginState) -> None:
-    while state.undo:
-        state.undo.pop()()
-
-
-class _InterruptWatch:
-    """Controller only: on SIGINT, SIGTERM or the deadline, every unfinished item ends ``other``."""
-
-    def __init__(self, config: pytest.Config, state: plugin_state.PluginState) -> None:
-        self.config = config
-        self.state = state
-        self.disarm_deadline: Callable[[], None] | None = None
-
-    def stop_deadline(self) -> None:
-        disarm, self.disarm_deadline = self.disarm_deadline, None
-        if disarm is not None:
-            disarm()
-
-    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        state = self.state
-        _disarm_interrupts(state)
-        if state.interrupted is not None:
-            return
-        state.interrupted = interrupt.reason_of(excinfo.value)
-        for report in interrupt.unfinished_reports(state, state.interrupted):
-            self.config.hook.pytest_runtest_logreport(report=report)
+def _feature(config: pytest.Config, name: str, kind: type[_Feature]) -> _Feature | None:
+    """The optional feature registered under ``name`` (``None``: it was not asked for)."""
+    plugin = config.pluginmanager.get_plugin(name)
+    return plugin if isinstance(plugin, kind) else None
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -196,14 +175,9 @@ def pytest_collection_modifyitems(
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """What will run, after every plugin's selection (``-m``, ``-k``): the items an interrupt ends.
-
-    Start-up is over: the console script's garbage-collection pause ends here
+    """Start-up is over: the console script's garbage-collection pause ends here
     (:mod:`~aicr_pytest.core.gcpause`)."""
     gcpause.resume()
-    state = get_state(session.config)
-    if state is not None and state.run is not None:
-        state.collected = [item for item in session.items if item.stash.get(plugin_state.ITEM_KEY, None)]
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -289,26 +263,33 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = plugin_state.controller_state(session.config)
     if state is None:
         return
-    watch = session.config.pluginmanager.get_plugin(WATCH_NAME)
-    if isinstance(watch, _InterruptWatch):
+    watch = _feature(session.config, interrupt.WATCH_NAME, interrupt.InterruptWatch)
+    if watch is not None:
         watch.stop_deadline()  # the reports are written whatever the clock says
-    report = plugin_state.build_report(state)
+    report = plugin_state.build_report(state, interrupted=watch.reason if watch is not None else None)
     if state.settings.ctrf_report:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)
-    htmlreport.write(state, exitstatus)  # the --html page: controller only, also when interrupted
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    state.render_error = cncf_wiring.render_after_run(session, state)  # --evidence-dir: path A (#14)
-    if state.render_error is not None and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    evidence_wiring.finish(session, state, exitstatus)  # the bundle, from the final CTRF report
+    # the --html page, --evidence-dir (path A), the --emit-attestation bundle, a conftest's own
+    session.config.hook.pytest_aicr_report(
+        session=session, report=report, run=plugin_state.finished_run(state, exitstatus)
+    )
     plugin_state.remove_ledger(session.config, state)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = plugin_state.controller_state(config)
-    if state is not None:
-        _disarm_interrupts(state)
-    outcome = plugin_state.run_outcome(state) if state is not None else None
+    if state is None:
+        return
+    evidence = _feature(config, evidence_wiring.NAME, evidence_wiring.EvidenceEmitter)
+    watch = _feature(config, interrupt.WATCH_NAME, interrupt.InterruptWatch)
+    renderer = _feature(config, cncf_wiring.RENDERER_NAME, cncf_wiring.CncfRenderer)
+    outcome = plugin_state.run_outcome(
+        state,
+        evidence_error=evidence.error if evidence is not None else None,
+        interrupted=watch.reason if watch is not None else None,
+        render_error=renderer.error if renderer is not None else None,
+    )
     if outcome is not None:
         config.hook.pytest_aicr_run_finished(config=config, outcome=outcome)

@@ -1,4 +1,5 @@
-"""The ``check`` fixture's object: what a check function knows about itself and how it reports.
+"""The ``aicr_check`` fixture's object, ``aicr_pytest.CheckContext``: what a check function knows
+about itself and how it reports.
 
 Checks print evidence with :meth:`CheckContext.emit`; those lines become the CTRF ``stdout`` of the
 check (last 1000 kept, 512 bytes each), and lines that start with ``RESULT: `` are echoed to the
@@ -19,7 +20,7 @@ import pytest
 
 from aicr_pytest.core import records
 from aicr_pytest.core.recipe import Constraint
-from aicr_pytest.core.settings import Toleration
+from aicr_pytest.core.settings import Placement, Toleration
 
 log = logging.getLogger("aicr_pytest.check")
 
@@ -30,11 +31,21 @@ class CheckContext:
     phase: str
     timeout_s: int
     constraints: list[Constraint]
-    node_selector: dict[str, str] | None = None
-    tolerations: tuple[Toleration, ...] | None = None
+    #: the run's placement (``--node-selector``, ``--toleration``, ...) for inner workloads
+    placement: Placement = field(default_factory=Placement)
     lines: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     figures: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def node_selector(self) -> dict[str, str] | None:
+        """``--node-selector`` (``None``: not given)."""
+        return self.placement.node_selector
+
+    @property
+    def tolerations(self) -> tuple[Toleration, ...] | None:
+        """``--toleration`` (``None``: not given)."""
+        return self.placement.tolerations
 
     def emit(self, line: str) -> None:
         """Record one stdout line of evidence (multi-line strings are split)."""

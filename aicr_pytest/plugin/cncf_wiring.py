@@ -1,17 +1,22 @@
-"""CNCF AI-conformance evidence (#14) in the pytest plugin: ``--cncf-submission`` and path A.
+"""CNCF AI-conformance evidence in the pytest plugin: ``--cncf-submission`` and path A.
 
-* :func:`validate` (from :func:`aicr_pytest.plugin.state.start`, in ``pytest_configure``): the
-  options ``--cncf-submission``, ``--feature`` and ``--evidence-dir`` are checked before anything
-  else happens (one line, exit 4 under pytest, 2 under ``aicr-pytest validate``); with
-  ``--cncf-submission`` the recipe, when given, is loaded and its GPU allocation policy resolved
-  (errors are usage errors too), and the phases are not prepared at all.
+* :func:`configure` (``pytest_configure``): the options ``--cncf-submission``, ``--feature``,
+  ``--evidence-dir``, ``--cncf-checklist`` and its metadata (flags or ``--config``) are checked
+  and the template loaded before anything else happens (one line, exit 4 under pytest, 2 under
+  ``aicr-pytest validate``).  With ``--cncf-submission`` the recipe, when given, is loaded
+  and its GPU allocation policy resolved (errors are usage errors too), a :class:`CncfSubmission`
+  is registered, and the phases are not prepared at all.
 * :func:`submit` (``pytest_cmdline_main``, after ``pytest_configure``): with ``--cncf-submission``
-  the session is replaced by the collector (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own
-  ``--markers`` replaces it.  It publishes the result through ``pytest_aicr_cncf_finished`` and
-  returns pytest's code: 0, or 1 when a feature FAILed or the overall budget ran out
-  (``aicr-pytest validate`` maps the result to 8 or 5); Ctrl-C/SIGTERM clean up and end 2.
-* :func:`render_after_run` (``pytest_sessionfinish``): ``--evidence-dir`` without
-  ``--cncf-submission`` renders the run's CNCF conformance checks (path A).
+  the session is replaced by the registered :class:`CncfSubmission`, which runs the collector
+  (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own ``--markers`` replaces it,
+  and with ``--cncf-checklist`` writes ``PRODUCT.yaml`` and ``results/``
+  (:mod:`~aicr_pytest.evidence.cncf.kit`).  It publishes the result through
+  ``pytest_aicr_cncf_finished`` and returns pytest's code: 0, or 1 when a feature FAILed or the
+  overall budget ran out (``aicr-pytest validate`` maps the result to 8 or 5); Ctrl-C/SIGTERM
+  clean up and end 2.
+* :class:`CncfRenderer` (``--evidence-dir`` without ``--cncf-submission``, registered by
+  :func:`register_renderer` on the controller of an active run): path A, the run's CNCF
+  conformance checks rendered from the final CTRF document (``pytest_aicr_report``).
 """
 
 from __future__ import annotations
@@ -28,14 +33,20 @@ import pytest
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import settings as cncf_settings
 from aicr_pytest.plugin import options
+from aicr_pytest.plugin.state import ClusterHandle
 
 if TYPE_CHECKING:
     from aicr_pytest.core.settings import Settings
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
-    from aicr_pytest.plugin.state import ClusterHandle, PluginState
+    from aicr_pytest.plugin.state import FinishedRun
 
-#: what ``render_after_run`` reports when the renderer fails (``validate`` exits 8)
+#: what :class:`CncfRenderer` reports when the renderer fails (``validate`` exits 8)
 MSG_RENDER_FAILED = "[INTERNAL] evidence rendering failed"
+#: the options :func:`validate` reads besides the ``cncf_*`` ones
+CNCF_OPTIONS = frozenset({"feature", "evidence_dir"})
+#: the plugin names of the two objects (``config.pluginmanager.get_plugin``)
+SUBMISSION_NAME = "aicr-cncf-submission"
+RENDERER_NAME = "aicr-cncf-evidence"
 
 
 @dataclass(frozen=True)
@@ -50,9 +61,9 @@ class SubmissionInputs:
 def validate(config: pytest.Config) -> cncf_settings.CncfSettings:
     values = options.values_from(config.option, options.PYTEST)
     try:
-        return cncf_settings.build_cncf_settings(
-            values.get("cncf_submission"), values.get("feature"), values.get("evidence_dir")
-        )
+        mine = [o for o in options.OPTIONS if o.name in CNCF_OPTIONS or o.name.startswith("cncf_")]
+        run = options.resolved(values, options.PYTEST, mine, config=options.config_values(values))
+        return cncf_settings.settings_from_values(run)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -95,43 +106,107 @@ def _say(config: pytest.Config, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def run_submission(config: pytest.Config, state: PluginState) -> SubmissionResult:
-    """Connect and collect every requested feature (raises ``pytest.UsageError``, ``KeyboardInterrupt``)."""
-    from aicr_pytest.core.clock import SYSTEM_CLOCK
-    from aicr_pytest.evidence.cncf import collector
-    from aicr_pytest.evidence.cncf.secrets import secret_values
-    from aicr_pytest.kube.run import RunScope, install_signal_handlers
+class CncfSubmission:
+    """``--cncf-submission``: the collector that replaces the test session, with what it needs."""
 
-    assert state.cncf is not None and state.cncf.evidence_dir is not None
-    assert state.cluster_handle is not None and state.cncf_inputs is not None
-    settings, inputs = state.settings, state.cncf_inputs
-    clock = config.hook.pytest_aicr_cncf_clock(config=config) or SYSTEM_CLOCK
-    try:
-        cluster = state.cluster_handle.get()
-    except UsageError as err:
-        raise pytest.UsageError(str(err)) from None
-    run_id = uuid.uuid4().hex[:8]
-    plan = collector.SubmissionPlan(
-        features=state.cncf.features,
-        evidence_dir=state.cncf.evidence_dir,
-        component_refs=inputs.component_refs,
-        has_recipe=inputs.has_recipe,
-        allocation_policy=inputs.allocation_policy,
-        tolerations=None if settings.tolerations is None else tuple(t.to_k8s() for t in settings.tolerations),
-        node_selector=settings.node_selector,
-        env=collector.checks_env(os.environ),
-        secrets=secret_values(os.environ, _kubeconfig_paths(settings)),
-    )
+    def __init__(self, cncf: cncf_settings.CncfSettings, settings: Settings) -> None:
+        self.cncf = cncf
+        self.settings = settings
+        self.cluster_handle = ClusterHandle(settings)
+        self.inputs = load_inputs(settings, self.cluster_handle)
 
-    def new_run() -> RunScope:
-        return RunScope(lambda: cluster, run_id, clock=clock, no_cleanup=settings.no_cleanup)
+    def run(self, config: pytest.Config) -> SubmissionResult:
+        """Connect and collect every requested feature (raises ``pytest.UsageError``,
+        ``KeyboardInterrupt``)."""
+        from aicr_pytest.core.clock import SYSTEM_CLOCK
+        from aicr_pytest.evidence.cncf import collector
+        from aicr_pytest.evidence.cncf.secrets import secret_values
+        from aicr_pytest.kube.run import RunScope, install_signal_handlers
 
-    _say(config, f"CNCF submission evidence: {len(plan.features)} feature(s) -> {plan.evidence_dir}")
-    with install_signal_handlers():
-        result = collector.collect(plan, cluster, new_run, clock=clock, emit=lambda s: _say(config, s))
-    for line in result.summary_lines():
-        _say(config, line)
-    return result
+        assert self.cncf.evidence_dir is not None
+        settings, inputs = self.settings, self.inputs
+        clock = config.hook.pytest_aicr_cncf_clock(config=config) or SYSTEM_CLOCK
+        try:
+            cluster = self.cluster_handle.get()
+        except UsageError as err:
+            raise pytest.UsageError(str(err)) from None
+        run_id = uuid.uuid4().hex[:8]
+        plan = collector.SubmissionPlan(
+            features=self.cncf.features,
+            evidence_dir=self.cncf.evidence_dir,
+            component_refs=inputs.component_refs,
+            has_recipe=inputs.has_recipe,
+            allocation_policy=inputs.allocation_policy,
+            placement=settings.placement,
+            env=collector.checks_env(os.environ),
+            secrets=secret_values(os.environ, _kubeconfig_paths(settings)),
+        )
+
+        def new_run() -> RunScope:
+            return RunScope(lambda: cluster, run_id, clock=clock, no_cleanup=settings.no_cleanup)
+
+        _say(config, f"CNCF submission evidence: {len(plan.features)} feature(s) -> {plan.evidence_dir}")
+        with install_signal_handlers():
+            result = collector.collect(plan, cluster, new_run, clock=clock, emit=lambda s: _say(config, s))
+        for line in result.summary_lines():
+            _say(config, line)
+        if self.cncf.checklist is not None:  # --cncf-checklist: PRODUCT.yaml and the hybrid files
+            from aicr_pytest.evidence.cncf.kit import write_kit
+
+            kit = write_kit(
+                self.cncf.checklist, result, plan.evidence_dir, self.cncf.metadata, secrets=plan.secrets
+            )
+            for line in kit.lines:
+                _say(config, line)
+        return result
+
+
+class CncfRenderer:
+    """``--evidence-dir`` without ``--cncf-submission`` (path A): the run's CNCF conformance checks
+    rendered from the final CTRF document; :attr:`error` is why that failed (``validate`` exits 8)."""
+
+    def __init__(self, cncf: cncf_settings.CncfSettings) -> None:
+        assert cncf.evidence_dir is not None
+        self.evidence_dir = cncf.evidence_dir
+        self.error: str | None = None
+
+    def pytest_aicr_report(self, session: pytest.Session, report: dict[str, Any], run: FinishedRun) -> None:
+        self.error = self.render(session.config, report, run.inputs.settings)
+        if self.error is not None and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def render(self, config: pytest.Config, report: dict[str, Any], settings: Settings) -> str | None:
+        """Render the files; the error line when rendering failed (``None``: fine)."""
+        from aicr_pytest.evidence.cncf import renderer
+        from aicr_pytest.evidence.cncf.secrets import secret_values
+
+        try:
+            written = renderer.render(
+                report, self.evidence_dir, secrets=secret_values(os.environ, _kubeconfig_paths(settings))
+            )
+        except (renderer.RenderError, OSError) as exc:
+            line = f"{MSG_RENDER_FAILED}: {exc}"
+            _say(config, f"ERROR: {line}")
+            return line
+        if not written:
+            _say(config, f"WARNING: {renderer.MSG_NOTHING}")
+        else:
+            _say(config, f"CNCF evidence: {len(written)} file(s) written to {self.evidence_dir}")
+        return None
+
+
+def configure(config: pytest.Config, settings: Settings) -> cncf_settings.CncfSettings:
+    """Validate the CNCF options (every process); with ``--cncf-submission`` register the collector."""
+    cncf = validate(config)  # before anything touches the cluster
+    if cncf.submission:  # no phases: the collector replaces the session
+        config.pluginmanager.register(CncfSubmission(cncf, settings), SUBMISSION_NAME)
+    return cncf
+
+
+def register_renderer(config: pytest.Config, cncf: cncf_settings.CncfSettings) -> None:
+    """Path A: on the controller of an active run with ``--evidence-dir``, render after the run."""
+    if cncf.render_after_run:
+        config.pluginmanager.register(CncfRenderer(cncf), RENDERER_NAME)
 
 
 def wanted(config: pytest.Config) -> bool:
@@ -141,11 +216,12 @@ def wanted(config: pytest.Config) -> bool:
     return not (config.option.help or config.option.version)
 
 
-def submit(config: pytest.Config, state: PluginState | None) -> int:
+def submit(config: pytest.Config) -> int:
     """Collect after ``pytest_configure`` ran; pytest's exit code (see the module doc)."""
-    assert state is not None
+    submission = config.pluginmanager.get_plugin(SUBMISSION_NAME)
+    assert isinstance(submission, CncfSubmission)
     try:
-        result = run_submission(config, state)
+        result = submission.run(config)
     except KeyboardInterrupt:
         _say(config, "CNCF submission evidence: interrupted")
         return int(pytest.ExitCode.INTERRUPTED)
@@ -153,36 +229,16 @@ def submit(config: pytest.Config, state: PluginState | None) -> int:
     return int(pytest.ExitCode.OK if result.exit_code() == 0 else pytest.ExitCode.TESTS_FAILED)
 
 
-def render_after_run(session: pytest.Session, state: PluginState) -> str | None:
-    """Path A after a normal run; the error line when rendering failed (``None``: fine)."""
-    if state.cncf is None or not state.cncf.render_after_run or state.report is None:
-        return None
-    from aicr_pytest.evidence.cncf import renderer
-    from aicr_pytest.evidence.cncf.secrets import secret_values
-
-    assert state.cncf.evidence_dir is not None
-    try:
-        written = renderer.render(
-            state.report,
-            state.cncf.evidence_dir,
-            secrets=secret_values(os.environ, _kubeconfig_paths(state.settings)),
-        )
-    except (renderer.RenderError, OSError) as exc:
-        line = f"{MSG_RENDER_FAILED}: {exc}"
-        _say(session.config, f"ERROR: {line}")
-        return line
-    if not written:
-        _say(session.config, f"WARNING: {renderer.MSG_NOTHING}")
-    else:
-        _say(session.config, f"CNCF evidence: {len(written)} file(s) written to {state.cncf.evidence_dir}")
-    return None
-
-
 __all__ = [
     "MSG_RENDER_FAILED",
+    "RENDERER_NAME",
+    "SUBMISSION_NAME",
+    "CncfRenderer",
+    "CncfSubmission",
     "SubmissionInputs",
+    "configure",
     "load_inputs",
-    "render_after_run",
+    "register_renderer",
     "submit",
     "validate",
     "wanted",

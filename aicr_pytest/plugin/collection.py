@@ -1,9 +1,9 @@
 """Catalog ∩ recipe → items: parametrization, selection, run order, phase markers, phase gates.
 
-* a test that uses the ``check`` fixture is parametrized once per catalog check it implements: a
-  bundled test with the checks whose catalog row names it (``CheckSpec.test``), any other test
+* a test that uses the ``aicr_check`` fixture is parametrized once per catalog check it implements:
+  a bundled test with the checks whose catalog row names it (``CheckSpec.test``), any other test
   with the names of its ``@pytest.mark.check(...)``;
-* ``snapshot_constraint`` is parametrized with the recipe's phase constraints that address the
+* ``aicr_snapshot_constraint`` is parametrized with the recipe's phase constraints that address the
   snapshot;
 * items the recipe does not select are deselected; a selected check that no collected test
   implements (only possible with ``--no-bundled-checks``) is named in a warning, never dropped
@@ -27,6 +27,10 @@ from aicr_pytest.report import outcome
 from aicr_pytest.report.results import PROP_KIND, PROP_NAME, PROP_ORDER, PROP_PHASE
 
 PHASE_MARKER_DOCS = catalog.PHASE_DESCRIPTIONS
+
+#: the indirectly parametrized fixtures of :mod:`aicr_pytest.plugin.fixtures`
+CHECK_FIXTURE = "aicr_check"
+CONSTRAINT_FIXTURE = "aicr_snapshot_constraint"
 
 
 def register_markers(config: pytest.Config) -> None:
@@ -57,17 +61,17 @@ def only_bundled_checks(config: pytest.Config) -> bool:
 
 
 def parametrize(metafunc: pytest.Metafunc, state: PluginState | None) -> None:
-    if "check" in metafunc.fixturenames:
+    if CHECK_FIXTURE in metafunc.fixturenames:
         names = _check_names(metafunc)
-        metafunc.parametrize("check", sorted(names), indirect=True, ids=sorted(names))
-    if "snapshot_constraint" in metafunc.fixturenames:
+        metafunc.parametrize(CHECK_FIXTURE, sorted(names), indirect=True, ids=sorted(names))
+    if CONSTRAINT_FIXTURE in metafunc.fixturenames:
         params: list[tuple[str, str, str]] = []
         if state is not None and state.run is not None:
             params = sorted(
                 (sc.phase, sc.constraint.name, sc.constraint.value) for sc in state.run.snapshot_constraints
             )
         metafunc.parametrize(
-            "snapshot_constraint", params, indirect=True, ids=[f"{p}:{n}" for p, n, _ in params]
+            CONSTRAINT_FIXTURE, params, indirect=True, ids=[f"{p}:{n}" for p, n, _ in params]
         )
 
 
@@ -77,7 +81,7 @@ def _check_names(metafunc: pytest.Metafunc) -> list[str]:
         return _bundled_check_names(metafunc, has_marker=marker is not None)
     if marker is None or not marker.args:
         raise pytest.UsageError(
-            f"{metafunc.definition.nodeid}: a test that uses the `check` fixture needs "
+            f"{metafunc.definition.nodeid}: a test that uses the `{CHECK_FIXTURE}` fixture needs "
             "@pytest.mark.check('<catalog name>', ...)"
         )
     names = [str(a) for a in marker.args]
@@ -112,7 +116,7 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
     implemented: set[str] = set()
     for item in items:
         params = getattr(item, "callspec", None)
-        name = params.params.get("check") if params is not None else None
+        name = params.params.get(CHECK_FIXTURE) if params is not None else None
         if name is not None:
             implemented.add(str(name))
     missing = [n for n in selected if n not in implemented]
@@ -131,19 +135,19 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
         info: ItemInfo | None = None
-        if "check" in params:
-            name = str(params["check"])
+        if CHECK_FIXTURE in params:
+            name = str(params[CHECK_FIXTURE])
             if name not in selected:
                 deselected.append(item)
                 continue
             sel = selected[name]
             info = ItemInfo(name, sel.spec.phase, 0, "check")
             key = (phases.index(sel.spec.phase), 0, catalog.CATALOG_INDEX[name])
-        elif "snapshot_constraint" in params:
-            if not isinstance(params["snapshot_constraint"], tuple):  # empty parameter set
+        elif CONSTRAINT_FIXTURE in params:
+            if not isinstance(params[CONSTRAINT_FIXTURE], tuple):  # empty parameter set
                 deselected.append(item)
                 continue
-            phase, name, _value = params["snapshot_constraint"]
+            phase, name, _value = params[CONSTRAINT_FIXTURE]
             info = ItemInfo(str(name), str(phase), 0, "constraint")
             key = (phases.index(str(phase)), 1, len(keep))
         else:

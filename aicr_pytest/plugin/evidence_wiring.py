@@ -1,12 +1,13 @@
-"""Recipe evidence (#15) in the pytest plugin: ``--emit-attestation`` before and after the run.
+"""Recipe evidence in the pytest plugin: ``--emit-attestation`` before and after the run.
 
 The options are entries of the option table (:mod:`aicr_pytest.plugin.options`, model
 ``"evidence"``).  The plugin calls :func:`configure` from ``pytest_configure`` (controller of an
-active run only) and :func:`finish` from ``pytest_sessionfinish`` once the CTRF report is final.
-An error either way lands on :attr:`PluginState.evidence_error`, which the published
-:class:`~aicr_pytest.plugin.state.RunOutcome` carries (``aicr-pytest validate`` exits 6).
-Everything else lives in :mod:`aicr_pytest.evidence`, which a run without evidence options never
-imports (its OIDC and registry clients load ``requests``/``urllib3``).
+active run only): it validates the options, runs the identity-disclosure gate and, with
+``--emit-attestation``, registers an :class:`EvidenceEmitter`, which emits the bundle from the final
+CTRF document (``pytest_aicr_report``).  An error either way lands on :attr:`EvidenceEmitter.error`,
+which the published :class:`~aicr_pytest.plugin.state.RunOutcome` carries (``aicr-pytest validate``
+exits 6).  Everything else lives in :mod:`aicr_pytest.evidence`, which a run without evidence
+options never imports (its OIDC and registry clients load ``requests``/``urllib3``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,10 +23,13 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.plugin import options
 
 if TYPE_CHECKING:
-    from aicr_pytest.plugin.state import PluginState
+    from aicr_pytest.evidence.emit import Plan
+    from aicr_pytest.plugin.state import FinishedRun
 
 #: ``pytest``/``validate`` exit code when the identity-disclosure prompt was declined
 EVIDENCE_EXIT = 6
+#: the plugin name of the registered :class:`EvidenceEmitter`
+NAME = "aicr-evidence"
 
 
 @contextmanager
@@ -36,56 +40,79 @@ def _interactive(config: pytest.Config) -> Iterator[None]:
         yield
 
 
-def configure(config: pytest.Config, state: PluginState) -> None:
-    """Validate the evidence options and run the disclosure gate before any check runs."""
+class EvidenceEmitter:
+    """``--emit-attestation``: what to emit after the run, and why it could not be emitted (or why
+    signing was declined): :attr:`error`, the one line that makes ``validate`` exit 6."""
+
+    def __init__(self, plan: Plan | None, error: str | None = None) -> None:
+        self.plan = plan
+        self.error = error
+
+    # last of the report's consumers: the bundle is emitted once everything else is written
+    @pytest.hookimpl(trylast=True)
+    def pytest_aicr_report(self, session: pytest.Session, report: dict[str, Any], run: FinishedRun) -> None:
+        self.finish(session, report, run)
+
+    def finish(self, session: pytest.Session, report: dict[str, Any], run: FinishedRun) -> None:
+        """Emit the bundle for the finished run (also a failed one); record an emission error."""
+        if self.plan is None:
+            return
+        from aicr_pytest.evidence import session as evidence
+
+        skip = None
+        if run.inputs.readiness.blocked:
+            skip = "readiness pre-flight failed, so no phase ran"
+        elif run.exitstatus == pytest.ExitCode.INTERRUPTED:
+            skip = "the run was interrupted"
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.ensure_newline()
+        with _interactive(session.config):
+            error = evidence.finish(
+                self.plan,
+                report=report,
+                recipe=run.inputs.recipe,
+                snapshot=run.inputs.snapshot,
+                data=run.inputs.data,
+                skip_reason=skip,
+            )
+            if error is not None:
+                print(f"ERROR: {error}", file=sys.stderr, flush=True)
+        if error is not None:
+            self.error = error
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def configure(config: pytest.Config) -> None:
+    """Validate the evidence options and run the disclosure gate before any check runs; with
+    ``--emit-attestation`` register the :class:`EvidenceEmitter`."""
     try:
         settings = options.build_evidence_settings(options.values_from(config.option, options.PYTEST))
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:
         return  # no evidence option given: nothing to validate, warn about or emit
+    if settings.out_dir is not None:
+        from aicr_pytest.core.writable import check_writable_dir
+
+        try:  # before any check runs: a long run's bundle must not be lost at its end
+            check_writable_dir(str(settings.out_dir), "--emit-attestation")
+        except UsageError as err:
+            raise pytest.UsageError(str(err)) from None
     from aicr_pytest.evidence import session
 
     try:
         with _interactive(config):
-            state.evidence_plan = session.configure(settings)
+            plan = session.configure(settings)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     except session.EvidenceError as err:
-        state.evidence_error = f"evidence: {err}"
-        pytest.exit(state.evidence_error, returncode=EVIDENCE_EXIT)
+        error = f"evidence: {err}"
+        config.pluginmanager.register(EvidenceEmitter(None, error), NAME)  # the outcome says why: 6
+        pytest.exit(error, returncode=EVIDENCE_EXIT)
+    if plan is not None:
+        config.pluginmanager.register(EvidenceEmitter(plan), NAME)
 
 
-def finish(session: pytest.Session, state: PluginState, status: int) -> None:
-    """Emit the bundle for the finished run (also a failed one); record an emission error."""
-    if state.evidence_plan is None:
-        return
-    from aicr_pytest.evidence import session as evidence
-
-    assert state.run is not None
-    skip = None
-    if state.run.readiness.blocked:
-        skip = "readiness pre-flight failed, so no phase ran"
-    elif status == pytest.ExitCode.INTERRUPTED:
-        skip = "the run was interrupted"
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None and state.evidence_plan is not None:
-        tr.ensure_newline()
-    with _interactive(session.config):
-        error = evidence.finish(
-            state.evidence_plan,
-            report=state.report,
-            recipe=state.run.recipe,
-            snapshot=state.run.snapshot,
-            data=state.run.data,
-            skip_reason=skip,
-        )
-        if error is not None:
-            print(f"ERROR: {error}", file=sys.stderr, flush=True)
-    if error is not None:
-        state.evidence_error = error
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-__all__ = ["EVIDENCE_EXIT", "configure", "finish"]
+__all__ = ["EVIDENCE_EXIT", "NAME", "EvidenceEmitter", "configure"]

@@ -1,7 +1,8 @@
 """The fixtures a check asks for: the run's inputs, the check itself, the cluster, a run scope, a clock.
 
 Registered by the aicr plugin (``pytest_plugins`` of :mod:`aicr_pytest.plugin`); every fixture
-needs ``--recipe`` except ``aicr_settings`` and ``aicr_clock``.
+needs ``--recipe`` except ``aicr_settings`` and ``aicr_clock``. Every name carries the ``aicr_``
+prefix, so a suite of the user's keeps its own ``recipe``, ``snapshot`` (syrupy's), ``run`` ...
 """
 
 from __future__ import annotations
@@ -31,16 +32,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("aicr_pytest")
 
 __all__ = [
+    "aicr_allocation_policy",
+    "aicr_check",
     "aicr_clock",
+    "aicr_cluster",
+    "aicr_data_tree",
+    "aicr_recipe",
+    "aicr_run",
     "aicr_settings",
-    "allocation_policy",
-    "check",
-    "cluster",
-    "data_tree",
-    "recipe",
-    "run",
-    "snapshot",
-    "snapshot_constraint",
+    "aicr_snapshot",
+    "aicr_snapshot_constraint",
 ]
 
 
@@ -60,31 +61,31 @@ def aicr_settings(request: pytest.FixtureRequest) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def recipe(request: pytest.FixtureRequest) -> Recipe:
+def aicr_recipe(request: pytest.FixtureRequest) -> Recipe:
     """The recipe (RecipeResult) given with ``--recipe``."""
     return _require_run(request).recipe
 
 
 @pytest.fixture(scope="session")
-def snapshot(request: pytest.FixtureRequest) -> Snapshot | None:
+def aicr_snapshot(request: pytest.FixtureRequest) -> Snapshot | None:
     """The snapshot given with ``--snapshot`` (``None`` when omitted)."""
     return _require_run(request).snapshot
 
 
 @pytest.fixture(scope="session")
-def allocation_policy(request: pytest.FixtureRequest) -> AllocationPolicy:
+def aicr_allocation_policy(request: pytest.FixtureRequest) -> AllocationPolicy:
     """The GPU allocation policy resolved from the recipe's hydrated component values."""
     return _require_run(request).policy
 
 
 @pytest.fixture(scope="session")
-def data_tree(request: pytest.FixtureRequest) -> DataTree:
+def aicr_data_tree(request: pytest.FixtureRequest) -> DataTree:
     """The data tree: ``--data`` layered over the embedded ``recipes/`` data."""
     return _require_run(request).data
 
 
 @pytest.fixture
-def check(request: pytest.FixtureRequest) -> CheckContext:
+def aicr_check(request: pytest.FixtureRequest) -> CheckContext:
     """The check being run: name, phase, timeout, its phase constraints and an ``emit`` for evidence."""
     run = _require_run(request)
     name = str(request.param)
@@ -94,15 +95,14 @@ def check(request: pytest.FixtureRequest) -> CheckContext:
         phase=spec.phase,
         timeout_s=spec.timeout_s,
         constraints=list(run.recipe.phase_constraints(spec.phase)),
-        node_selector=run.settings.node_selector,
-        tolerations=run.settings.tolerations,
+        placement=run.settings.placement,
     )
     request.node.stash[CTX_KEY] = ctx
     return ctx
 
 
 @pytest.fixture
-def snapshot_constraint(request: pytest.FixtureRequest) -> tuple[str, str, str]:
+def aicr_snapshot_constraint(request: pytest.FixtureRequest) -> tuple[str, str, str]:
     """(phase, name, expression) of a phase constraint that addresses the snapshot."""
     phase, name, value = request.param
     ctx = CheckContext(name=str(name), phase=str(phase), timeout_s=0, constraints=[])
@@ -117,18 +117,18 @@ def aicr_clock() -> Clock:
 
 
 @pytest.fixture(scope="session")
-def cluster(request: pytest.FixtureRequest) -> Cluster:
+def aicr_cluster(request: pytest.FixtureRequest) -> Cluster:
     """The cluster facade (connected lazily, on first use by a check)."""
     state = get_state(request.config)
     if state is None or state.cluster_handle is None:
-        raise pytest.UsageError("the cluster fixture needs --recipe")
+        raise pytest.UsageError("the aicr_cluster fixture needs --recipe")
     if state.settings.no_cluster:
         raise Inconclusive("--no-cluster: no cluster access in this run")
     return state.cluster_handle.get()
 
 
 @pytest.fixture
-def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
+def aicr_run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
     """Run-scoped names, labels and a cleanup registry; everything created is deleted afterwards.
 
     The cluster connects on first use.  Cleanup runs on success, failure, timeout, Ctrl-C and
@@ -138,7 +138,7 @@ def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
 
     state = get_state(request.config)
     if state is None or state.cluster_handle is None:
-        raise pytest.UsageError("the run fixture needs --recipe")
+        raise pytest.UsageError("the aicr_run fixture needs --recipe")
     handle = state.cluster_handle
     worker = getattr(request.config, "workerinput", {}).get("workerid")
     s = state.settings
@@ -147,8 +147,8 @@ def run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
         run_id=state.run_id,
         worker_id=worker,
         no_cleanup=s.no_cleanup,
-        namespace=s.namespace,
-        image_pull_secrets=s.image_pull_secrets,
+        namespace=s.placement.namespace,
+        image_pull_secrets=s.placement.image_pull_secrets,
     )
     with install_signal_handlers():
         try:

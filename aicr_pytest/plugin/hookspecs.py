@@ -8,7 +8,7 @@ or plugin can implement them for their own checks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from aicr_pytest.core.recipe import Recipe
     from aicr_pytest.core.settings import Settings
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
-    from aicr_pytest.plugin.state import RunOutcome
+    from aicr_pytest.plugin.state import FinishedRun, RunOutcome
 
 
 @pytest.hookspec
@@ -35,6 +35,20 @@ def pytest_aicr_prevalidate(
 
 
 @pytest.hookspec
+def pytest_aicr_report(session: pytest.Session, report: dict[str, Any], run: FinishedRun) -> None:
+    """A run's final CTRF document: called once, on the controller, from ``pytest_sessionfinish``.
+
+    Called for every run with ``--recipe`` that got that far, also a failed, blocked or interrupted
+    one, after the CTRF report was written.  ``report`` is the document as written; ``run``
+    (:class:`aicr_pytest.plugin.state.FinishedRun`) holds the run's inputs, its results, the
+    selected items and pytest's exit status.  The optional features (``--html``,
+    ``--evidence-dir``, ``--emit-attestation``) are implementations of this hook; a
+    ``conftest.py`` or plugin can be one too.  An implementation that makes the run fail sets
+    ``session.exitstatus``.
+    """
+
+
+@pytest.hookspec
 def pytest_aicr_run_finished(config: pytest.Config, outcome: RunOutcome) -> None:
     """An active run ended: called once, on the controller, from ``pytest_unconfigure``.
 
@@ -45,7 +59,7 @@ def pytest_aicr_run_finished(config: pytest.Config, outcome: RunOutcome) -> None
     """
 
 
-# --- CNCF AI-conformance evidence (#14) --------------------------------------------------------
+# --- CNCF AI-conformance evidence --------------------------------------------------------------
 
 
 @pytest.hookspec(firstresult=True)

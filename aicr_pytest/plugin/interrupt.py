@@ -8,25 +8,25 @@ SIGTERM`` or ``timed out after 5m0s``.
 
 * :func:`install_sigterm` — SIGTERM unwinds like SIGINT (main thread only; returns an undo);
 * :func:`arm_deadline` — the whole-run deadline (``--timeout``): ``SIGALRM`` after ``seconds``;
-  :func:`disarm_deadline` cancels it.  Both entry points call these through the plugin
-  (:func:`aicr_pytest.plugin.pytest_configure`), so plain ``pytest`` behaves like ``validate``.
+  the function it returns cancels it;
+* :class:`InterruptWatch` — the plugin object that arms both on the controller of an active run
+  (:func:`configure`, from ``pytest_configure``), so plain ``pytest`` behaves like ``validate``,
+  and owns the bookkeeping: the selected items, and why the run stopped (:attr:`InterruptWatch.reason`).
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
+from aicr_pytest.plugin.state import ITEM_KEY
 from aicr_pytest.report import results as r
-
-if TYPE_CHECKING:
-    from aicr_pytest.plugin.state import PluginState
 
 SIGINT_REASON = "interrupted by SIGINT"
 SIGTERM_REASON = "interrupted by SIGTERM"
@@ -118,13 +118,15 @@ __all__ = [
 ]
 
 
-def unfinished_reports(state: PluginState, reason: str) -> list[pytest.TestReport]:
+def unfinished_reports(
+    collected: Sequence[pytest.Item], results: r.RunResults, reason: str
+) -> list[pytest.TestReport]:
     """Reports (call + teardown) that end every item the run did not finish as ``other``.
 
-    ``state`` is the controller's :class:`~aicr_pytest.plugin.state.PluginState`.  The items come
-    from this process's collection; on an xdist controller (which collects nothing) only the items
-    a worker had started are known.  Fed to ``pytest_runtest_logreport``, the reports reach the
-    CTRF collector, JUnit XML and the terminal like any other result.
+    ``collected`` are the selected items of this process's collection, ``results`` the
+    controller's; on an xdist controller (which collects nothing) only the items a worker had
+    started are known.  Fed to ``pytest_runtest_logreport``, the reports reach the CTRF collector,
+    JUnit XML and the terminal like any other result.
     """
     verdict: list[tuple[str, Any]] = [
         (r.PROP_STATUS, "other"),
@@ -132,13 +134,13 @@ def unfinished_reports(state: PluginState, reason: str) -> list[pytest.TestRepor
         (r.PROP_EXTRA, {r.EXTRA_INTERRUPTED: True}),
     ]
     wanted: dict[str, tuple[tuple[str, int | None, str], list[tuple[str, Any]]]] = {}
-    for item in state.collected:
-        if item.nodeid in state.results.done:
+    for item in collected:
+        if item.nodeid in results.done:
             continue
         keys = (r.PROP_NAME, r.PROP_PHASE, r.PROP_ORDER, r.PROP_KIND)
         identity: list[tuple[str, Any]] = [(k, v) for k, v in item.user_properties if k in keys]
         wanted[item.nodeid] = (item.location, identity)
-    for nodeid, acc in state.results.pending.items():
+    for nodeid, acc in results.pending.items():
         if nodeid not in wanted:
             known: list[tuple[str, Any]] = [
                 (r.PROP_NAME, acc.name),
@@ -165,3 +167,70 @@ def unfinished_reports(state: PluginState, reason: str) -> list[pytest.TestRepor
 
 
 __all__ += ["unfinished_reports"]
+
+#: the plugin name of the registered :class:`InterruptWatch`
+WATCH_NAME = "aicr-interrupt-watch"
+
+
+class InterruptWatch:
+    """Controller only: on SIGINT, SIGTERM or the deadline, every unfinished item ends ``other``."""
+
+    def __init__(self, config: pytest.Config, results: r.RunResults) -> None:
+        self.config = config
+        self.results = results
+        #: why the run stopped early (``interrupted by SIGINT``, ``timed out after 5m0s``), else ``None``
+        self.reason: str | None = None
+        #: the selected items in run order (this process's collection; empty on an xdist controller)
+        self.collected: list[pytest.Item] = []
+        self._undo: list[Callable[[], None]] = []
+        self._disarm_deadline: Callable[[], None] | None = None
+
+    def arm(self, seconds: float | None) -> None:
+        """SIGTERM unwinds like Ctrl-C; with ``seconds``, the whole-run deadline too."""
+        self._undo.append(install_sigterm())
+        if seconds is not None:
+            self._disarm_deadline = arm_deadline(seconds)
+            self._undo.append(self.stop_deadline)
+
+    def stop_deadline(self) -> None:
+        disarm, self._disarm_deadline = self._disarm_deadline, None
+        if disarm is not None:
+            disarm()
+
+    def disarm(self) -> None:
+        """Undo the signal handler and the deadline this run installed."""
+        while self._undo:
+            self._undo.pop()()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """What will run, after every plugin's selection (``-m``, ``-k``): the items an interrupt ends."""
+        self.collected = [item for item in session.items if item.stash.get(ITEM_KEY, None)]
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.disarm()
+        if self.reason is not None:
+            return
+        self.reason = reason_of(excinfo.value)
+        for report in unfinished_reports(self.collected, self.results, self.reason):
+            self.config.hook.pytest_runtest_logreport(report=report)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.disarm()
+
+
+def configure(config: pytest.Config, results: r.RunResults) -> None:
+    """Register the :class:`InterruptWatch`; a ``--timeout`` the user gives also bounds the whole run.
+
+    Its 5m default is AICR's snapshot-agent wait only: as a whole-run bound it would end every
+    inference-perf run (up to 30 minutes) and long NCCL sweeps, so only an explicit value arms it."""
+    value = getattr(config.option, "aicr_timeout", None)
+    try:
+        seconds = timeout_seconds(value)
+    except ValueError as err:
+        raise pytest.UsageError(f"--timeout: {err}") from None
+    watch = InterruptWatch(config, results)
+    watch.arm(seconds)
+    config.pluginmanager.register(watch, WATCH_NAME)
+
+
+__all__ += ["WATCH_NAME", "InterruptWatch", "configure"]

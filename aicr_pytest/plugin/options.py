@@ -1,25 +1,33 @@
-"""THE option table: every run option of aicr-pytest, declared once.
+"""THE option table: every option and argument of aicr-pytest, declared once.
 
-One :class:`Option` per option says how it is spelled on each entry point (plain ``pytest`` and
-``aicr-pytest validate``), its action, type, default, environment variable, metavar and help, and
-which :class:`~aicr_pytest.core.settings.Settings` field it fills.  Generated from :data:`OPTIONS`:
+One :class:`Option` per option says how it is spelled on each entry point (plain ``pytest``,
+``aicr-pytest validate`` and every other subcommand), its action, type, default, environment
+variable, metavar and help, and which :class:`~aicr_pytest.core.settings.Settings` field it fills.
+Generated from :data:`OPTIONS`:
 
 * ``pytest_addoption`` (:func:`add_pytest_options`), under ``pytest`` dest ``aicr_<name>``;
-* the ``validate`` subcommand's argparse arguments (:func:`add_argparse_options`), dest ``<name>``;
+* every subcommand's argparse arguments (:func:`add_argparse_options`, the only place the command
+  line declares any), dest ``<name>``;
 * the pytest arguments ``validate`` forwards (:func:`forwarded_args`);
 * a run's :class:`Settings` (:func:`build_run_settings`): option value, else the environment
   variable, else the default;
 * the evidence family's :class:`~aicr_pytest.evidence.settings.EvidenceSettings`
   (:func:`build_evidence_settings`), the same way, from the entries whose ``model`` is
-  ``"evidence"`` (the family itself declares no option and never imports the plugin).
+  ``"evidence"`` (the family itself declares no option and never imports the plugin);
+* the values the other subcommands run with (:func:`command_values`): a single-value flag given
+  once, else its environment variable, else its default.  The families (snapshot, recipegen,
+  evidence, nccl, inference) receive those values and declare no argument of their own.
+
+An entry belongs either to a validation run (:data:`RUN`: pytest and ``validate``) or to other
+subcommands (:data:`COMMANDS`); a name is unique per entry point.
 
 A pytest spelling that another plugin owns when it is installed (``--html`` of pytest-html) is
 declared in ``ceded_flags``: pytest then registers the option without it (two plugins cannot
 register one flag), and ``validate`` always forwards a spelling that is never ceded.
 
 Adding a flag is one entry here (plus, when checks read it, the ``Settings`` field it names; a test
-keeps the table and the model in step).  The help of every option ends the same way:
-``(default: X; env AICR_Y)`` for whichever of the two it has.
+keeps the table and the model in step).  The help of every run option ends the same way:
+``(default: X; env AICR_Y)`` for whichever of the two it has; a subcommand's help is its own text.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
+from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import (
     DEFAULT_NAMESPACE,
@@ -39,16 +48,53 @@ from aicr_pytest.core.settings import (
     DEFAULT_TIMEOUT,
     Settings,
     build_settings,
+    parse_bool,
 )
 from aicr_pytest.evidence import settings as evidence_settings
+from aicr_pytest.evidence.cncf import settings as cncf_settings
 
-EntryPoint = Literal["pytest", "validate"]
+#: where an option is given: plain ``pytest``, and each ``aicr-pytest`` subcommand (``aicr-pytest``
+#: itself for ``--version``)
+EntryPoint = Literal[
+    "pytest",
+    "validate",
+    "aicr-pytest",
+    "simulate",
+    "recipe",
+    "snapshot",
+    "evidence verify",
+    "parse nccl",
+    "parse aiperf",
+    "cncf check",
+]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
+PROGRAM: Final = "aicr-pytest"
+SIMULATE: Final = "simulate"
+RECIPE: Final = "recipe"
+SNAPSHOT: Final = "snapshot"
+EVIDENCE_VERIFY: Final = "evidence verify"
+PARSE_NCCL: Final = "parse nccl"
+PARSE_AIPERF: Final = "parse aiperf"
+CNCF_CHECK: Final = "cncf check"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
+#: the entry points of a validation run, whose options resolve through :func:`resolve`
+RUN: Final[tuple[EntryPoint, ...]] = BOTH
+#: every other subcommand: its options resolve through :func:`command_values`
+COMMANDS: Final[tuple[EntryPoint, ...]] = (
+    PROGRAM,
+    SIMULATE,
+    RECIPE,
+    SNAPSHOT,
+    EVIDENCE_VERIFY,
+    PARSE_NCCL,
+    PARSE_AIPERF,
+    CNCF_CHECK,
+)
 
-#: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``
-Action = Literal["store", "store_true", "append", "bool"]
+#: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
+#: ``version`` prints ``default`` and exits
+Action = Literal["store", "store_true", "append", "bool", "version"]
 
 #: the settings object an option's ``setting`` names a field of: the run's :class:`Settings`, or
 #: the evidence family's :class:`~aicr_pytest.evidence.settings.EvidenceSettings`
@@ -57,15 +103,13 @@ Model = Literal["run", "evidence"]
 #: the pytest option group every entry goes to
 PYTEST_GROUP = ("aicr", "aicr-pytest: validate a GPU Kubernetes cluster against a recipe")
 
+#: ``aicr-pytest snapshot``'s ``--namespace`` default (``aicr snapshot``'s; validate's differs)
+SNAPSHOT_NAMESPACE: Final = "default"
 
-def parse_bool(value: str) -> bool:
-    """``true|1|yes|t`` / ``false|0|no|f`` (any case), as Go's flag package reads a bool."""
-    lowered = value.strip().lower()
-    if lowered in ("true", "1", "yes", "t"):
-        return True
-    if lowered in ("false", "0", "no", "f"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r} (use true or false)")
+#: a single-value subcommand flag given twice (AICR's words)
+MSG_REPEATED: Final = "flag --{flag} can only be specified once"
+#: a subcommand's boolean environment variable that is not a boolean
+MSG_BAD_ENV_BOOL: Final = 'invalid {name}="{value}" (use true or false)'
 
 
 @functools.cache
@@ -83,7 +127,8 @@ class Option:
     #: the long flag(s), on every entry point that takes the option
     flags: tuple[str, ...]
     help: str
-    #: the field the value fills (of :class:`Settings`, or of the ``model`` named below);
+    #: the field the value fills (of :class:`Settings`, or of the ``model`` named below;
+    #: ``placement.<field>``: of the run's :class:`~aicr_pytest.core.settings.Placement`);
     #: ``None``: the entry point consumes it itself
     setting: str | None
     entry_points: tuple[EntryPoint, ...] = BOTH
@@ -106,11 +151,26 @@ class Option:
     model: Model = "run"
     #: dotted key under an AICRConfig's ``spec.validate`` (``--config``): flag/env > config > default
     config_key: str | None = None
+    #: a positional argument (``flags`` is then its name), with ``nargs`` when it takes several
+    positional: bool = False
+    nargs: str | None = None
+    choices: tuple[str, ...] | None = None
+    #: a single-value subcommand flag that may be given only once (:data:`MSG_REPEATED`)
+    once: bool = False
+    #: the ``--help`` group it is listed under (a subcommand's); ``None``: the parser's own list
+    group: str | None = None
 
     def takes(self, entry_point: EntryPoint) -> bool:
         return entry_point in self.entry_points
 
+    @property
+    def run_option(self) -> bool:
+        """An option of a validation run (plain pytest or ``validate``), not of another subcommand."""
+        return any(ep in RUN for ep in self.entry_points)
+
     def flags_for(self, entry_point: EntryPoint) -> tuple[str, ...]:
+        if self.positional:
+            return (self.name,)
         override = self.pytest_flags if entry_point == PYTEST else self.validate_flags
         flags = override if override is not None else self.flags
         if entry_point == PYTEST and self.ceded_flags:
@@ -132,6 +192,10 @@ class Option:
         return str(self.default)
 
     def help_text(self) -> str:
+        """The help line: a run option's ends ``(default: X; env AICR_Y)``; a subcommand's help is
+        its own words (they state its default and env var where it has them)."""
+        if not self.run_option:
+            return self.help
         notes = []
         default = self.shown_default()
         if default is not None:
@@ -146,14 +210,28 @@ class Option:
         The parser default is always ``None`` so that :func:`resolve` can tell "not given" from
         "given"; the declared default applies after the environment variable.
         """
-        kwargs: dict[str, Any] = {"dest": self.dest_for(entry_point), "default": None}
-        kwargs["help"] = argparse.SUPPRESS if self.hidden else self.help_text()
+        help_text = argparse.SUPPRESS if self.hidden else self.help_text()
+        if self.action == "version":
+            return {"action": "version", "version": self.default, "help": help_text}
+        kwargs: dict[str, Any] = {} if self.positional else {"dest": self.dest_for(entry_point)}
+        if not self.positional:
+            # a subcommand's own default goes to argparse, unless the value still has an
+            # environment variable or a repeat check to go through (:func:`command_values`)
+            plain = entry_point in COMMANDS and not (self.env or self.once)
+            kwargs["default"] = self.default if plain else None
+        kwargs["help"] = help_text
         if self.action == "bool":
             kwargs.update(type=self.type or parse_bool, nargs="?", const=True)
+            if self.once:
+                kwargs["action"] = "append"
         else:
-            kwargs["action"] = self.action
+            kwargs["action"] = "append" if self.once else self.action
             if self.type is not None:
                 kwargs["type"] = self.type
+        if self.nargs is not None:
+            kwargs["nargs"] = self.nargs
+        if self.choices is not None:
+            kwargs["choices"] = self.choices
         if self.metavar is not None and self.action != "store_true":
             kwargs["metavar"] = self.metavar
         if entry_point in self.required_by:
@@ -194,7 +272,7 @@ OPTIONS: tuple[Option, ...] = (
         validate_flags=("-r", "--recipe"),
         metavar="PATH|URL|cm://NS/NAME",
         # argparse does not enforce it: `aicr-pytest validate` does (or --config gives it), unless
-        # --cncf-submission (#14)
+        # --cncf-submission
         config_key="input.recipe",
     ),
     Option(
@@ -275,7 +353,7 @@ OPTIONS: tuple[Option, ...] = (
         "node_selector",
         ("--node-selector",),
         "node selector for inner GPU workloads (repeatable)",
-        setting="node_selector",
+        setting="placement.node_selector",
         action="append",
         metavar="KEY=VALUE",
         config_key="agent.nodeSelector",
@@ -284,7 +362,7 @@ OPTIONS: tuple[Option, ...] = (
         "toleration",
         ("--toleration",),
         "toleration for inner GPU workloads (repeatable; '*' tolerates all)",
-        setting="tolerations",
+        setting="placement.tolerations",
         action="append",
         metavar="KEY=VALUE:EFFECT",
         config_key="agent.tolerations",
@@ -331,7 +409,7 @@ OPTIONS: tuple[Option, ...] = (
         setting="evidence_dir",
         metavar="DIR",
     ),
-    # --- CNCF AI-conformance evidence (#14): read by plugin/cncf_wiring.py ---------------------
+    # --- CNCF AI-conformance evidence: read by plugin/cncf_wiring.py ---------------------
     Option(
         "cncf_submission",
         ("--cncf-submission",),
@@ -344,13 +422,35 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "feature",
         ("--feature",),
-        "with --cncf-submission: collect only this feature (repeatable; name, alias or all)",
+        "with --cncf-submission: collect only this feature (repeatable; name, alias, CNCF requirement "
+        "id or all)",
         setting=None,
         default_text="every feature",
         # pytest-xdist owns -f (--looponfail) under plain pytest
         validate_flags=("-f", "--feature"),
         action="append",
         metavar="FEATURE",
+    ),
+    # --- CNCF submission kit: the checklist template and PRODUCT.yaml's metadata -----------
+    Option(
+        "cncf_checklist",
+        ("--cncf-checklist",),
+        "with --cncf-submission: the program's checklist template (KubernetesAIConformance-1.xx.yaml) "
+        "to fill into PRODUCT.yaml, with results/junit.xml and results/e2e.log, in --evidence-dir",
+        setting=None,
+        metavar="FILE",
+        config_key="cncf.checklist",
+    ),
+    *(
+        Option(
+            f"cncf_{field}",
+            (flag,),
+            f"with --cncf-checklist: PRODUCT.yaml's metadata.{key}",
+            setting=None,
+            metavar=metavar,
+            config_key=f"cncf.{key}",
+        )
+        for field, flag, key, metavar in cncf_settings.METADATA_OPTIONS
     ),
     Option(
         "html",
@@ -379,7 +479,7 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         metavar="NAME",
     ),
-    # --- recipe evidence bundles (#15): fill EvidenceSettings ---------------------------------
+    # --- recipe evidence bundles: fill EvidenceSettings ---------------------------------
     Option(
         "emit_attestation",
         ("--emit-attestation",),
@@ -470,7 +570,7 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         env="AICR_ASSUME_YES",
     ),
-    # --- `aicr validate` drop-in flags (#17): same names, aliases, env vars and defaults -------------
+    # --- `aicr validate` drop-in flags: same names, aliases, env vars and defaults -------------
     Option(
         "config",
         ("--config",),
@@ -482,7 +582,7 @@ OPTIONS: tuple[Option, ...] = (
         "namespace",
         ("--namespace",),
         "namespace for the run's shared objects and the snapshot agent",
-        setting="namespace",
+        setting="placement.namespace",
         # pytest owns -n (xdist's --numprocesses): under plain pytest the flag is --namespace only
         validate_flags=("-n", "--namespace"),
         default=DEFAULT_NAMESPACE,
@@ -505,7 +605,7 @@ OPTIONS: tuple[Option, ...] = (
         "image_pull_secret",
         ("--image-pull-secret",),
         "image pull secret added to every pod the run creates (repeatable)",
-        setting="image_pull_secrets",
+        setting="placement.image_pull_secrets",
         action="append",
         metavar="NAME",
         config_key="agent.imagePullSecrets",
@@ -607,6 +707,390 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PROFILE",
         hidden=True,
     ),
+    # validate: what follows ``--`` goes to pytest unchanged
+    Option(
+        "pytest_args",
+        ("pytest_args",),
+        "after --: extra pytest arguments",
+        setting=None,
+        entry_points=(VALIDATE,),
+        positional=True,
+        nargs=argparse.REMAINDER,
+    ),
+    # --- the other subcommands: each entry names the one it belongs to ---------------------------
+    Option(
+        "version",
+        ("--version",),
+        "show program's version number and exit",
+        setting=None,
+        entry_points=(PROGRAM,),
+        action="version",
+        default=f"aicr-pytest {__version__}",
+    ),
+    # simulate
+    Option(
+        "profile",
+        ("--profile",),
+        "cluster profile, e.g. h100-eks-training (see --list)",
+        setting=None,
+        entry_points=(SIMULATE,),
+    ),
+    Option(
+        "list",
+        ("--list",),
+        "list the cluster profiles and faults, then exit",
+        setting=None,
+        entry_points=(SIMULATE,),
+        action="store_true",
+        default=False,
+    ),
+    Option(
+        "fault",
+        ("--fault",),
+        "inject a fault (repeatable)",
+        setting=None,
+        entry_points=(SIMULATE,),
+        action="append",
+        metavar="NAME",
+    ),
+    Option(
+        "kubeconfig",
+        ("--kubeconfig",),
+        "where to write the kubeconfig (default: a temp file)",
+        setting=None,
+        entry_points=(SIMULATE,),
+    ),
+    Option(
+        "duration",
+        ("--for",),
+        "serve for SECONDS, then exit",
+        setting=None,
+        entry_points=(SIMULATE,),
+        type=float,
+    ),
+    # recipe: single-value flags may be given once
+    *(
+        Option(name, flags, text, setting=None, entry_points=(RECIPE,), once=True, group="criteria", **kw)
+        for name, flags, text, kw in (
+            ("service", ("--service",), "Kubernetes service: eks, gke, aks, oke, ...", {"metavar": "S"}),
+            ("accelerator", ("--accelerator", "--gpu"), "GPU: h100, gb200, ...", {"metavar": "A"}),
+            ("intent", ("--intent",), "workload intent: training or inference", {"metavar": "I"}),
+            ("os", ("--os",), "GPU node OS: ubuntu, cos, ol, ...", {"metavar": "OS"}),
+            ("platform", ("--platform",), "platform: kubeflow, dynamo, ...", {"metavar": "P"}),
+            ("nodes", ("--nodes",), "number of GPU nodes (0: any)", {"metavar": "N", "type": int}),
+            ("criteria", ("--criteria",), "a RecipeCriteria file (flags override it)", {"metavar": "FILE"}),
+            (
+                "snapshot",
+                ("-s", "--snapshot"),
+                "detect criteria from a snapshot (file, https:// URL or cm://ns/name) and leave out "
+                "overlays whose constraints it fails",
+                {"metavar": "SRC"},
+            ),
+        )
+    ),
+    Option(
+        "data",
+        ("--data",),
+        "data tree layered over the embedded one",
+        setting=None,
+        entry_points=(RECIPE,),
+        once=True,
+        group="data and output",
+        metavar="DIR",
+    ),
+    Option(
+        "no_embedded_data",
+        ("--no-embedded-data",),
+        "use only the --data tree (no embedded overlays or values)",
+        setting=None,
+        entry_points=(RECIPE,),
+        action="store_true",
+        default=False,
+        group="data and output",
+    ),
+    Option(
+        "format",
+        ("--format",),
+        "yaml (default) or json",
+        setting=None,
+        entry_points=(RECIPE,),
+        once=True,
+        group="data and output",
+        metavar="FMT",
+    ),
+    Option(
+        "output",
+        ("-o", "--output"),
+        "FILE, - (stdout, default) or cm://ns/name",
+        setting=None,
+        entry_points=(RECIPE,),
+        once=True,
+        group="data and output",
+        metavar="DEST",
+    ),
+    Option(
+        "kubeconfig",
+        ("-k", "--kubeconfig"),
+        "kubeconfig for cm:// (default: KUBECONFIG, in-cluster, ~/.kube/config)",
+        setting=None,
+        entry_points=(RECIPE,),
+        group="data and output",
+    ),
+    Option(
+        "kube_context",
+        ("--kube-context",),
+        "kubeconfig context for cm://",
+        setting=None,
+        entry_points=(RECIPE,),
+        group="data and output",
+    ),
+    # snapshot: single-value flags may be given once
+    Option(
+        "kubeconfig",
+        ("-k", "--kubeconfig"),
+        "kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        group="agent",
+    ),
+    Option(
+        "kube_context",
+        ("--kube-context",),
+        "kubeconfig context",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        group="agent",
+    ),
+    Option(
+        "namespace",
+        ("-n", "--namespace"),
+        f"namespace the agent runs in (env AICR_NAMESPACE, default {SNAPSHOT_NAMESPACE})",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        default=SNAPSHOT_NAMESPACE,
+        env="AICR_NAMESPACE",
+        group="agent",
+    ),
+    Option(
+        "node_selector",
+        ("--node-selector",),
+        "where the agent runs (repeatable; default: nodes labelled nvidia.com/gpu.present=true)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        action="append",
+        metavar="KEY=VALUE",
+        group="agent",
+    ),
+    Option(
+        "toleration",
+        ("--toleration",),
+        "agent toleration (repeatable; key:Effect, * for all; default: tolerate every taint)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        action="append",
+        metavar="KEY=VALUE:EFFECT",
+        group="agent",
+    ),
+    Option(
+        "image",
+        ("--image",),
+        "agent image: any image with /bin/sh (env AICR_NVIDIA_SMI_IMAGE, default: the CUDA image "
+        "check-nvidia-smi uses)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        default=DEFAULT_NVIDIA_SMI_IMAGE,
+        env="AICR_NVIDIA_SMI_IMAGE",
+        group="agent",
+    ),
+    Option(
+        "privileged",
+        ("--privileged",),
+        "host namespaces + host os-release for OS.release/SystemD/host nvidia-smi (default true); "
+        "--privileged=false for PSS-restricted namespaces",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        action="bool",
+        once=True,
+        default=True,
+        metavar="BOOL",
+        group="agent",
+    ),
+    Option(
+        "require_gpu",
+        ("--require-gpu",),
+        "fail (exit 8) when no GPU is found; also requests one nvidia.com/gpu (env AICR_REQUIRE_GPU)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        action="bool",
+        once=True,
+        default=False,
+        env="AICR_REQUIRE_GPU",
+        metavar="BOOL",
+        group="agent",
+    ),
+    Option(
+        "timeout",
+        ("--timeout",),
+        f"wait for the agent (default {DEFAULT_TIMEOUT})",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        default=DEFAULT_TIMEOUT,
+        metavar="DURATION",
+        group="agent",
+    ),
+    Option(
+        "no_cleanup",
+        ("--no-cleanup",),
+        "keep the agent's Job and ConfigMap",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        action="store_true",
+        default=False,
+        group="agent",
+    ),
+    Option(
+        "max_nodes_per_entry",
+        ("--max-nodes-per-entry",),
+        "node names per NodeTopology taint/label entry (default 0: unlimited)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        type=int,
+        default=0,
+        metavar="N",
+        group="output",
+    ),
+    Option(
+        "format",
+        ("--format",),
+        "yaml (default) or json",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        default="yaml",
+        metavar="FMT",
+        group="output",
+    ),
+    Option(
+        "output",
+        ("-o", "--output"),
+        "FILE, - (stdout, default) or cm://namespace/name",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        metavar="DEST",
+        group="output",
+    ),
+    # evidence verify
+    Option(
+        "input",
+        ("input",),
+        "pointer.yaml, a bundle directory, or an OCI reference (oci://… or registry/repo@sha256:…)",
+        setting=None,
+        entry_points=(EVIDENCE_VERIFY,),
+        positional=True,
+    ),
+    Option(
+        "output",
+        ("-o", "--output"),
+        "write the report to this file (default: stdout)",
+        setting=None,
+        entry_points=(EVIDENCE_VERIFY,),
+    ),
+    Option(
+        "format",
+        ("-t", "--format"),
+        "text (Markdown) or json",
+        setting=None,
+        entry_points=(EVIDENCE_VERIFY,),
+        choices=("text", "json"),
+        default="text",
+    ),
+    Option(
+        "expected_issuer",
+        ("--expected-issuer",),
+        "require exactly this OIDC issuer in the signing certificate",
+        setting=None,
+        entry_points=(EVIDENCE_VERIFY,),
+    ),
+    Option(
+        "expected_identity_regexp",
+        ("--expected-identity-regexp",),
+        "require a certificate identity (SAN) matching this regular expression",
+        setting=None,
+        entry_points=(EVIDENCE_VERIFY,),
+    ),
+    Option(
+        "bundle",
+        ("--bundle",),
+        "OCI reference to use when the pointer has no bundle.oci",
+        setting=None,
+        entry_points=(EVIDENCE_VERIFY,),
+        metavar="OCI_REF",
+    ),
+    *(
+        Option(name, (flag,), text, None, (EVIDENCE_VERIFY,), action="store_true", default=False)
+        for name, flag, text in (
+            ("registry_plain_http", "--registry-plain-http", "talk HTTP to the registry (tests only)"),
+            (
+                "registry_insecure_tls",
+                "--registry-insecure-tls",
+                "do not verify the registry's TLS certificate",
+            ),
+            (
+                "allow_unpinned_tag",
+                "--allow-unpinned-tag",
+                "accept a tag-only OCI reference (one-off debugging)",
+            ),
+            (
+                "update_trust_root",
+                "--update-trust-root",
+                "refresh Sigstore's trusted root over the network (TUF) before verifying",
+            ),
+        )
+    ),
+    # parse nccl | parse aiperf
+    Option("logfile", ("logfile",), "", setting=None, entry_points=(PARSE_NCCL,), positional=True),
+    Option(
+        "variant",
+        ("--variant",),
+        "",
+        setting=None,
+        entry_points=(PARSE_NCCL,),
+        choices=("default", "net", "nvls"),
+        default="default",
+    ),
+    Option("file", ("file",), "", setting=None, entry_points=(PARSE_AIPERF,), positional=True),
+    Option(
+        "format",
+        ("--format",),
+        "",
+        setting=None,
+        entry_points=(PARSE_NCCL, PARSE_AIPERF),
+        choices=("text", "json"),
+        default="text",
+    ),
+    # cncf check
+    Option(
+        "product",
+        ("product",),
+        "the filled checklist (PRODUCT.yaml) to check",
+        setting=None,
+        entry_points=(CNCF_CHECK,),
+        positional=True,
+    ),
+    Option(
+        "checklist",
+        ("--checklist",),
+        "the program's template it was filled from: id, description and level must be unchanged",
+        setting=None,
+        entry_points=(CNCF_CHECK,),
+        once=True,
+        metavar="FILE",
+    ),
 )
 
 
@@ -615,8 +1099,20 @@ def table(options: Sequence[Option] | None = None) -> Sequence[Option]:
     return OPTIONS if options is None else options
 
 
-def by_name(options: Sequence[Option] | None = None) -> dict[str, Option]:
-    return {opt.name: opt for opt in table(options)}
+def entries(entry_point: EntryPoint, options: Sequence[Option] | None = None) -> list[Option]:
+    """The options ``entry_point`` takes, in table order."""
+    return [opt for opt in table(options) if opt.takes(entry_point)]
+
+
+def by_name(
+    options: Sequence[Option] | None = None, entry_point: EntryPoint | None = None
+) -> dict[str, Option]:
+    """``{name: option}`` of ``entry_point`` (``None``: the run options, pytest's and validate's)."""
+    return {
+        opt.name: opt
+        for opt in table(options)
+        if (opt.takes(entry_point) if entry_point is not None else opt.run_option)
+    }
 
 
 class _AddOption(Protocol):
@@ -630,11 +1126,21 @@ def add_pytest_options(group: _AddOption, options: Sequence[Option] | None = Non
             group.addoption(*opt.flags_for(PYTEST), **opt.add_kwargs(PYTEST))
 
 
-def add_argparse_options(parser: argparse.ArgumentParser, options: Sequence[Option] | None = None) -> None:
-    """Every ``validate`` entry, on the subcommand's argparse parser."""
-    for opt in table(options):
-        if opt.takes(VALIDATE):
-            parser.add_argument(*opt.flags_for(VALIDATE), **opt.add_kwargs(VALIDATE))
+def add_argparse_options(
+    parser: argparse.ArgumentParser,
+    options: Sequence[Option] | None = None,
+    entry_point: EntryPoint = VALIDATE,
+) -> None:
+    """Every entry of ``entry_point`` (a subcommand, or ``aicr-pytest`` itself), on its argparse
+    parser, each under its ``group``: the one place the command line's arguments are declared."""
+    groups: dict[str, Any] = {}
+    for opt in entries(entry_point, options):
+        target: Any = parser
+        if opt.group is not None:
+            if opt.group not in groups:
+                groups[opt.group] = parser.add_argument_group(opt.group)
+            target = groups[opt.group]
+        target.add_argument(*opt.flags_for(entry_point), **opt.add_kwargs(entry_point))
 
 
 def values_from(
@@ -677,6 +1183,51 @@ def resolve(
     if config and opt.config_key and opt.config_key in config:
         return config[opt.config_key]
     return opt.default
+
+
+def _single(opt: Option, entry_point: EntryPoint, value: Any) -> Any:
+    """The one value of a flag that may be given once (``None``: not given)."""
+    if not value:
+        return None
+    if len(value) > 1:
+        raise UsageError(MSG_REPEATED.format(flag=opt.long_flag(entry_point).lstrip("-")))
+    return value[0]
+
+
+def _command_env(opt: Option, environ: Mapping[str, str]) -> Any:
+    """A subcommand option's environment variable (``None``: unset or empty)."""
+    raw = environ.get(opt.env) if opt.env else None
+    if not raw or (opt.action == "bool" and not raw.strip()):
+        return None
+    if opt.action == "bool":
+        try:
+            return parse_bool(raw)
+        except argparse.ArgumentTypeError:
+            raise UsageError(MSG_BAD_ENV_BOOL.format(name=opt.env, value=raw)) from None
+    return opt.type(raw) if opt.type is not None else raw
+
+
+def command_values(
+    namespace: Any,
+    entry_point: EntryPoint,
+    options: Sequence[Option] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``{name: value}`` of a subcommand as parsed: a flag given once is unwrapped (given twice, a
+    :class:`UsageError`; every flag is checked before anything else); an option not given takes
+    its environment variable, else its default.  An empty flag value is kept (the subcommand
+    judges it)."""
+    env = os.environ if environ is None else environ
+    opts = entries(entry_point, options)
+    values = values_from(namespace, entry_point, opts)
+    for opt in opts:
+        if opt.once:
+            values[opt.name] = _single(opt, entry_point, values[opt.name])
+    for opt in opts:
+        if values[opt.name] is None and not opt.positional:
+            from_env = _command_env(opt, env)
+            values[opt.name] = from_env if from_env is not None else opt.default
+    return values
 
 
 def config_values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -755,9 +1306,22 @@ def forwarded_args(values: Mapping[str, Any], options: Sequence[Option] | None =
 
 __all__ = [
     "BOTH",
+    "CNCF_CHECK",
+    "COMMANDS",
+    "EVIDENCE_VERIFY",
+    "MSG_BAD_ENV_BOOL",
+    "MSG_REPEATED",
     "OPTIONS",
+    "PARSE_AIPERF",
+    "PARSE_NCCL",
+    "PROGRAM",
     "PYTEST",
     "PYTEST_GROUP",
+    "RECIPE",
+    "RUN",
+    "SIMULATE",
+    "SNAPSHOT",
+    "SNAPSHOT_NAMESPACE",
     "VALIDATE",
     "Action",
     "EntryPoint",
@@ -768,7 +1332,9 @@ __all__ = [
     "build_evidence_settings",
     "build_run_settings",
     "by_name",
+    "command_values",
     "config_values",
+    "entries",
     "forwarded_args",
     "module_installed",
     "parse_bool",

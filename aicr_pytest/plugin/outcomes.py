@@ -1,9 +1,10 @@
 """The one exception → status mapping, and the reports that carry it to the controller.
 
 * the test passed → ``passed``;
-* ``AssertionError`` or ``pytest.fail`` (``check.fail``) → ``failed``, the author's message kept
+* ``AssertionError`` (:class:`~aicr_pytest.CheckFailed` and every family's failure) or
+  ``pytest.fail`` (``aicr_check.fail``) → ``failed``, the author's message kept
   (pytest's ``assert <expr>`` rewrite is cut off);
-* ``pytest.skip`` (``check.skip``) or :class:`~aicr_pytest.core.errors.CheckSkip` from domain code
+* ``pytest.skip`` (``aicr_check.skip``) or :class:`~aicr_pytest.core.errors.CheckSkip` from domain code
   → ``skipped``, the reason as message;
 * :class:`~aicr_pytest.Inconclusive` → ``other`` with its message;
   :class:`~aicr_pytest.UsageError` → ``other``, and the run exits 2;

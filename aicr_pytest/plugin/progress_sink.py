@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core import progress
-from aicr_pytest.plugin.state import ITEM_KEY, PluginState, is_worker
+from aicr_pytest.plugin.state import ITEM_KEY, is_worker
 
 NAME = "aicr-progress-sink"
 
@@ -26,9 +26,8 @@ NAME = "aicr-progress-sink"
 class ProgressSink:
     """The process's progress sink, and the hook that knows which check is running."""
 
-    def __init__(self, config: pytest.Config, state: PluginState) -> None:
+    def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.state = state
         self.check: str | None = None
         self._lock = threading.Lock()
         self._previous = progress.install(self)

@@ -1,10 +1,14 @@
 """Per-session state of the aicr plugin, its stash keys, and what a finished run publishes.
 
-One :class:`PluginState` per process lives in ``config.stash[STATE_KEY]``; :func:`start` builds it
-in ``pytest_configure`` (settings from the option table, inputs and readiness from
-:mod:`aicr_pytest.core.inputs`, the prevalidation hook).  When an active run ends, the controller
-publishes a :class:`RunOutcome` through the ``pytest_aicr_run_finished`` hook: that is all
-``aicr-pytest validate`` (or any other caller of ``pytest.main``) needs for its exit code and report.
+One :class:`PluginState` per process lives in ``config.stash[STATE_KEY]``: what the run itself
+needs.  In ``pytest_configure`` :func:`start` builds it from the option table and :func:`load`
+adds the run's inputs and readiness (:mod:`aicr_pytest.core.inputs`) and the prevalidation hook.
+The optional features (``--html``, ``--cncf-submission``/``--evidence-dir``,
+``--emit-attestation``, the interrupt watch, progress) are plugin objects of their own, each owning
+its state; the controller hands them the final CTRF document through ``pytest_aicr_report``
+(a :class:`FinishedRun` beside it).  When an active run ends, the controller publishes a
+:class:`RunOutcome` through the ``pytest_aicr_run_finished`` hook: that is all ``aicr-pytest
+validate`` (or any other caller of ``pytest.main``) needs for its exit code and report.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +29,7 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.core.writable import check_writable
-from aicr_pytest.plugin import htmlreport, options
+from aicr_pytest.plugin import options
 from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
@@ -35,10 +39,7 @@ if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
     from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.evidence.cncf.settings import CncfSettings
-    from aicr_pytest.evidence.emit import Plan
     from aicr_pytest.kube.client import Cluster
-    from aicr_pytest.plugin.cncf_wiring import SubmissionInputs
 
 
 @dataclass
@@ -79,27 +80,28 @@ class PluginState:
     items: list[ItemInfo] = field(default_factory=list)
     results: RunResults = field(default_factory=RunResults)
     cluster_handle: ClusterHandle | None = None
+    #: the final CTRF document (built in ``pytest_sessionfinish`` on the controller)
     report: dict[str, Any] | None = None
-    #: ``--emit-attestation``: what to emit after the run (``None``: no evidence)
-    evidence_plan: Plan | None = None
-    #: why the evidence could not be emitted, or why signing was declined (the run exits 6)
-    evidence_error: str | None = None
-    #: why the run stopped early (``interrupted by SIGINT``, ``timed out after 5m0s``), else ``None``
-    interrupted: str | None = None
-    #: the selected items in run order (this process's collection; empty on an xdist controller)
-    collected: list[pytest.Item] = field(default_factory=list)
-    #: undo the signal handlers and the deadline this run installed (controller only)
-    undo: list[Callable[[], None]] = field(default_factory=list)
-    #: ``--cncf-submission``/``--feature``/``--evidence-dir`` as validated (#14)
-    cncf: CncfSettings | None = None
-    #: with ``--cncf-submission``: what the recipe gives the collector
-    cncf_inputs: SubmissionInputs | None = None
-    #: why the CNCF evidence of a normal run (``--evidence-dir``) could not be rendered (exit 8)
-    render_error: str | None = None
 
     @property
     def active(self) -> bool:
         return self.run is not None
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """What ``pytest_aicr_report`` hands a consumer of the final CTRF document besides the document.
+
+    ``inputs`` are the run's validated inputs (settings, recipe, snapshot, data tree, readiness);
+    ``results`` every result the controller collected (also cleanup hints and the HTML figures);
+    ``items`` what collection selected, in run order; ``exitstatus`` pytest's exit status as
+    ``pytest_sessionfinish`` received it (``ExitCode.INTERRUPTED`` after an interrupt).
+    """
+
+    inputs: RunState
+    results: RunResults
+    items: tuple[ItemInfo, ...]
+    exitstatus: int
 
 
 @dataclass(frozen=True)
@@ -166,17 +168,26 @@ def readiness_blocked(state: PluginState) -> bool:
     return state.run is not None and state.run.readiness.blocked
 
 
-def build_report(state: PluginState) -> dict[str, Any]:
-    """The run's CTRF document (kept on the state): readiness results first when they blocked."""
+def build_report(state: PluginState, interrupted: str | None = None) -> dict[str, Any]:
+    """The run's CTRF document (kept on the state): readiness results first when they blocked;
+    ``interrupted`` is why the run stopped early (the interrupt watch knows)."""
     readiness = state.run.readiness if state.run is not None else None
     state.report = build_ctrf(
         state.results.finished,
         readiness=readiness.results if readiness is not None and readiness.blocked else [],
         start_ms=state.start_ms,
         run_id=state.run_id,
-        interrupted=state.interrupted,
+        interrupted=interrupted,
     )
     return state.report
+
+
+def finished_run(state: PluginState, exitstatus: int) -> FinishedRun:
+    """What ``pytest_aicr_report`` passes beside the CTRF document (an active run only)."""
+    assert state.run is not None
+    return FinishedRun(
+        inputs=state.run, results=state.results, items=tuple(state.items), exitstatus=exitstatus
+    )
 
 
 def remove_ledger(config: pytest.Config, state: PluginState) -> None:
@@ -185,8 +196,15 @@ def remove_ledger(config: pytest.Config, state: PluginState) -> None:
         shutil.rmtree(ledger_dir(state), ignore_errors=True)
 
 
-def run_outcome(state: PluginState) -> RunOutcome | None:
-    """The outcome of an active run (``None`` when the validator was not active)."""
+def run_outcome(
+    state: PluginState,
+    *,
+    evidence_error: str | None = None,
+    interrupted: str | None = None,
+    render_error: str | None = None,
+) -> RunOutcome | None:
+    """The outcome of an active run (``None`` when the validator was not active), with what the
+    optional features recorded (see :class:`RunOutcome`)."""
     if state.run is None:
         return None
     return RunOutcome(
@@ -194,9 +212,9 @@ def run_outcome(state: PluginState) -> RunOutcome | None:
         usage_error=state.results.usage_error,
         statuses=state.results.statuses(),
         report=state.report,
-        evidence_error=state.evidence_error,
-        interrupted=state.interrupted,
-        render_error=state.render_error,
+        evidence_error=evidence_error,
+        interrupted=interrupted,
+        render_error=render_error,
     )
 
 
@@ -206,7 +224,7 @@ def needs_cluster(run: RunState, environ: Mapping[str, str] | None = None) -> bo
     (``--kubeconfig``, ``$KUBECONFIG``, ``--kube-context``), so one that is missing or unreadable
     stops the run before any check.  With none named the cluster connects on first use, as before
     (in-cluster config, then ``~/.kube/config``).  Plain pytest connects on first use too: a test
-    kit fixture (``fake_cluster_factory``) may write the kubeconfig during the session."""
+    kit fixture (``aicr_fake_cluster_factory``) may write the kubeconfig during the session."""
     s = run.settings
     env = os.environ if environ is None else environ
     if not s.check_kubeconfig or s.no_cluster or run.readiness.blocked:
@@ -217,10 +235,10 @@ def needs_cluster(run: RunState, environ: Mapping[str, str] | None = None) -> bo
 
 
 def start(config: pytest.Config) -> PluginState:
-    """Settings, then (with ``--recipe``) the run's inputs, readiness and prevalidation.
+    """The settings from the option table, as an (inactive) state stashed under :data:`STATE_KEY`.
 
-    Stashed under :data:`STATE_KEY` before the inputs load, so a usage error still leaves the
-    (inactive) state behind.  Raises ``pytest.UsageError`` with the one line to print.
+    Stashed before the inputs load (:func:`load`), so a usage error still leaves the state
+    behind.  Raises ``pytest.UsageError`` with the one line to print.
     """
     try:
         settings = options.build_run_settings(options.values_from(config.option, options.PYTEST))
@@ -228,16 +246,17 @@ def start(config: pytest.Config) -> PluginState:
         raise pytest.UsageError(str(err)) from None
     state = PluginState(settings=settings)
     config.stash[STATE_KEY] = state
-    from aicr_pytest.plugin import cncf_wiring
+    return state
 
-    state.cncf = cncf_wiring.validate(config)  # before anything touches the cluster (#14)
-    if state.cncf.submission:  # no phases: the collector replaces the session
-        state.cluster_handle = ClusterHandle(settings)
-        state.cncf_inputs = cncf_wiring.load_inputs(settings, state.cluster_handle)
-        return state
+
+def load(config: pytest.Config, state: PluginState) -> None:
+    """With ``--recipe``: logging, the CTRF destination, the run's inputs, readiness and prevalidation.
+
+    Makes the state active.  Raises ``pytest.UsageError`` with the one line to print.
+    """
+    settings = state.settings
     if not settings.active:
-        return state
-    htmlreport.check_option(settings)
+        return
     configure_logging(debug=settings.debug, log_json=settings.log_json)
     try:
         if settings.ctrf_report and not is_worker(config):
@@ -278,7 +297,6 @@ def start(config: pytest.Config) -> PluginState:
         state.run_id = uuid.uuid4().hex[:8]
         state.start_ms = int(time.time() * 1000)
         state.ledger = PhaseLedger(ledger_dir(state) if uses_xdist(config) else None)
-    return state
 
 
 __all__ = [
@@ -287,14 +305,17 @@ __all__ = [
     "ITEM_KEY",
     "STATE_KEY",
     "ClusterHandle",
+    "FinishedRun",
     "ItemInfo",
     "PluginState",
     "RunOutcome",
     "build_report",
     "controller_state",
+    "finished_run",
     "get_state",
     "is_worker",
     "ledger_dir",
+    "load",
     "needs_cluster",
     "readiness_blocked",
     "remove_ledger",

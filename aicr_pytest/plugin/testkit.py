@@ -1,13 +1,14 @@
 """Pytest fixtures for the fake cluster.
 
-``fake_cluster`` yields a started, empty :class:`FakeCluster` (default namespaces only);
-``fake_cluster_factory(profile=None, faults=(), **kwargs)`` starts as many as a test needs, all
+``aicr_fake_cluster`` yields a started, empty :class:`FakeCluster` (default namespaces only);
+``aicr_fake_cluster_factory(profile=None, faults=(), **kwargs)`` starts as many as a test needs, all
 stopped at teardown. Profile/fault names: :data:`aicr_pytest.testing.profiles.PROFILES`,
-:data:`aicr_pytest.testing.profiles.FAULTS`. A test can also pick the profile of ``fake_cluster``
-with ``@pytest.mark.parametrize("fake_cluster", ["h100-eks-training"], indirect=True)``.
+:data:`aicr_pytest.testing.profiles.FAULTS`. A test can also pick the profile of ``aicr_fake_cluster``
+with ``@pytest.mark.parametrize("aicr_fake_cluster", ["h100-eks-training"], indirect=True)``.
 
-The aicr plugin registers this module on every run, so it imports nothing of
-:mod:`aicr_pytest.testing` until a test asks for a fake cluster.
+A plugin of its own (the ``aicr_testkit`` ``pytest11`` entry point; ``-p no:aicr_testkit`` turns
+it off), registered on every run, so it imports nothing of :mod:`aicr_pytest.testing` until a test
+asks for a fake cluster.
 """
 
 from __future__ import annotations
@@ -17,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-if TYPE_CHECKING:  # the aicr plugin registers this module; keep its import cheap
+if TYPE_CHECKING:  # registered on every run; keep its import cheap
     from aicr_pytest.testing.cluster import FakeCluster
     from aicr_pytest.testing.profiles import ClusterProfile
 
-__all__ = ["fake_cluster", "fake_cluster_factory"]
+__all__ = ["aicr_fake_cluster", "aicr_fake_cluster_factory"]
 
 FakeClusterFactory = Callable[..., "FakeCluster"]
 
 
 @pytest.fixture
-def fake_cluster_factory() -> Iterator[FakeClusterFactory]:
+def aicr_fake_cluster_factory() -> Iterator[FakeClusterFactory]:
     """``factory(profile=None, faults=(), **FakeCluster kwargs) -> started FakeCluster``."""
     started: list[FakeCluster] = []
 
@@ -46,9 +47,11 @@ def fake_cluster_factory() -> Iterator[FakeClusterFactory]:
 
 
 @pytest.fixture
-def fake_cluster(request: pytest.FixtureRequest, fake_cluster_factory: FakeClusterFactory) -> FakeCluster:
+def aicr_fake_cluster(
+    request: pytest.FixtureRequest, aicr_fake_cluster_factory: FakeClusterFactory
+) -> FakeCluster:
     """A started fake cluster; empty unless indirectly parametrized with a profile name."""
     param = getattr(request, "param", None)
     if isinstance(param, dict):
-        return fake_cluster_factory(**param)
-    return fake_cluster_factory(param)
+        return aicr_fake_cluster_factory(**param)
+    return aicr_fake_cluster_factory(param)

@@ -1,4 +1,4 @@
-"""Recipe generation: criteria → ``RecipeResult`` (spec §3.2–§3.4).
+"""Recipe generation: criteria → ``RecipeResult``.
 
 1. match every overlay's ``spec.criteria`` against the query;
 2. keep the maximal leaves (drop every match that is an ancestor, via ``spec.base``, of another);
@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr_pytest import __version__
 from aicr_pytest.core.coherence import MSG_INCOHERENT, coherence_problem
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.version import __version__
 from aicr_pytest.recipegen.criteria import ANY, Criteria, matches, specificity
 from aicr_pytest.recipegen.merge import (
     base_copy,
@@ -52,7 +52,7 @@ RESULT_KIND = "RecipeResult"
 RESERVED_NAME = "deployer"
 HELM, KUSTOMIZE = "Helm", "Kustomize"
 
-# Messages quoted from the spec (§3.2) / AICR.
+# Messages quoted from AICR.
 MSG_OS_GUARD = (
     "service '{service}' has no OS-agnostic recipe for accelerator '{accelerator}'; "
     "specify an OS (valid: {valid})"

@@ -4,19 +4,21 @@ Criteria come from, lowest precedence first: a snapshot (``--snapshot``, detecte
 (``--criteria``, a ``RecipeCriteria``), and the flags.  ``--data DIR`` layers a data tree over the
 embedded one; ``--no-embedded-data`` uses only ``DIR``.
 
-This module owns the subcommand's arguments (:func:`add_arguments`) and its run (:func:`run`); the
-top-level CLI only wires them in.  Importing it is cheap: the generator, the snapshot model and the
-cluster facade are imported when the command runs, and the facade only for ``cm://``.
+This module owns the subcommand's run (:func:`run`); its flags are declared in the CLI's option
+table, which hands :func:`run` the values (each single-value flag given at most once).  Importing
+it is cheap: the generator, the snapshot model and the cluster facade are imported when the
+command runs, and the facade only for ``cm://``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.writable import check_writable
 
 if TYPE_CHECKING:
     from aicr_pytest.core.datatree import DataTree
@@ -25,25 +27,13 @@ if TYPE_CHECKING:
     from aicr_pytest.recipegen.criteria import Criteria, CriteriaRegistry
 
 PROG = "aicr-pytest recipe"
-SINGLE_VALUE_FLAGS: tuple[tuple[str, str], ...] = (
-    ("service", "service"),
-    ("accelerator", "accelerator"),
-    ("intent", "intent"),
-    ("os", "os"),
-    ("platform", "platform"),
-    ("nodes", "nodes"),
-    ("criteria", "criteria"),
-    ("snapshot", "snapshot"),
-    ("data", "data"),
-    ("format", "format"),
-    ("output", "output"),
-)
 CRITERIA_KIND = "RecipeCriteria"
 CRITERIA_API_VERSION = "aicr.run/v1alpha2"
 MAX_CRITERIA_BYTES = 1 << 20
 
 # Messages quoted from AICR where it has them.
-MSG_REPEATED = "flag --{flag} can only be specified once"
+#: a flag given with an empty value (a shell variable that was not set, say) is refused, not read as "any"
+MSG_EMPTY_CRITERION = "--{field} must not be empty (leave it out to match any {field})"
 MSG_NO_CRITERIA = (
     "no criteria provided: specify at least one of --service, --accelerator, --intent, --os, --platform, "
     "--nodes, --criteria, or use --snapshot to load from a snapshot file"
@@ -59,61 +49,6 @@ MSG_CRITERIA_UNREADABLE = "cannot read criteria file {path}: {error}"
 MSG_CRITERIA_TOO_LARGE = "criteria file {path} is larger than the 1 MiB limit"
 MSG_CRITERIA_INVALID = "criteria file {path}: {problem}"
 MSG_CLUSTER_WRITE = "cannot write recipe to {uri}: {error}"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``recipe`` subcommand's flags (single-value flags are checked for repeats at run time)."""
-    q = parser.add_argument_group("criteria")
-    q.add_argument(
-        "--service", action="append", metavar="S", help="Kubernetes service: eks, gke, aks, oke, ..."
-    )
-    q.add_argument(
-        "--accelerator",
-        "--gpu",
-        dest="accelerator",
-        action="append",
-        metavar="A",
-        help="GPU: h100, gb200, ...",
-    )
-    q.add_argument("--intent", action="append", metavar="I", help="workload intent: training or inference")
-    q.add_argument("--os", action="append", metavar="OS", help="GPU node OS: ubuntu, cos, ol, ...")
-    q.add_argument("--platform", action="append", metavar="P", help="platform: kubeflow, dynamo, ...")
-    q.add_argument("--nodes", action="append", type=int, metavar="N", help="number of GPU nodes (0: any)")
-    q.add_argument(
-        "--criteria", action="append", metavar="FILE", help="a RecipeCriteria file (flags override it)"
-    )
-    q.add_argument(
-        "-s",
-        "--snapshot",
-        action="append",
-        metavar="SRC",
-        help="detect criteria from a snapshot (file, https:// URL or cm://ns/name) and leave out overlays "
-        "whose constraints it fails",
-    )
-    d = parser.add_argument_group("data and output")
-    d.add_argument("--data", action="append", metavar="DIR", help="data tree layered over the embedded one")
-    d.add_argument(
-        "--no-embedded-data",
-        action="store_true",
-        help="use only the --data tree (no embedded overlays or values)",
-    )
-    d.add_argument("--format", action="append", metavar="FMT", help="yaml (default) or json")
-    d.add_argument(
-        "-o", "--output", action="append", metavar="DEST", help="FILE, - (stdout, default) or cm://ns/name"
-    )
-    d.add_argument(
-        "-k", "--kubeconfig", help="kubeconfig for cm:// (default: KUBECONFIG, in-cluster, ~/.kube/config)"
-    )
-    d.add_argument("--kube-context", help="kubeconfig context for cm://")
-
-
-def _single(ns: argparse.Namespace, dest: str, flag: str) -> Any:
-    values = getattr(ns, dest, None)
-    if not values:
-        return None
-    if len(values) > 1:
-        raise UsageError(MSG_REPEATED.format(flag=flag))
-    return values[0]
 
 
 class _ClusterHandle:
@@ -219,7 +154,7 @@ def _say(stderr: TextIO, message: str) -> None:
     print(f"{PROG}: {message}", file=stderr)
 
 
-def run(ns: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def run(args: Mapping[str, Any], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``aicr-pytest recipe``; returns 0, or raises :class:`UsageError` (exit 2)."""
     from aicr_pytest.recipegen import criteria as crit
     from aicr_pytest.recipegen.build import generate
@@ -229,26 +164,31 @@ def run(ns: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | N
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    single = {dest: _single(ns, dest, flag) for dest, flag in SINGLE_VALUE_FLAGS}
-    fmt = parse_format(single["format"] or "yaml")
-    data = data_tree(single["data"], bool(ns.no_embedded_data))
+    fmt = parse_format(args["format"] or "yaml")
+    target = (args["output"] or "").strip()
+    if target not in ("", "-") and not target.startswith("cm://"):
+        check_writable(target, "--output")  # before any work (a snapshot read, a cluster)
+    data = data_tree(args["data"], bool(args["no_embedded_data"]))
     store = load_store(data)
-    cluster = _ClusterHandle(ns.kubeconfig, ns.kube_context)
+    cluster = _ClusterHandle(args["kubeconfig"], args["kube_context"])
     try:
         query = crit.Criteria()
         evaluate = None
-        if single["snapshot"] is not None:
-            snapshot = load_snapshot(single["snapshot"], cluster)
+        if args["snapshot"] is not None:
+            snapshot = load_snapshot(args["snapshot"], cluster)
             query = detect_criteria(snapshot, store.registry)
             evaluate = snapshot_evaluator(snapshot)
             _say(err, f"criteria detected from the snapshot: {query.describe()}")
-        if single["criteria"] is not None:
-            query = load_criteria_file(single["criteria"], store.registry, query)
+        if args["criteria"] is not None:
+            query = load_criteria_file(args["criteria"], store.registry, query)
+        for f in crit.FIELDS:
+            if args[f] is not None and not str(args[f]).strip():
+                raise UsageError(MSG_EMPTY_CRITERION.format(field=f))
         query = crit.build(
             store.registry,
             query,
-            **{f: single[f] for f in crit.FIELDS},
-            nodes=single["nodes"],
+            **{f: args[f] for f in crit.FIELDS},
+            nodes=args["nodes"],
         )
         if evaluate is None and query.specificity() == 0:
             raise UsageError(MSG_NO_CRITERIA)
@@ -258,7 +198,7 @@ def run(ns: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | N
         for w in result.constraint_warnings:
             _say(err, f"overlay {w['overlay']} left out: {w['constraint']} {w['reason']}")
         where = write(
-            result.document, fmt, single["output"], stdout=out, configmap_writer=cluster.write_configmap
+            result.document, fmt, args["output"], stdout=out, configmap_writer=cluster.write_configmap
         )
         components = len(result.document["componentRefs"])
         _say(
@@ -271,20 +211,4 @@ def run(ns: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | N
         cluster.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (``python -m aicr_pytest.recipegen.cli``), same behavior as the subcommand."""
-    parser = argparse.ArgumentParser(prog=PROG)
-    add_arguments(parser)
-    ns = parser.parse_args(argv)
-    try:
-        return run(ns)
-    except UsageError as exc:
-        print(f"aicr-pytest: error: {exc}", file=sys.stderr)
-        return 2
-
-
-__all__ = ["add_arguments", "data_tree", "load_criteria_file", "main", "run"]
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+__all__ = ["data_tree", "load_criteria_file", "run"]

@@ -2,10 +2,10 @@
 
 A query has six dimensions — service, accelerator, intent, os, platform and nodes.  An unset
 dimension is ``any`` (nodes ``0``).  Input values are trimmed and lower-cased; the static values and
-aliases are AICR's (spec §2.3), and a value outside the static list is accepted only when some loaded
+aliases are AICR's, and a value outside the static list is accepted only when some loaded
 overlay declares it in its ``spec.criteria`` (that is how ``--data`` adds private services).
 
-Matching is asymmetric (spec §3.2): an overlay value that is empty or ``any`` matches every query
+Matching is asymmetric: an overlay value that is empty or ``any`` matches every query
 value; a specific overlay value matches only the identical query value (case-sensitive, overlay
 values are not normalized).  Nodes: query ``0`` matches only overlay ``0``; overlay ``0`` matches any.
 """
@@ -40,9 +40,12 @@ ALIASES: Final[Mapping[Field, Mapping[str, str]]] = {
     "platform": {"": ANY, ANY: ANY},
 }
 
-# Messages quoted from the spec (§2.3) / AICR.
+# Messages quoted from AICR.
 MSG_INVALID_VALUE = "invalid {field} type: {value}"
 MSG_INVALID_NODES = "invalid nodes count: {nodes} (must be >= 0)"
+#: AICR reads the count into a Go int (64 bits): a larger one is refused, never written
+MSG_NODES_OUT_OF_RANGE = "invalid nodes count: {nodes} (out of range for a 64-bit integer)"
+_INT64_MAX = 2**63 - 1
 
 
 def normalize(value: str) -> str:
@@ -146,6 +149,8 @@ def matches(overlay: OverlayCriteria, query: Criteria) -> bool:
 def check_nodes(nodes: int) -> int:
     if nodes < 0:
         raise UsageError(MSG_INVALID_NODES.format(nodes=nodes))
+    if nodes > _INT64_MAX:
+        raise UsageError(MSG_NODES_OUT_OF_RANGE.format(nodes=nodes))
     return nodes
 
 

@@ -1,6 +1,6 @@
 """Snapshot-aware generation: criteria detected from a snapshot, and the constraint evaluator.
 
-Detection follows AICR's fingerprint (spec §4.6), computed from the measurements (the snapshot's own
+Detection follows AICR's fingerprint, computed from the measurements (the snapshot's own
 ``fingerprint`` block is advisory and not trusted):
 
 * service — ``K8s.node.provider`` (``ocid1.…``, ``oci://…`` or ``oci`` → ``oke``;

@@ -1,4 +1,4 @@
-"""Merge semantics of recipe generation (spec §3.3) and the checks on the merged result.
+"""Merge semantics of recipe generation and the checks on the merged result.
 
 * :func:`merge_spec` — an overlay's spec onto the spec built so far (AICR ``RecipeMetadataSpec.Merge``).
 * :func:`merge_mixins` — the accumulated mixins after the chains, with their collision errors.

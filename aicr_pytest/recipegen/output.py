@@ -21,9 +21,9 @@ from typing import Any, Literal, TextIO
 
 import yaml
 
-from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
+from aicr_pytest.core.version import __version__
 
 Format = Literal["yaml", "json"]
 FORMATS: tuple[Format, ...] = ("yaml", "json")

@@ -1,4 +1,4 @@
-"""Load the overlay tree — ``base.yaml``, overlays and mixins — from a data tree (spec §3.1, §3.5).
+"""Load the overlay tree — ``base.yaml``, overlays and mixins — from a data tree.
 
 Walk rules, as AICR's metadata store applies them to every file of the data root:
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from aicr_pytest import __version__
+from aicr_pytest.core.version import __version__
 from aicr_pytest.core.writable import MSG_FALLBACK, fallback_path
 
 SPEC_VERSION = "0.0.1"

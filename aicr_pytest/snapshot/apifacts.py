@@ -1,7 +1,6 @@
 """``K8s.*`` and ``NodeTopology.*`` from API objects (pure; the reads are in :mod:`.cluster`).
 
-Rules of AICR's collectors (``pkg/collector/k8s``, ``pkg/collector/topology``; spec
-``recipe-snapshot-constraints.md`` §4.2):
+Rules of AICR's collectors (``pkg/collector/k8s``, ``pkg/collector/topology``):
 
 * ``K8s.server`` -- ``/version``: ``version`` (``gitVersion``), ``platform``, ``goVersion``;
 * ``K8s.image`` -- every container, init and ephemeral container image of every pod: the part
@@ -27,12 +26,10 @@ ends with `` (+N more)``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from typing import Any, Final
 
-from aicr_pytest.core.snapshot import format_go_float
+from aicr_pytest.core.gofmt import format_go_float, go_json
 from aicr_pytest.snapshot.measure import Data
 
 JSON = dict[str, Any]
@@ -92,37 +89,6 @@ def image_data(pods: Iterable[Mapping[str, Any]]) -> Data:
 
 
 # -- K8s.policy --------------------------------------------------------------------------------
-def _go_json(value: Any) -> str:
-    """Go ``encoding/json`` of decoded JSON: compact, map keys sorted, HTML characters escaped."""
-    if isinstance(value, dict):
-        inner = ",".join(f"{_go_json(str(k))}:{_go_json(value[k])}" for k in sorted(value, key=str))
-        return "{" + inner + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_go_json(v) for v in value) + "]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _go_json_float(value)
-    text = json.dumps(str(value), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _go_json_float(value: float) -> str:
-    """Go's JSON number for a float64: positional in [1e-6, 1e21), else ``1e-7`` / ``1.5e+21``."""
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    magnitude = abs(value)
-    if magnitude < 1e-6 or magnitude >= 1e21:
-        mantissa, _, exp = repr(value).partition("e")
-        sign = "-" if exp.startswith("-") else "+"
-        return f"{mantissa}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
-    return format(Decimal(repr(value)), "f")
-
-
 def _policy_value(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -133,7 +99,7 @@ def _policy_value(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return _go_json(value) if value else None
+        return go_json(value) if value else None
     return None  # null
 
 

@@ -5,7 +5,8 @@ Order as in AICR: the recipe is loaded first (a bad recipe is exit 2 before anyt
 then), and only then the agent runs. The capture is :func:`~aicr_pytest.snapshot.cluster.capture_live`
 with validate's own options: its kubeconfig and context, its ``--node-selector``/``--toleration``
 (AICR forwards them to the agent too), ``--nvidia-smi-image`` (its resolved value) as the agent image,
-``--no-cleanup``, ``--namespace`` (default ``aicr-validation``), ``--image-pull-secret``,
+``--no-cleanup``, ``--namespace`` (default ``aicr-validation``), ``--image-pull-secret`` (the last
+four as the run's :class:`~aicr_pytest.core.settings.Placement`),
 ``--require-gpu``, ``--timeout`` (default 5 minutes) and ``--job-name`` as the Job's name prefix;
 privileged (AICR's defaults). Plain ``pytest --recipe`` never captures: it needs ``--snapshot``.
 
@@ -17,15 +18,14 @@ with ``--snapshot``; the terminal says where. That file is what the readiness pr
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from aicr_pytest.core.recipe import parse_recipe
-from aicr_pytest.core.settings import parse_node_selector, parse_toleration
+from aicr_pytest.core.settings import Placement
 from aicr_pytest.core.sources import load_yaml_document
 from aicr_pytest.kube.errors import ApiError
-from aicr_pytest.kube.run import DEFAULT_NAMESPACE
 from aicr_pytest.snapshot.agent import JOB_BASE
 from aicr_pytest.snapshot.cluster import DEFAULT_TIMEOUT_S, CaptureError, CaptureOptions, capture_live
 from aicr_pytest.snapshot.output import dumps
@@ -44,25 +44,21 @@ def capture_for_validate(
     recipe: str,
     kubeconfig: str | None,
     kube_context: str | None,
-    node_selector: Sequence[str] | None,
-    toleration: Sequence[str] | None,
+    placement: Placement,
     image: str,
     no_cleanup: bool,
     emit: Emit,
     directory: str | Path | None = None,
-    namespace: str = DEFAULT_NAMESPACE,
-    image_pull_secrets: Sequence[str] = (),
     require_gpu: bool = False,
     timeout: float = DEFAULT_TIMEOUT_S,
     job_name: str | None = None,
 ) -> tuple[str | None, int]:
     """Capture the snapshot validate evaluates: ``(path, 0)``, or ``(None, exit code)`` after one
     ``aicr-pytest: error: failed to capture snapshot: ...`` line (5: the agent timed out; 8: it
-    failed). Bad input raises :class:`UsageError` (exit 2) before the cluster is touched."""
+    failed). Bad input raises :class:`UsageError` (exit 2) before the cluster is touched (the
+    placement's flags are parsed by :func:`~aicr_pytest.core.settings.build_placement`)."""
     from aicr_pytest.kube import connect
 
-    selector = parse_node_selector(node_selector)
-    tolerations = tuple(parse_toleration(t) for t in toleration) if toleration else None
     cluster = None
     if recipe.strip().startswith("cm://"):
         cluster = connect(kubeconfig, kube_context)
@@ -72,12 +68,12 @@ def capture_for_validate(
         cluster = connect(kubeconfig, kube_context)
     opts = CaptureOptions(
         image=image,
-        namespace=namespace,
-        node_selector=selector,
-        tolerations=tolerations,
+        namespace=placement.namespace,
+        node_selector=placement.node_selector,
+        tolerations=placement.tolerations,
         require_gpu=require_gpu,
         timeout=timeout,
-        image_pull_secrets=tuple(image_pull_secrets),
+        image_pull_secrets=placement.image_pull_secrets,
         job_base=job_name or JOB_BASE,
     )
     connected = cluster

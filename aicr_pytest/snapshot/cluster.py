@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from aicr_pytest import __version__
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.settings import Toleration
+from aicr_pytest.core.version import __version__
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import AccessDenied, ApiError, WaitTimeout
 from aicr_pytest.kube.logs import read_log

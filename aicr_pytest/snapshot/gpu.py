@@ -1,6 +1,6 @@
 """``GPU.hardware`` (PCI enumeration) and ``GPU.smi`` (``nvidia-smi -q -x``), pure.
 
-``GPU.hardware`` follows AICR's collector (spec ``recipe-snapshot-constraints.md`` §4.2): a GPU is a
+``GPU.hardware`` follows AICR's collector: a GPU is a
 PCI function with vendor ``10de`` (NVIDIA) and class ``0300`` (VGA) or ``0302`` (3D controller), so
 NVSwitches and bridges do not count; ``model`` is the SKU of the device id when every GPU of the node
 resolves to the same known one (a mixed node gets none); ``driver-loaded`` is whether the ``nvidia``

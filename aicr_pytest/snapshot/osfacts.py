@@ -1,7 +1,7 @@
 """``OS.*`` and ``SystemD.*`` from the texts a node shows (pure parsers, real formats).
 
-Each parser follows the rules of AICR's collectors (``pkg/collector/os``, ``pkg/collector/systemd``;
-spec ``recipe-snapshot-constraints.md`` §4.2):
+Each parser follows the rules of AICR's collectors (``pkg/collector/os``,
+``pkg/collector/systemd``):
 
 * ``OS.grub`` -- ``/proc/cmdline`` split on spaces; ``key=value`` (first ``=``), a bare ``key`` reads
   ``""``; ``root`` is left out (it names the boot disk);
@@ -22,7 +22,7 @@ show`` prints text (``yes``/``no``), and so do ours.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Final
 
 #: AICR's ``defaults.FileParserMaxSize``: bigger files are not read.
@@ -119,15 +119,10 @@ def parse_systemctl_show(text: str) -> dict[str, str] | None:
     }
 
 
-def has_module(modules: Mapping[str, bool], name: str) -> bool:
-    return bool(modules.get(name))
-
-
 __all__ = [
     "DEFAULT_UNITS",
     "MAX_FILE_BYTES",
     "SYSTEMD_FILTERED",
-    "has_module",
     "parse_cmdline",
     "parse_modules",
     "parse_os_release",

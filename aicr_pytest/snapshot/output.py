@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,9 @@ from typing import Any, Final, Literal, TextIO
 
 import yaml
 
-from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
+from aicr_pytest.core.version import __version__
 
 Format = Literal["yaml", "json"]
 FORMATS: Final[tuple[Format, ...]] = ("yaml", "json")
@@ -85,9 +86,18 @@ def parse_destination(value: str | None) -> Destination:
     if not parent.is_dir():
         raise UsageError(MSG_NO_DIRECTORY.format(path=target, parent=parent))
     writable = os.access(path, os.W_OK) if path.exists() else os.access(parent, os.W_OK | os.X_OK)
-    if not writable:
+    if not writable or not _can_create_in(parent):  # os.access is True for root, even under /proc
         raise UsageError(MSG_NOT_WRITABLE.format(path=target))
     return Destination("file", path=str(path))
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Whether a file can really be created in ``directory`` (a temporary probe, removed again)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".aicr-pytest-probe-"):
+            return True
+    except OSError:
+        return False
 
 
 class _Dumper(yaml.SafeDumper):

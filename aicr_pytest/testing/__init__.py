@@ -6,7 +6,7 @@ Public API (each module's docstring gives the semantics and the known gaps):
 * :class:`FakeCluster` -- the fake API server + store + clock + simulator started as one unit:
   kubeconfig, store helpers (``add``/``find``/``get``/``list``/``delete``, pod logs), HTTP faults,
   virtual time (:mod:`.cluster`);
-* :data:`FakeClusterFactory` -- the type of the ``fake_cluster_factory`` fixture;
+* :data:`FakeClusterFactory` -- the type of the ``aicr_fake_cluster_factory`` fixture;
 * :class:`TimerClock` -- a :class:`aicr_pytest.core.clock.Clock` with timers, the base of:
 * :class:`FakeClock` -- virtual time that moves only when advanced (or auto-advanced while every
   client is blocked in a watch, :mod:`.virtualtime`);
@@ -42,11 +42,11 @@ registered when this package is imported. A check of your own brings its player 
     register_player("probe", play_probe)          # in a conftest.py, or scoped in a fixture:
     # with using_player("probe", play_probe): yield
 
-Every ``FakeCluster(profile)`` (and ``fake_cluster_factory(profile)``) then runs it after the
+Every ``FakeCluster(profile)`` (and ``aicr_fake_cluster_factory(profile)``) then runs it after the
 profile's components; players run in registration order, and registering a name again replaces it.
 
-Fixtures (``fake_cluster``, ``fake_cluster_factory``) come with the aicr plugin
-(:mod:`aicr_pytest.plugin.testkit`).
+Fixtures (``aicr_fake_cluster``, ``aicr_fake_cluster_factory``) come with aicr-pytest's
+``aicr_testkit`` plugin (:mod:`aicr_pytest.plugin.testkit`; ``-p no:aicr_testkit`` turns it off).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from aicr_pytest.testing.simulator import NodeProfile, PodScript, Simulator
 from aicr_pytest.testing.store import ApiError, Obj, Store
 
 FakeClusterFactory = Callable[..., FakeCluster]
-"""The type of the ``fake_cluster_factory`` fixture: ``factory(profile=None, faults=(), **kwargs)``."""
+"""The type of the ``aicr_fake_cluster_factory`` fixture: ``factory(profile=None, faults=(), **kwargs)``."""
 
 __all__ = [
     "FAULTS",

@@ -18,37 +18,32 @@ from aicr_pytest import conformance  # lazy: a check's module is imported when i
 from aicr_pytest.core.artifacts import EXTRA_KEY
 
 if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
-    from aicr_pytest.core.clock import Clock
-    from aicr_pytest.core.policy import AllocationPolicy
-    from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.kube.client import Cluster
-    from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
+    from aicr_pytest import AllocationPolicy, CheckContext, Clock, Cluster, Recipe, RunScope
 
 
 @pytest.fixture
 def conformance_ctx(
-    check: CheckContext,
-    cluster: Cluster,
-    run: RunScope,
-    recipe: Recipe,
-    allocation_policy: AllocationPolicy,
+    aicr_check: CheckContext,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
+    aicr_recipe: Recipe,
+    aicr_allocation_policy: AllocationPolicy,
     aicr_clock: Clock,
 ) -> Iterator[conformance.ConformanceContext]:
     ctx = conformance.context_for_check(
-        check,
-        cluster,
-        run,
-        component_refs=recipe.component_refs,
-        allocation_policy=allocation_policy.mode,
+        aicr_check,
+        aicr_cluster,
+        aicr_run,
+        component_refs=aicr_recipe.component_refs,
+        allocation_policy=aicr_allocation_policy.mode,
         clock=aicr_clock,
     )
     try:
         yield ctx
     finally:
         if ctx.artifacts.artifacts:
-            check.extra[EXTRA_KEY] = ctx.artifacts_json()
+            aicr_check.extra[EXTRA_KEY] = ctx.artifacts_json()
 
 
-def test_conformance(check: CheckContext, conformance_ctx: conformance.ConformanceContext) -> None:
-    conformance.check_function(check.name)(conformance_ctx)
+def test_conformance(aicr_check: CheckContext, conformance_ctx: conformance.ConformanceContext) -> None:
+    conformance.check_function(aicr_check.name)(conformance_ctx)

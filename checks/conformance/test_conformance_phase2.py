@@ -18,13 +18,8 @@ from aicr_pytest import conformance as checks  # lazy: a check's module is impor
 from aicr_pytest.core.artifacts import EXTRA_KEY
 
 if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
+    from aicr_pytest import AllocationPolicy, CheckContext, Clock, Cluster, Recipe, RunScope
     from aicr_pytest.conformance.context import ConformanceContext
-    from aicr_pytest.core.clock import Clock
-    from aicr_pytest.core.policy import AllocationPolicy
-    from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.kube.client import Cluster
-    from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
 
 #: what of the process environment the checks read (never the whole environment: no secrets)
 ENV_KEYS = ("KUBERNETES_SERVICE_HOST",)
@@ -36,26 +31,26 @@ def check_env() -> dict[str, str]:
 
 @pytest.fixture
 def conformance(
-    check: CheckContext,
-    cluster: Cluster,
-    run: RunScope,
-    recipe: Recipe,
-    allocation_policy: AllocationPolicy,
+    aicr_check: CheckContext,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
+    aicr_recipe: Recipe,
+    aicr_allocation_policy: AllocationPolicy,
     aicr_clock: Clock,
 ) -> Iterator[ConformanceContext]:
     ctx = checks.context_for_check(
-        check,
-        cluster,
-        run,
-        component_refs=recipe.component_refs,
-        allocation_policy=allocation_policy.mode,
+        aicr_check,
+        aicr_cluster,
+        aicr_run,
+        component_refs=aicr_recipe.component_refs,
+        allocation_policy=aicr_allocation_policy.mode,
         clock=aicr_clock,
         env=check_env(),
     )
     try:
         yield ctx
     finally:
-        check.extra[EXTRA_KEY] = ctx.artifacts_json()
+        aicr_check.extra[EXTRA_KEY] = ctx.artifacts_json()
 
 
 def test_accelerator_metrics(conformance: ConformanceContext) -> None:

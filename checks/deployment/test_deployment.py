@@ -14,74 +14,80 @@ from aicr_pytest import deployment  # lazy: a check's modules are imported when 
 from aicr_pytest.core import constraints
 
 if TYPE_CHECKING:  # annotations only: the cluster client and the check modules load when a check runs
-    from aicr_pytest.core.clock import Clock
-    from aicr_pytest.core.datatree import DataTree
-    from aicr_pytest.core.policy import AllocationPolicy
-    from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.core.settings import Settings
+    from aicr_pytest import (
+        AllocationPolicy,
+        CheckContext,
+        Clock,
+        Cluster,
+        DataTree,
+        Recipe,
+        RunScope,
+        Settings,
+    )
     from aicr_pytest.deployment.fetch import ClusterFetch
-    from aicr_pytest.kube.client import Cluster
-    from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
 
 
 @pytest.fixture
-def fetch(cluster: Cluster) -> ClusterFetch:
-    return deployment.ClusterFetch(cluster)
+def fetch(aicr_cluster: Cluster) -> ClusterFetch:
+    return deployment.ClusterFetch(aicr_cluster)
 
 
-def test_operator_health(check: CheckContext, recipe: Recipe, fetch: ClusterFetch) -> None:
-    deployment.check_operator_health(fetch, recipe.component_refs, emit=check.emit)
+def test_operator_health(aicr_check: CheckContext, aicr_recipe: Recipe, fetch: ClusterFetch) -> None:
+    deployment.check_operator_health(fetch, aicr_recipe.component_refs, emit=aicr_check.emit)
 
 
-def test_gpu_operator_version(check: CheckContext, recipe: Recipe, fetch: ClusterFetch) -> None:
+def test_gpu_operator_version(aicr_check: CheckContext, aicr_recipe: Recipe, fetch: ClusterFetch) -> None:
     deployment.check_gpu_operator_version(
         fetch,
-        check.constraints,
-        emit=check.emit,
+        aicr_check.constraints,
+        emit=aicr_check.emit,
         parse_expression=constraints.validate_expression,
         evaluate=constraints.evaluate,
-        refs=recipe.component_refs,
+        refs=aicr_recipe.component_refs,
     )
 
 
 def test_expected_resources(
-    check: CheckContext, recipe: Recipe, fetch: ClusterFetch, data_tree: DataTree, aicr_clock: Clock
+    aicr_check: CheckContext,
+    aicr_recipe: Recipe,
+    fetch: ClusterFetch,
+    aicr_data_tree: DataTree,
+    aicr_clock: Clock,
 ) -> None:
-    deadline = aicr_clock.time() + check.timeout_s
+    deadline = aicr_clock.time() + aicr_check.timeout_s
     deployment.check_expected_resources(
-        recipe.component_refs,
+        aicr_recipe.component_refs,
         fetch,
-        read_data_file=lambda rel: data_tree.read_bytes(rel).decode("utf-8"),
-        registry_entry=data_tree.registry_entry,
-        emit=check.emit,
+        read_data_file=lambda rel: aicr_data_tree.read_bytes(rel).decode("utf-8"),
+        registry_entry=aicr_data_tree.registry_entry,
+        emit=aicr_check.emit,
         clock=aicr_clock,
         deadline=deadline,
     )
 
 
 def test_check_nvidia_smi(
-    check: CheckContext,
-    cluster: Cluster,
-    run: RunScope,
+    aicr_check: CheckContext,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
     aicr_settings: Settings,
-    allocation_policy: AllocationPolicy,
+    aicr_allocation_policy: AllocationPolicy,
     aicr_clock: Clock,
 ) -> None:
     record = deployment.NvidiaSmiRun()
     try:
         deployment.check_nvidia_smi(
-            cluster,
-            run,
+            aicr_cluster,
+            aicr_run,
             image=aicr_settings.nvidia_smi_image,
-            policy=allocation_policy.mode,
-            node_selector=check.node_selector,
-            tolerations=check.tolerations,
-            budget_s=check.timeout_s,
+            policy=aicr_allocation_policy.mode,
+            node_selector=aicr_check.node_selector,
+            tolerations=aicr_check.tolerations,
+            budget_s=aicr_check.timeout_s,
             clock=aicr_clock,
-            emit=check.emit,
+            emit=aicr_check.emit,
             record=record,
         )
     finally:
         if record.namespace:  # verify pods were created: say where, with which image
-            check.extra["aicr.nvidiaSmi"] = record.as_extra()
+            aicr_check.extra["aicr.nvidiaSmi"] = record.as_extra()

@@ -26,12 +26,7 @@ import pytest
 from aicr_pytest import inference as inf  # lazy: the cluster I/O module is imported when the check runs
 
 if TYPE_CHECKING:  # annotations only
-    from aicr_pytest.core.clock import Clock
-    from aicr_pytest.core.datatree import DataTree
-    from aicr_pytest.core.policy import AllocationPolicy
-    from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
+    from aicr_pytest import AllocationPolicy, CheckContext, Clock, DataTree, Recipe, RunScope
 
 log = logging.getLogger("aicr_pytest.check")
 
@@ -53,39 +48,39 @@ def _terminal_writer(config: pytest.Config, verbose_only: bool) -> Callable[[str
 
 
 def test_inference_perf(
-    check: CheckContext,
-    recipe: Recipe,
-    allocation_policy: AllocationPolicy,
-    data_tree: DataTree,
-    run: RunScope,
+    aicr_check: CheckContext,
+    aicr_recipe: Recipe,
+    aicr_allocation_policy: AllocationPolicy,
+    aicr_data_tree: DataTree,
+    aicr_run: RunScope,
     aicr_clock: Clock,
     pytestconfig: pytest.Config,
 ) -> None:
     knobs = inf.preflight(
-        check.constraints,
-        [c.name for c in recipe.component_refs],
-        inf.catalog_env(data_tree),
+        aicr_check.constraints,
+        [c.name for c in aicr_recipe.component_refs],
+        inf.catalog_env(aicr_data_tree),
         os.environ,
     )
     secrets = [knobs.hf_token]
 
     def say(text: str) -> None:
-        check.emit(inf.redact(text, secrets))
+        aicr_check.emit(inf.redact(text, secrets))
 
-    cluster = run.cluster
+    cluster = aicr_run.cluster
     inf.guard_dgd_crd(inf.dgd_crd_lookup(cluster))
-    mode, choice = inf.choose_node(cluster, allocation_policy.mode, check.node_selector, say)
-    # structured evidence for the reports (#18): the chosen node and how its workers get GPUs
-    check.fact("node", choice.name)
-    check.fact("wiring", choice.wiring)
-    check.fact("GPUs benchmarked", f"{choice.free_gpus} of {choice.node_gpus}")
+    mode, choice = inf.choose_node(cluster, aicr_allocation_policy.mode, aicr_check.node_selector, say)
+    # structured evidence for the reports: the chosen node and how its workers get GPUs
+    aicr_check.fact("node", choice.name)
+    aicr_check.fact("wiring", choice.wiring)
+    aicr_check.fact("GPUs benchmarked", f"{choice.free_gpus} of {choice.node_gpus}")
     inf.require_storage(cluster, knobs)
-    cli_tolerations = None if check.tolerations is None else [t.to_k8s() for t in check.tolerations]
+    cli_tolerations = None if aicr_check.tolerations is None else [t.to_k8s() for t in aicr_check.tolerations]
     tolerations = inf.worker_tolerations(choice.node, cli_tolerations)
 
-    keep = knobs.no_cleanup or run.no_cleanup
-    run.no_cleanup = keep
-    workload = inf.InferenceWorkload(run, aicr_clock, knobs, say, _terminal_writer(pytestconfig, True))
+    keep = knobs.no_cleanup or aicr_run.no_cleanup
+    aicr_run.no_cleanup = keep
+    workload = inf.InferenceWorkload(aicr_run, aicr_clock, knobs, say, _terminal_writer(pytestconfig, True))
     try:
         workload.deploy(choice, tolerations, mode.api_version)
         endpoint = workload.resolve_endpoint()
@@ -102,7 +97,7 @@ def test_inference_perf(
     verdict = inf.evaluate(throughput, ttft_p99, knobs, choice.free_gpus, choice.node_gpus)
     for line in verdict.lines:
         say(line)
-    for measurement in verdict.measurements:  # measured values vs constraints, for the reports (#18)
-        check.measure(measurement)
+    for measurement in verdict.measurements:  # measured values vs constraints, for the reports
+        aicr_check.measure(measurement)
     if verdict.failures:
         raise inf.InferenceFailure("; ".join(verdict.failures))

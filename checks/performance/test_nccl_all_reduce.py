@@ -2,7 +2,7 @@
 
 One test function, one item per check.  Decisions live in :mod:`aicr_pytest.nccl` (pure) and the
 cluster work in :mod:`aicr_pytest.nccl.cluster`; this function only wires them together in the
-order of spec §A.6: variant → nodes and sizing → Trainer → plumbing and preflights → TrainJob →
+order AICR runs them: variant → nodes and sizing → Trainer → plumbing and preflights → TrainJob →
 launcher log → parse → transport → threshold.  Evidence: the parsed sweep goes to CTRF ``extra``
 (``aicr.ncclSweep``) and, with ``--evidence-dir``, ``<check>-busbw.svg`` plus the launcher log.
 """
@@ -15,45 +15,48 @@ from typing import TYPE_CHECKING
 from aicr_pytest import nccl  # lazy: the cluster I/O module is imported when the check runs
 
 if TYPE_CHECKING:  # annotations only
-    from aicr_pytest.core.clock import Clock
-    from aicr_pytest.core.datatree import DataTree
-    from aicr_pytest.core.recipe import Recipe
-    from aicr_pytest.core.settings import Settings
-    from aicr_pytest.kube.client import Cluster
-    from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
+    from aicr_pytest import CheckContext, Clock, Cluster, DataTree, Recipe, RunScope, Settings
 
 
 def test_nccl_all_reduce_bw(
-    check: CheckContext,
-    recipe: Recipe,
+    aicr_check: CheckContext,
+    aicr_recipe: Recipe,
     aicr_settings: Settings,
-    data_tree: DataTree,
-    cluster: Cluster,
-    run: RunScope,
+    aicr_data_tree: DataTree,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
     aicr_clock: Clock,
 ) -> None:
-    plan = nccl.resolve_variant(check.name, recipe.criteria, check.constraints, os.environ, data=data_tree)
+    plan = nccl.resolve_variant(
+        aicr_check.name, aicr_recipe.criteria, aicr_check.constraints, os.environ, data=aicr_data_tree
+    )
     bench = nccl.NcclBenchmark(
-        cluster, run, check=check.name, clock=aicr_clock, deadline=aicr_clock.time() + check.timeout_s
+        aicr_cluster,
+        aicr_run,
+        check=aicr_check.name,
+        clock=aicr_clock,
+        deadline=aicr_clock.time() + aicr_check.timeout_s,
     )
 
     targets = nccl.select_target_nodes(
         bench.gpu_nodes(),
         accelerator=plan.criteria_accelerator,
         service=plan.target_service,
-        node_selector=plan.sizing_selector(check.node_selector),
+        node_selector=plan.sizing_selector(aicr_check.node_selector),
     )
     sizing = nccl.size_workers(targets)
     bench.require_trainer()
     plumbing = bench.plumbing(
-        plan, targets, node_selector=check.node_selector, tolerations=nccl.tolerations_k8s(check.tolerations)
+        plan,
+        targets,
+        node_selector=aicr_check.node_selector,
+        tolerations=nccl.tolerations_k8s(aicr_check.tolerations),
     )
     bench.preflight(plan, targets)
 
     objects = nccl.render_benchmark(plan, bench.render_inputs(sizing, plumbing), plumbing.scheduling)
     trainjob = bench.apply(plan, objects)
-    check.extra["aicr.ncclRun"] = {
+    aicr_check.extra["aicr.ncclRun"] = {
         "trainJob": f"{bench.namespace}/{trainjob}",
         "workers": sizing.worker_count,
         "gpusPerWorker": sizing.gpu_count_per_node,
@@ -63,31 +66,31 @@ def test_nccl_all_reduce_bw(
     try:
         outcome = bench.wait(trainjob, sizing.worker_count)
     except nccl.LauncherFailed as failure:
-        _diagnostics(check, failure.diagnostics)
+        _diagnostics(aicr_check, failure.diagnostics)
         raise
     text = bench.launcher_log(outcome.launcher)
-    _write_evidence(aicr_settings, f"{check.name}-launcher.log", text)
+    _write_evidence(aicr_settings, f"{aicr_check.name}-launcher.log", text)
 
     try:
         result = nccl.parse_all_reduce(text)
     except nccl.NcclParseError as exc:
-        check.extra["aicr.diagnostics"] = {nccl.DIAGNOSTIC_LABEL: list(exc.tail)}
+        aicr_check.extra["aicr.diagnostics"] = {nccl.DIAGNOSTIC_LABEL: list(exc.tail)}
         for line in exc.diagnostic_block():
-            check.emit(line)
+            aicr_check.emit(line)
         raise
-    check.extra["aicr.ncclSweep"] = result.to_json()
-    plot = nccl.sweep_plot(check.name, result.rows, plan.threshold)
-    check.figure(f"{check.name}: bus bandwidth by message size", plot)  # the HTML report (#18)
-    _write_evidence(aicr_settings, f"{check.name}-busbw.svg", plot)
+    aicr_check.extra["aicr.ncclSweep"] = result.to_json()
+    plot = nccl.sweep_plot(aicr_check.name, result.rows, plan.threshold)
+    aicr_check.figure(f"{aicr_check.name}: bus bandwidth by message size", plot)  # the HTML report
+    _write_evidence(aicr_settings, f"{aicr_check.name}-busbw.svg", plot)
 
     nccl.verify_transport(plan.variant, result.transport)
-    verdict = nccl.evaluate(check.name, plan.threshold, result.busbw_gbps)
+    verdict = nccl.evaluate(aicr_check.name, plan.threshold, result.busbw_gbps)
     for line in verdict.lines:
-        check.emit(line)
-    if verdict.measurement is not None:  # measured value vs constraint, for the reports (#18)
-        check.measure(verdict.measurement)
+        aicr_check.emit(line)
+    if verdict.measurement is not None:  # measured value vs constraint, for the reports
+        aicr_check.measure(verdict.measurement)
     if verdict.failure is not None:
-        check.fail(verdict.failure)
+        aicr_check.fail(verdict.failure)
 
 
 def _diagnostics(check: CheckContext, blocks: dict[str, list[str]]) -> None:

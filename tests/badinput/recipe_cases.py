@@ -40,7 +40,7 @@ NO_CRITERIA = (
 )
 
 CASES: list[tuple[list[str], int, str]] = [
-    # criteria values (spec §2.3 texts)
+    # criteria values
     (["recipe", "--service", "bogus"], 2, E + "invalid service type: bogus"),
     (["recipe", "--accelerator", "x100"], 2, E + "invalid accelerator type: x100"),
     (["recipe", "--gpu", "T4"], 2, E + "invalid accelerator type: T4"),
@@ -52,6 +52,27 @@ CASES: list[tuple[list[str], int, str]] = [
         ["recipe", "--nodes", "many"],
         2,
         "aicr-pytest recipe: error: argument --nodes: invalid int value: 'many'",
+    ),
+    (
+        ["recipe", "--service", "eks", "--nodes", "99999999999999999999999"],
+        2,
+        E + "invalid nodes count: 99999999999999999999999 (out of range for a 64-bit integer)",
+    ),
+    (["recipe", "--service", ""], 2, E + "--service must not be empty (leave it out to match any service)"),
+    (
+        ["recipe", "--accelerator", " "],
+        2,
+        E + "--accelerator must not be empty (leave it out to match any accelerator)",
+    ),
+    (
+        ["recipe", "--service", "eks", "--nodes", "-5x"],
+        2,
+        "aicr-pytest recipe: error: --nodes needs a value (write --nodes=VALUE for one that starts with '-')",
+    ),
+    (
+        ["recipe", "--service", "eks", "-o", "/proc/recipe.yaml"],
+        2,
+        E + "--output /proc/recipe.yaml: cannot write the report there: No such file or directory",
     ),
     (["recipe"], 2, NO_CRITERIA),
     (["recipe", "--service", "any", "--intent", "any"], 2, NO_CRITERIA),
@@ -89,7 +110,7 @@ CASES: list[tuple[list[str], int, str]] = [
         2,
         E + "cannot write recipe to {tmp}/no/such/dir/recipe.yaml: No such file or directory",
     ),
-    # the OS guard (spec §3.2) on the embedded data
+    # the OS guard on the embedded data
     (
         ["recipe", "--service", "gke", "--accelerator", "h100", "--intent", "training"],
         2,

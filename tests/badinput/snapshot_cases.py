@@ -19,7 +19,19 @@ S = "aicr-pytest snapshot: error: "
 TIMEOUT = 'invalid --timeout "{value}": expected a positive duration such as 90s, 5m or 1h30m'
 
 CASES: list[tuple[list[str], int, str]] = [
-    # output format and destination
+    # a value that starts with '-' is taken for a flag unless attached with '='
+    (
+        ["snapshot", "--timeout", "-5s"],
+        2,
+        S + "--timeout needs a value (write --timeout=VALUE for one that starts with '-')",
+    ),
+    (["snapshot", "--timeout=-5s"], 2, E + TIMEOUT.format(value="-5s")),
+    # output format and destination (really probed: root passes os.access under /proc)
+    (
+        ["snapshot", "-o", "/proc/snapshot.yaml"],
+        2,
+        E + "cannot write snapshot to /proc/snapshot.yaml: permission denied",
+    ),
     (
         ["snapshot", "--format", "table"],
         2,

@@ -1,5 +1,5 @@
 """Every case of :mod:`tests.badinput.cncf_cases`: the exit code and the one stderr line, no
-traceback, nothing written into the evidence directory, on both entry points."""
+traceback, nothing written into the evidence directory, on both entry points (and ``cncf check``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.badinput.cncf_cases import FILES, PYTEST_CASES, RECIPE, VALIDATE_CASES
+from tests.badinput.cncf_cases import CNCF_CHECK_CASES, FILES, PYTEST_CASES, RECIPE, VALIDATE_CASES
 from tests.badinput.common import call_main, make_scratch
 
 EXAMPLE_RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "examples" / "h100-eks-training.yaml"
@@ -32,7 +32,9 @@ def _nothing_written(tmp: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("argv", "code", "line"), VALIDATE_CASES, ids=[" ".join(c[0][1:]) for c in VALIDATE_CASES]
+    ("argv", "code", "line"),
+    [*VALIDATE_CASES, *CNCF_CHECK_CASES],
+    ids=[" ".join(c[0][1:]) for c in VALIDATE_CASES] + [" ".join(c[0]) for c in CNCF_CHECK_CASES],
 )
 def test_validate_bad_input(
     scratch: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, line: str

@@ -144,6 +144,19 @@ CASES: list[Case] = [
     ),
     (T, [*OFF, "--ctrf-report", "/proc/ctrf.json"], {}, 4, P + f"--ctrf-report /proc/ctrf.json: {PROC}"),
     (T, [*OFF, "--ctrf-report", "{tmp}"], {}, 4, P + f"--ctrf-report {{tmp}}: {NOT_A_DIR}"),
+    # the HTML page and the evidence bundle: probed before the run too (a long run's output is not lost)
+    (V, [*OFF, "--html", "/proc/run.html"], {}, 2, P + f"--html /proc/run.html: {PROC}"),
+    (T, [*OFF, "--aicr-html", "/proc/run.html"], {}, 4, P + f"--html /proc/run.html: {PROC}"),
+    *_both(
+        [*OFF, "--emit-attestation", "/proc/evidence"],
+        {},
+        "--emit-attestation /proc/evidence: cannot write there: No such file or directory",
+    ),
+    *_both(
+        [*OFF, "--emit-attestation", "{tmp}/afile"],
+        {},
+        "--emit-attestation {tmp}/afile: cannot write there: it is not a directory",
+    ),
     # --recipe from the flag or --config
     (
         V,
@@ -253,7 +266,7 @@ CASES: list[Case] = [
         2,
         P + f'recipe {{tmp}}/typo-deploy.yaml: unknown validation phase "deploy"; {VALID_PHASES}',
     ),
-    # load-time coherence (recipe spec §2.5.4)
+    # load-time coherence
     *_both(
         ["-r", "{tmp}/no-primary.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {},

@@ -38,10 +38,10 @@ INJECTING_CHECK = f"""
 import pytest
 
 @pytest.mark.check("operator-health")
-def test_operator_health(check):
-    check.emit("pod gpu-operator-0 log: " + {INJECT_IMG!r})
-    check.emit("RESULT: " + {INJECT_SCRIPT!r})
-    check.fail("operator unhealthy: " + {INJECT_SCRIPT!r})
+def test_operator_health(aicr_check):
+    aicr_check.emit("pod gpu-operator-0 log: " + {INJECT_IMG!r})
+    aicr_check.emit("RESULT: " + {INJECT_SCRIPT!r})
+    aicr_check.fail("operator unhealthy: " + {INJECT_SCRIPT!r})
 """
 
 #: what the page looks like, read by DevTools (not by the page, whose CSP allows no script)
@@ -134,8 +134,8 @@ def test_the_detectors_detect(browser: Browser, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------- pages --
-def test_passing_run(browser: Browser, pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training")
+def test_passing_run(browser: Browser, pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     page, evidence = pytester.path / "report" / "passing.html", pytester.path / "evidence"
     tests, _ = run_nccl(pytester, fc, "--html", str(page), "--evidence-dir", str(evidence))
     assert tests[BW]["status"] == "passed"
@@ -200,9 +200,11 @@ def test_failing_run(browser: Browser, pytester: pytest.Pytester) -> None:
     keep_page(page, "failing")
 
 
-def test_injection_attempt(browser: Browser, pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+def test_injection_attempt(
+    browser: Browser, pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
     """``<script>`` and an ``onerror`` image in a check message, a RESULT line and a pod's log."""
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     fc.state["nccl"] = {"launcher_log": f"[1,0]<stdout>: {INJECT_SCRIPT}\n[1,0]<stdout>: {INJECT_IMG}\n"}
     pytester.makepyfile(test_user=INJECTING_CHECK)
     page = pytester.path / "injection.html"

@@ -11,10 +11,10 @@ from aicr_pytest.testing import FakeCluster
 
 
 @pytest.fixture
-def api(fake_cluster: FakeCluster) -> Iterator[Any]:
+def api(aicr_fake_cluster: FakeCluster) -> Iterator[Any]:
     """A real ``kubernetes.client.ApiClient`` built from the fake's kubeconfig file."""
     from kubernetes import config
 
-    client = config.new_client_from_config(config_file=str(fake_cluster.kubeconfig_path))
+    client = config.new_client_from_config(config_file=str(aicr_fake_cluster.kubeconfig_path))
     yield client
     client.close()

@@ -44,7 +44,7 @@ from tests.harness.authz import denied, request_attributes
 from tests.harness.controlplane import ControlPlane
 
 REPO = Path(__file__).resolve().parents[2]
-#: a coherent chart for extra component refs (load-time coherence, recipe spec §2.5.4)
+#: a coherent chart for extra component refs (load-time coherence)
 CHART = {"source": "https://charts.example.com", "version": "1.0.0"}
 EXAMPLES = REPO / "recipes" / "examples"
 CONFTEST = """
@@ -231,14 +231,14 @@ def written(tmp: Path, name: str, doc: dict[str, Any]) -> Path:
 def test_check_requests_are_granted_by_deploy_rbac_yaml(
     scenario: str,
     pytester: pytest.Pytester,
-    fake_cluster_factory: Any,
+    aicr_fake_cluster_factory: Any,
     controlplane: ControlPlane,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     profile, phase, recipe, snapshot, must_pass = SCENARIOS[scenario]
     for key, value in SCENARIO_ENV.get(scenario, {}).items():
         monkeypatch.setenv(key, value)
-    fc: FakeCluster = fake_cluster_factory(profile)
+    fc: FakeCluster = aicr_fake_cluster_factory(profile)
     shared_clock.CURRENT[:] = [shared_clock.ClusterClock(fc), None]
     pytester.makeconftest(CONFTEST)
     out = pytester.path / "ctrf.json"

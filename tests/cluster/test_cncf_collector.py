@@ -1,4 +1,4 @@
-"""``--cncf-submission``'s collector (#14) on the simulated cluster, called directly (virtual time):
+"""``--cncf-submission``'s collector on the simulated cluster, called directly (virtual time):
 every feature's file carries exactly one valid verdict, SKIP/FAIL follow the cluster, the recipe's
 allocation policy reaches the checks, and nothing secret or ELB-shaped survives in a file."""
 
@@ -95,9 +95,9 @@ def assert_header(text: str, title: str) -> None:
 
 
 def test_every_feature_on_a_healthy_training_cluster_has_exactly_one_valid_verdict(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     result, lines = collect_on(fc, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.file for f in features.FEATURES)
     for feature in features.FEATURES:
@@ -127,10 +127,10 @@ def test_every_feature_on_a_healthy_training_cluster_has_exactly_one_valid_verdi
 
 
 def test_the_gateway_feature_passes_on_an_inference_gateway_cluster_without_a_recipe(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
     """No recipe: agentgateway and the AI operator are detected on the cluster."""
-    fc = fake_cluster_factory("h100-eks-inference-gateway")
+    fc = aicr_fake_cluster_factory("h100-eks-inference-gateway")
     result, _ = collect_on(fc, tmp_path, ["gateway", "operator"], recipe=None)
     assert statuses(result) == {"inference-gateway": "PASS", "robust-operator": "PASS"}
     text = text_of(tmp_path, "inference-gateway")
@@ -140,10 +140,10 @@ def test_the_gateway_feature_passes_on_an_inference_gateway_cluster_without_a_re
 
 
 def test_no_karpenter_on_an_unsupported_platform_skips_cluster_autoscaling(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
     """No Karpenter and neither EKS nor GKE (an on-prem cluster): the prerequisite is absent."""
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     for node in fc.list("v1", "Node"):
         node["spec"]["providerID"] = f"kind://docker/onprem/{node['metadata']['name']}"
         fc.add(node)
@@ -158,29 +158,31 @@ def test_no_karpenter_on_an_unsupported_platform_skips_cluster_autoscaling(
 
 
 def test_no_karpenter_and_eks_nodes_without_a_node_group_fail(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
     """EKS GPU nodes are there but nothing can scale them: present but not autoscaled -> FAIL."""
-    fc = fake_cluster_factory("h100-eks-training", faults=["no-managed-node-group"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["no-managed-node-group"])
     result, _ = collect_on(fc, tmp_path, ["cluster-autoscaling"])
     assert statuses(result) == {"cluster-autoscaling": "FAIL"} and result.exit_code() == 8
     assert "no node group label or Cluster Autoscaler detected" in text_of(tmp_path, "cluster-autoscaling")
 
 
-def test_karpenter_is_preferred_and_an_unhealthy_one_fails(fake_cluster_factory: Any, tmp_path: Path) -> None:
-    fc = fake_cluster_factory("h100-eks-training-karpenter")
+def test_karpenter_is_preferred_and_an_unhealthy_one_fails(
+    aicr_fake_cluster_factory: Any, tmp_path: Path
+) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training-karpenter")
     result, _ = collect_on(fc, tmp_path / "ok", ["cluster-autoscaling"])
     assert statuses(result) == {"cluster-autoscaling": "PASS"}
     assert "Karpenter" in text_of(tmp_path / "ok", "cluster-autoscaling")
-    bad = fake_cluster_factory("h100-eks-training-karpenter", faults=["karpenter-unhealthy"])
+    bad = aicr_fake_cluster_factory("h100-eks-training-karpenter", faults=["karpenter-unhealthy"])
     result, _ = collect_on(bad, tmp_path / "bad", ["cluster-autoscaling"])
     assert statuses(result) == {"cluster-autoscaling": "FAIL"} and result.exit_code() == 8
 
 
 def test_a_dcgm_exporter_without_gpu_series_fails_accelerator_metrics_and_the_run(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
     result, _ = collect_on(fc, tmp_path, ["metrics", "gang"])
     assert statuses(result) == {"accelerator-metrics": "FAIL", "gang-scheduling": "PASS"}
     assert result.exit_code() == 8
@@ -190,9 +192,9 @@ def test_a_dcgm_exporter_without_gpu_series_fails_accelerator_metrics_and_the_ru
     assert "DCGM_FI_DEV_GPU_UTIL           MISSING" in text
 
 
-def test_an_exporter_that_is_gone_fails_too(fake_cluster_factory: Any, tmp_path: Path) -> None:
+def test_an_exporter_that_is_gone_fails_too(aicr_fake_cluster_factory: Any, tmp_path: Path) -> None:
     profile = resolve_profile("h100-eks-training")
-    fc = fake_cluster_factory(profile)
+    fc = aicr_fake_cluster_factory(profile)
     fc.delete("v1", "Service", "nvidia-dcgm-exporter", "gpu-operator")
     result, _ = collect_on(fc, tmp_path, ["accelerator-metrics"])
     assert statuses(result) == {"accelerator-metrics": "FAIL"} and result.exit_code() == 8
@@ -200,9 +202,9 @@ def test_an_exporter_that_is_gone_fails_too(fake_cluster_factory: Any, tmp_path:
 
 
 def test_two_features_write_exactly_two_files_and_stale_files_of_others_stay(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     (tmp_path / "gang-scheduling.md").write_text("**Result: PASS** — stale from an earlier run\n")
     result, _ = collect_on(fc, tmp_path, ["gang-scheduling", "pod-autoscaling"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gang-scheduling.md", "pod-autoscaling.md"]
@@ -210,10 +212,12 @@ def test_two_features_write_exactly_two_files_and_stale_files_of_others_stay(
     assert "stale" not in text_of(tmp_path, "gang-scheduling")
 
 
-def test_the_recipes_allocation_policy_reaches_the_checks(fake_cluster_factory: Any, tmp_path: Path) -> None:
+def test_the_recipes_allocation_policy_reaches_the_checks(
+    aicr_fake_cluster_factory: Any, tmp_path: Path
+) -> None:
     """A dra-resource-claim policy on a cluster without full-GPU DRA slices is a mismatch: FAIL,
     where capability detection (no policy) passes on the device plugin."""
-    fc = fake_cluster_factory("h100-eks-training", faults=["dra-gpu-slices-missing"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["dra-gpu-slices-missing"])
     detected, _ = collect_on(fc, tmp_path / "unspecified", ["dra"], recipe=None)
     assert statuses(detected) == {"dra-support": "PASS"}
     assert "- Configured policy: `unspecified` (no recipe: detected from the cluster)" in text_of(
@@ -226,22 +230,24 @@ def test_the_recipes_allocation_policy_reaches_the_checks(fake_cluster_factory: 
     assert_one_valid_verdict(text)
 
 
-def test_a_dra_only_recipe_policy_comes_from_the_recipe(fake_cluster_factory: Any, tmp_path: Path) -> None:
+def test_a_dra_only_recipe_policy_comes_from_the_recipe(
+    aicr_fake_cluster_factory: Any, tmp_path: Path
+) -> None:
     inputs = recipe_inputs("h100-eks-training-dra.yaml")
     assert inputs.allocation_policy == "dra-resource-claim" and inputs.has_recipe
-    fc = fake_cluster_factory("h100-eks-training-dra")
+    fc = aicr_fake_cluster_factory("h100-eks-training-dra")
     result, _ = collect_on(fc, tmp_path, ["dra", "secure"], recipe="h100-eks-training-dra.yaml")
     assert statuses(result) == {"dra-support": "PASS", "secure-access": "PASS"}
     assert "`dra-resource-claim` (the recipe)" in text_of(tmp_path, "secure-access")
 
 
 def test_secret_values_and_elb_hostnames_never_reach_a_file(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
     """Values the run knows to be secret are scrubbed from what the checks recorded (here a node
     name stands in for one, since it is certain to be recorded), and every ``*.md`` of the directory
     loses its ELB hostnames, also files the collector did not write."""
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     node = next(
         n["metadata"]["name"]
         for n in fc.list("v1", "Node")
@@ -275,9 +281,9 @@ def test_an_unreachable_cluster_fails_every_feature_with_a_file(tmp_path: Path) 
 
 
 def test_the_overall_budget_cancels_the_features_not_started(
-    fake_cluster_factory: Any, tmp_path: Path
+    aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     cluster = connect(str(fc.kubeconfig_path), sleep=fc.clock.sleep)
     clock = ClusterClock(fc)
     (tmp_path / "pod-autoscaling.md").write_text("**Result: PASS** — from an earlier run\n")
@@ -307,10 +313,10 @@ def test_the_overall_budget_cancels_the_features_not_started(
 
 @pytest.mark.parametrize("feature", ["gang-scheduling", "secure-access"])
 def test_a_check_that_cannot_finish_in_its_budget_fails(
-    fake_cluster_factory: Any, tmp_path: Path, feature: str
+    aicr_fake_cluster_factory: Any, tmp_path: Path, feature: str
 ) -> None:
     """A budget cut short by the overall deadline: the check refuses or runs out of time -> FAIL."""
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     cluster = connect(str(fc.kubeconfig_path), sleep=fc.clock.sleep)
     clock = ClusterClock(fc)
     plan = SubmissionPlan(features=(features.BY_NAME[feature],), evidence_dir=tmp_path, overall_budget_s=3.0)

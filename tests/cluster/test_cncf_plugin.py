@@ -1,4 +1,4 @@
-"""``--cncf-submission`` and ``--evidence-dir`` (#14) through both entry points on the simulated
+"""``--cncf-submission`` and ``--evidence-dir`` through both entry points on the simulated
 cluster: plain ``pytest`` (in-process pytester, virtual time through ``pytest_aicr_cncf_clock``)
 and ``aicr-pytest validate --simulate`` (its exit codes)."""
 
@@ -61,9 +61,9 @@ def md_files(directory: Path) -> list[str]:
 
 
 def test_two_features_on_plain_pytest_write_exactly_two_files(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     ev = pytester.path / "evidence"
     result = run_pytest(
         pytester,
@@ -86,9 +86,12 @@ def test_two_features_on_plain_pytest_write_exactly_two_files(
 
 
 def test_a_failing_feature_fails_plain_pytest_and_exits_8_under_validate(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pytester: pytest.Pytester,
+    aicr_fake_cluster_factory: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
     ev = pytester.path / "ev"
     result = run_pytest(pytester, fc, "--cncf-submission", "--evidence-dir", str(ev), "--feature", "metrics")
     assert result.ret == 1
@@ -146,9 +149,9 @@ def test_validate_without_a_recipe_collects_and_skips_are_success(
 
 
 def test_no_evidence_file_contains_a_token_kubeconfig_content_or_secret_data(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.add(
         {
             "apiVersion": "v1",
@@ -192,9 +195,9 @@ def test_no_evidence_file_contains_a_token_kubeconfig_content_or_secret_data(
 
 
 def test_a_normal_run_with_evidence_dir_renders_one_file_per_conformance_check_and_an_index(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     doc: dict[str, Any] = yamlio.load(RECIPE.read_text())
     doc["validation"]["conformance"] = {
         "checks": ["dra-support", "accelerator-metrics", "inference-gateway", "platform-health"]
@@ -237,9 +240,9 @@ def test_a_normal_run_with_evidence_dir_renders_one_file_per_conformance_check_a
 
 
 def test_a_normal_run_whose_check_fails_renders_failed(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
     doc: dict[str, Any] = yamlio.load(RECIPE.read_text())
     doc["validation"]["conformance"] = {"checks": ["accelerator-metrics"]}
     recipe = pytester.path / "recipe.yaml"

@@ -30,7 +30,7 @@ from aicr_pytest.kube.client import RUN_ID_LABEL
 from tests.cluster.check_runner import PhaseRun, run_on_backend, run_phase
 from tests.harness.backends import K8sBackend
 
-#: a coherent chart for extra component refs (load-time coherence, recipe spec §2.5.4)
+#: a coherent chart for extra component refs (load-time coherence)
 CHART = {"source": "https://charts.example.com", "version": "1.0.0"}
 
 REPO = Path(__file__).resolve().parents[2]

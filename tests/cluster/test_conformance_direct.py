@@ -52,10 +52,10 @@ def gpu_namespaces(fc: FakeCluster) -> list[str]:
     return [n["metadata"]["name"] for n in fc.list("v1", "Namespace", label_selector=testns.OWNER_LABEL)]
 
 
-def test_standalone_run_probes_the_driver_live_and_runs_the_claim(fake_cluster_factory: Any) -> None:
+def test_standalone_run_probes_the_driver_live_and_runs_the_claim(aicr_fake_cluster_factory: Any) -> None:
     """No componentRefs: the driver is found in its default namespace, the policy is unspecified and
     DRA is usable, so the behavioural claim runs."""
-    fc = fake_cluster_factory("h100-eks-training-dra")
+    fc = aicr_fake_cluster_factory("h100-eks-training-dra")
     with direct(fc, "dra-support") as (ctx, lines):
         dra_support.run_dra_support(ctx)
     labels = [a.label for a in ctx.artifacts.artifacts]
@@ -67,24 +67,24 @@ def test_standalone_run_probes_the_driver_live_and_runs_the_claim(fake_cluster_f
     assert gpu_namespaces(fc) == []
 
 
-def test_standalone_run_without_a_driver_skips(fake_cluster_factory: Any) -> None:
+def test_standalone_run_without_a_driver_skips(aicr_fake_cluster_factory: Any) -> None:
     profile = resolve_profile("h100-eks-training")
     profile.remove("nvidia-dra-driver-gpu")
-    fc = fake_cluster_factory(profile)
+    fc = aicr_fake_cluster_factory(profile)
     with direct(fc, "dra-support") as (ctx, _), pytest.raises(CheckSkip) as info:
         dra_support.run_dra_support(ctx)
     assert info.value.reason == dra_support.MSG_SKIP_STANDALONE.format(ns="nvidia-dra-driver")
 
 
-def test_skip_is_decided_before_the_work_budget(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_skip_is_decided_before_the_work_budget(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     refs = [{"name": "nvidia-dra-driver-gpu", "overrides": {"enabled": False}}, {"name": "gpu-operator"}]
     with direct(fc, "dra-support", refs=refs, timeout=10) as (ctx, _), pytest.raises(CheckSkip):
         dra_support.run_dra_support(ctx)
 
 
-def test_too_short_a_deadline_creates_nothing(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_too_short_a_deadline_creates_nothing(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     with (
         direct(fc, "secure-accelerator-access", timeout=100) as (ctx, _),
         pytest.raises(Inconclusive) as info,
@@ -97,8 +97,8 @@ def test_too_short_a_deadline_creates_nothing(fake_cluster_factory: Any) -> None
     assert fc.request_count("POST") == 0
 
 
-def test_no_usable_mechanism_fails(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training", ["gpu-operator-missing", "dra-gpu-slices-missing"])
+def test_no_usable_mechanism_fails(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training", ["gpu-operator-missing", "dra-gpu-slices-missing"])
     with (
         direct(fc, "secure-accelerator-access") as (ctx, _),
         pytest.raises(common.ConformanceFailure) as info,
@@ -111,8 +111,8 @@ def test_no_usable_mechanism_fails(fake_cluster_factory: Any) -> None:
     )
 
 
-def test_foreign_namespace_is_never_reused_or_deleted(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_foreign_namespace_is_never_reused_or_deleted(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     with direct(fc, "dra-support") as (ctx, _):
         ns = testns.GpuTestNamespace(ctx.run, ctx.clock, token="f" * 32)
         fc.add({"apiVersion": "v1", "kind": "Namespace",
@@ -125,8 +125,8 @@ def test_foreign_namespace_is_never_reused_or_deleted(fake_cluster_factory: Any)
     assert fc.find("v1", "Namespace", ns.name) is not None  # the run's cleanup left it alone too
 
 
-def test_own_namespace_is_adopted_and_deleted(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_own_namespace_is_adopted_and_deleted(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     with direct(fc, "dra-support") as (ctx, _):
         ns = testns.GpuTestNamespace(ctx.run, ctx.clock, token="a" * 32)
         fc.add(
@@ -139,8 +139,8 @@ def test_own_namespace_is_adopted_and_deleted(fake_cluster_factory: Any) -> None
     assert fc.find("v1", "Namespace", ns.name) is None
 
 
-def test_cleanup_that_is_refused_fails_a_passing_check(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training-dra")
+def test_cleanup_that_is_refused_fails_a_passing_check(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training-dra")
     fc.faults.deny("DELETE", r"^/api/v1/namespaces/aicr-gpu-test-")
     refs = [{"name": "nvidia-dra-driver-gpu", "namespace": "nvidia-dra-driver"}]
     with direct(fc, "dra-support", refs=refs, policy="dra-resource-claim") as (ctx, _):
@@ -152,10 +152,10 @@ def test_cleanup_that_is_refused_fails_a_passing_check(fake_cluster_factory: Any
 
 
 def test_interrupt_mid_check_still_cleans_up(
-    fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ctrl-C while waiting for the GPU pod: the test namespace (claim and pod first) is deleted."""
-    fc = fake_cluster_factory("h100-eks-training-dra")
+    fc = aicr_fake_cluster_factory("h100-eks-training-dra")
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
@@ -175,8 +175,8 @@ SA_MISSING = (
 )
 
 
-def test_pod_create_retries_while_the_service_account_is_missing(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_pod_create_retries_while_the_service_account_is_missing(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.faults.reject("POST", r"/pods$", status=403, reason="Forbidden", message=SA_MISSING, times=3)
     with direct(fc, "dra-support") as (ctx, _):
         ns = ctx.run.create_namespace_for_run("sa-race")
@@ -187,8 +187,8 @@ def test_pod_create_retries_while_the_service_account_is_missing(fake_cluster_fa
     assert fc.request_count("POST", r"/pods") == 4
 
 
-def test_pod_create_gives_up_after_the_service_account_window(fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_pod_create_gives_up_after_the_service_account_window(aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.faults.reject("POST", r"/pods$", status=403, reason="Forbidden", message=SA_MISSING, times=None)
     with direct(fc, "dra-support") as (ctx, _):
         ns = ctx.run.create_namespace_for_run("sa-race")
@@ -202,9 +202,9 @@ def test_pod_create_gives_up_after_the_service_account_window(fake_cluster_facto
     )
 
 
-def test_every_check_function_runs_outside_pytest(fake_cluster_factory: Any) -> None:
+def test_every_check_function_runs_outside_pytest(aicr_fake_cluster_factory: Any) -> None:
     """What the CNCF evidence collector does: build a context, call the function, read the artifacts."""
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     refs = [
         {"name": "gpu-operator", "namespace": "gpu-operator"},
         {"name": "kai-scheduler", "namespace": "kai-scheduler"},
@@ -239,10 +239,12 @@ KAI_GATE = r"^/apis/apps/v1/namespaces/kai-scheduler/deployments/kai-scheduler-d
     ],
     ids=["rbac", "5xx", "transport"],
 )
-def test_gang_gate_errors_are_other_not_skip(fake_cluster_factory: Any, inject: Any, expected: str) -> None:
+def test_gang_gate_errors_are_other_not_skip(
+    aicr_fake_cluster_factory: Any, inject: Any, expected: str
+) -> None:
     from aicr_pytest.conformance import gang_scheduling
 
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     inject(fc)
     with direct(fc, "gang-scheduling") as (ctx, _), pytest.raises(Inconclusive) as info:
         gang_scheduling.run_gang_scheduling(ctx)
@@ -250,10 +252,10 @@ def test_gang_gate_errors_are_other_not_skip(fake_cluster_factory: Any, inject: 
     assert str(info.value).startswith(expected), str(info.value)
 
 
-def test_gang_gate_skips_when_a_kai_crd_is_absent(fake_cluster_factory: Any) -> None:
+def test_gang_gate_skips_when_a_kai_crd_is_absent(aicr_fake_cluster_factory: Any) -> None:
     from aicr_pytest.conformance import gang_scheduling
 
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "podgroups.scheduling.run.ai")
     with direct(fc, "gang-scheduling") as (ctx, _), pytest.raises(CheckSkip) as info:
         gang_scheduling.run_gang_scheduling(ctx)

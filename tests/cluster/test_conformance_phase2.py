@@ -55,7 +55,7 @@ def recipe(
     return doc
 
 
-#: a coherent chart for extra component refs (load-time coherence, recipe spec §2.5.4)
+#: a coherent chart for extra component refs (load-time coherence)
 CHART = {"source": "https://charts.example.com", "version": "1.0.0"}
 
 AGENTGATEWAY = {"name": "agentgateway", "namespace": "agentgateway-system", "type": "Helm", **CHART}

@@ -2,8 +2,7 @@
 Job, watch it to completion, read its log, clean up, and leave nothing labelled with the run id; the
 same interrupted by Ctrl-C / SIGTERM mid-wait; and with --no-cleanup. The facade runs as the
 least-privilege user where the backend has one. (Job conditions Complete/Failed: "Jobs" concept page;
-foreground cascading deletion: "Garbage Collection"; namespace lifecycle:
-../shared/spec/validator-runtime-deployment.md §6.5.)"""
+foreground cascading deletion: "Garbage Collection"; namespace lifecycle: "Namespaces".)"""
 
 from __future__ import annotations
 
@@ -134,6 +133,7 @@ def signal_when_watching(scope: RunScope, signum: int) -> None:
     threading.Thread(target=fire, daemon=True).start()
 
 
+@pytest.mark.usefixtures("sigint_raises")
 def test_keyboard_interrupt_mid_wait_still_cleans_up(k8s_backend: K8sBackend) -> None:
     backend = k8s_backend
     ns = backend.namespace(DEFAULT_NAMESPACE)

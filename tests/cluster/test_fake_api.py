@@ -114,7 +114,7 @@ def test_get_missing_is_404_not_found_status(api: Any) -> None:
     assert st["details"] == {"name": "nope", "kind": "jobs", "group": "batch"}
 
 
-def test_server_sets_uid_creation_timestamp_generation(api: Any, fake_cluster: FakeCluster) -> None:
+def test_server_sets_uid_creation_timestamp_generation(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API conventions "Metadata": ``uid`` (unique in time and space), ``creationTimestamp``
     (RFC 3339, from the server's clock, here the injected FakeClock) and ``generation`` are set
     by the server; client-supplied values are ignored."""
@@ -124,9 +124,9 @@ def test_server_sets_uid_creation_timestamp_generation(api: Any, fake_cluster: F
     )
     b = v1.create_namespaced_config_map("default", _cm("b"))
     assert a.metadata.uid and a.metadata.uid != "client-supplied" and a.metadata.uid != b.metadata.uid
-    assert a.metadata.creation_timestamp == fake_cluster.clock.now().replace(microsecond=0)
+    assert a.metadata.creation_timestamp == aicr_fake_cluster.clock.now().replace(microsecond=0)
     assert a.metadata.generation == 1
-    fake_cluster.advance(90)
+    aicr_fake_cluster.advance(90)
     c = v1.create_namespaced_config_map("default", _cm("c"))
     assert (c.metadata.creation_timestamp - a.metadata.creation_timestamp).total_seconds() == 90
 
@@ -233,10 +233,10 @@ def test_generation_increments_on_spec_change_only(api: Any) -> None:
 # --- status subresource ------------------------------------------------------------------------
 
 
-def test_status_subresource_is_separate_from_spec(api: Any, fake_cluster: FakeCluster) -> None:
+def test_status_subresource_is_separate_from_spec(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API conventions "Spec and Status": with a ``/status`` subresource, writes to the main
     resource ignore ``status`` and writes to ``/status`` change only ``status``; create resets it."""
-    fake_cluster.sim.enabled = False  # no Job controller writing status concurrently
+    aicr_fake_cluster.sim.enabled = False  # no Job controller writing status concurrently
     batch = client.BatchV1Api(api)
     job = {
         "apiVersion": "batch/v1",
@@ -331,12 +331,12 @@ def test_strategic_merge_patch_merges_lists_by_key(api: Any) -> None:
     )
 
 
-def test_strategic_merge_patch_on_custom_resource_is_415(api: Any, fake_cluster: FakeCluster) -> None:
+def test_strategic_merge_patch_on_custom_resource_is_415(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API concepts "Patch": strategic merge patch is not supported for custom resources; the
     server answers 415 Unsupported Media Type. (CustomObjectsApi sends merge-patch by default.)"""
     from aicr_pytest.testing.profiles import crd
 
-    fake_cluster.add(crd("example.com", "gadgets", "Gadget"))
+    aicr_fake_cluster.add(crd("example.com", "gadgets", "Gadget"))
     custom = client.CustomObjectsApi(api)
     custom.create_namespaced_custom_object(
         "example.com",
@@ -414,7 +414,7 @@ def test_delete_returns_200_with_status_or_object(api: Any) -> None:
     assert ei.value.status == 404
 
 
-def test_finalizers_keep_object_with_deletion_timestamp(api: Any, fake_cluster: FakeCluster) -> None:
+def test_finalizers_keep_object_with_deletion_timestamp(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Finalizers (https://kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/):
     DELETE on an object with finalizers sets ``deletionTimestamp`` and keeps it (the response is
     the object); removing the last finalizer deletes it. 202 Accepted is answered only when the
@@ -423,7 +423,7 @@ def test_finalizers_keep_object_with_deletion_timestamp(api: Any, fake_cluster: 
     v1.create_namespaced_config_map("default", _cm("fin", finalizers=["example.com/hold"]))
     data, code, _ = v1.delete_namespaced_config_map_with_http_info("fin", "default")
     assert code == 200
-    assert data["metadata"]["deletionTimestamp"] == fake_cluster.clock.timestamp()
+    assert data["metadata"]["deletionTimestamp"] == aicr_fake_cluster.clock.timestamp()
     still = v1.read_namespaced_config_map("fin", "default")
     assert still.metadata.deletion_timestamp is not None
     v1.patch_namespaced_config_map("fin", "default", [{"op": "remove", "path": "/metadata/finalizers"}])
@@ -550,10 +550,10 @@ def test_list_kind_and_metadata(api: Any) -> None:
     assert typed.kind == "PodList"
 
 
-def test_all_namespaces_list(api: Any, fake_cluster: FakeCluster) -> None:
+def test_all_namespaces_list(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API concepts "Resource URIs": ``/api/v1/pods`` lists across namespaces."""
-    fake_cluster.add(_pod("a", namespace="ns1") | {"metadata": {"name": "a", "namespace": "ns1"}})
-    fake_cluster.add({**_pod("b"), "metadata": {"name": "b", "namespace": "ns2"}})
+    aicr_fake_cluster.add(_pod("a", namespace="ns1") | {"metadata": {"name": "a", "namespace": "ns1"}})
+    aicr_fake_cluster.add({**_pod("b"), "metadata": {"name": "b", "namespace": "ns2"}})
     items = client.CoreV1Api(api).list_pod_for_all_namespaces().items
     assert {(p.metadata.namespace, p.metadata.name) for p in items} == {("ns1", "a"), ("ns2", "b")}
 
@@ -572,7 +572,7 @@ def test_all_namespaces_list(api: Any, fake_cluster: FakeCluster) -> None:
         ("count>4", {"n2"}),
     ],
 )
-def test_label_selectors(api: Any, fake_cluster: FakeCluster, selector: str, expected: set[str]) -> None:
+def test_label_selectors(api: Any, aicr_fake_cluster: FakeCluster, selector: str, expected: set[str]) -> None:
     """Labels and selectors
     (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors):
     equality (``=``, ``==``, ``!=``) and set-based (``in``, ``notin``, exists, ``!``) requirements,
@@ -583,7 +583,9 @@ def test_label_selectors(api: Any, fake_cluster: FakeCluster, selector: str, exp
         "n3": {"gpu": "a100"},
         "n4": {},
     }.items():
-        fake_cluster.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+        aicr_fake_cluster.add(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+        )
     got = {n.metadata.name for n in client.CoreV1Api(api).list_node(label_selector=selector).items}
     assert got == expected
 
@@ -595,11 +597,11 @@ def test_bad_label_selector_is_400(api: Any) -> None:
     assert ei.value.status == 400
 
 
-def test_field_selectors(api: Any, fake_cluster: FakeCluster) -> None:
+def test_field_selectors(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Field selectors (https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/):
     ``metadata.name``, ``metadata.namespace``, ``spec.nodeName``, ``status.phase`` with ``=``/``!=``;
     unsupported fields are 400 ``field label not supported``."""
-    fake_cluster.sim.enabled = False  # keep phases as written
+    aicr_fake_cluster.sim.enabled = False  # keep phases as written
     for name, node, phase in (
         ("a", "n1", "Running"),
         ("b", "n1", "Succeeded"),
@@ -608,7 +610,7 @@ def test_field_selectors(api: Any, fake_cluster: FakeCluster) -> None:
     ):
         pod = _pod(name, node=node)
         pod["status"] = {"phase": phase}
-        fake_cluster.add(pod)
+        aicr_fake_cluster.add(pod)
     v1 = client.CoreV1Api(api)
 
     def names(sel: str) -> set[str]:
@@ -625,12 +627,12 @@ def test_field_selectors(api: Any, fake_cluster: FakeCluster) -> None:
     assert ei.value.status == 400 and "field label not supported" in _status(ei.value)["message"]
 
 
-def test_pagination_with_limit_and_continue(api: Any, fake_cluster: FakeCluster) -> None:
+def test_pagination_with_limit_and_continue(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API concepts "Retrieving large results sets in chunks": ``limit`` bounds a page,
     ``metadata.continue`` (opaque) fetches the next, the last page has no token; items come in key
     order, each exactly once, and selectors apply across pages."""
     for i in range(25):
-        fake_cluster.add(
+        aicr_fake_cluster.add(
             {
                 "apiVersion": "v1",
                 "kind": "Node",

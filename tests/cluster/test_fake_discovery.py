@@ -55,7 +55,7 @@ def test_group_discovery(api: Any) -> None:
     assert status == 404 and body["reason"] == "NotFound"
 
 
-def test_crd_group_appears_and_disappears(api: Any, fake_cluster: FakeCluster) -> None:
+def test_crd_group_appears_and_disappears(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """CRDs: creating a CustomResourceDefinition serves (and advertises) its group/version;
     deleting it removes the API and every object of it."""
     ext = client.ApiextensionsV1Api(api)
@@ -87,10 +87,10 @@ def test_crd_group_appears_and_disappears(api: Any, fake_cluster: FakeCluster) -
     assert custom.list_namespaced_custom_object(group, "v1alpha1", "default", "trainjobs")["items"] == []
 
 
-def test_crd_status_subresource_and_cluster_scope(api: Any, fake_cluster: FakeCluster) -> None:
+def test_crd_status_subresource_and_cluster_scope(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """CRDs with ``subresources.status`` separate spec and status like built-ins; ``scope:
     Cluster`` resources are served without a namespace."""
-    fake_cluster.add(crd("nvidia.com", "clusterpolicies", "ClusterPolicy", namespaced=False))
+    aicr_fake_cluster.add(crd("nvidia.com", "clusterpolicies", "ClusterPolicy", namespaced=False))
     custom = client.CustomObjectsApi(api)
     body = {
         "apiVersion": "nvidia.com/v1",
@@ -116,21 +116,23 @@ def test_crd_status_subresource_and_cluster_scope(api: Any, fake_cluster: FakeCl
     )
 
 
-def test_version_is_configurable(fake_cluster_factory: FakeClusterFactory) -> None:
+def test_version_is_configurable(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
     """``/version`` returns the configured ``gitVersion``/``major``/``minor`` (checks compare it
     with recipe constraints such as ``K8s.server.version >= 1.32.4``)."""
-    fc = fake_cluster_factory(version={"gitVersion": "v1.31.4-eks-abc", "major": "1", "minor": "31"})
+    fc = aicr_fake_cluster_factory(version={"gitVersion": "v1.31.4-eks-abc", "major": "1", "minor": "31"})
     api = fc.api_client()
     info = client.VersionApi(api).get_code()
     assert (info.git_version, info.major, info.minor) == ("v1.31.4-eks-abc", "1", "31")
     api.close()
 
 
-def test_dynamic_client_discovers_core_and_crds(api: Any, fake_cluster: FakeCluster, tmp_path: Path) -> None:
+def test_dynamic_client_discovers_core_and_crds(
+    api: Any, aicr_fake_cluster: FakeCluster, tmp_path: Path
+) -> None:
     """The ``kubernetes.dynamic`` client works end to end: discovery of core and CRD-backed
     resources, list bodies with ``kind``/``apiVersion``, create/get through discovered URLs."""
-    fake_cluster.add(crd("trainer.kubeflow.org", "trainjobs", "TrainJob", ["v1alpha1"]))
-    fake_cluster.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"}})
+    aicr_fake_cluster.add(crd("trainer.kubeflow.org", "trainjobs", "TrainJob", ["v1alpha1"]))
+    aicr_fake_cluster.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"}})
     dyn = dynamic.DynamicClient(api, cache_file=str(tmp_path / "discovery.json"))
     nodes = dyn.resources.get(api_version="v1", kind="Node")
     assert [n.metadata.name for n in nodes.get().items] == ["n0"]

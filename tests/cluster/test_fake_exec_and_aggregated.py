@@ -32,7 +32,7 @@ def running_pod(
     )
 
 
-def test_exec_runs_the_players_command(fake_cluster: FakeCluster) -> None:
+def test_exec_runs_the_players_command(aicr_fake_cluster: FakeCluster) -> None:
     calls: list[tuple[str, list[str]]] = []
 
     def handler(container: str, command: Sequence[str]) -> ExecOutcome:
@@ -43,9 +43,9 @@ def test_exec_runs_the_players_command(fake_cluster: FakeCluster) -> None:
             return ExecOutcome(exit_code=None, error="container runtime is down")
         return ExecOutcome("x" * 100_000, "warn\n", 0)
 
-    running_pod(fake_cluster)
-    fake_cluster.server.exec_handlers[("default", "login-0")] = handler
-    cluster = connect(str(fake_cluster.kubeconfig_path), enforce_declared=True)
+    running_pod(aicr_fake_cluster)
+    aicr_fake_cluster.server.exec_handlers[("default", "login-0")] = handler
+    cluster = connect(str(aicr_fake_cluster.kubeconfig_path), enforce_declared=True)
     ok = exec_in_pod(cluster, "default", "login-0", "login", ["srun", "--time=0:03", "hostname"])
     assert (ok.stdout, ok.stderr, ok.exit_code, ok.error) == ("x" * 100_000, "warn\n", 0, None) and ok.ok
     failed = exec_in_pod(cluster, "default", "login-0", "sidecar", ["fail"])
@@ -57,12 +57,12 @@ def test_exec_runs_the_players_command(fake_cluster: FakeCluster) -> None:
         ("sidecar", ["fail"]),
         ("login", ["broken"]),
     ]
-    assert fake_cluster.request_count("GET", r"/pods/login-0/exec$") == 3
+    assert aicr_fake_cluster.request_count("GET", r"/pods/login-0/exec$") == 3
 
 
-def test_exec_errors_before_the_upgrade(fake_cluster: FakeCluster) -> None:
-    running_pod(fake_cluster)
-    cluster = connect(str(fake_cluster.kubeconfig_path))
+def test_exec_errors_before_the_upgrade(aicr_fake_cluster: FakeCluster) -> None:
+    running_pod(aicr_fake_cluster)
+    cluster = connect(str(aicr_fake_cluster.kubeconfig_path))
     with pytest.raises(NotFound):
         exec_in_pod(cluster, "default", "nope", "login", ["true"])
     with pytest.raises(Invalid, match="container nope is not valid for pod login-0"):
@@ -72,12 +72,12 @@ def test_exec_errors_before_the_upgrade(fake_cluster: FakeCluster) -> None:
         no_player.exit_code is None
         and no_player.error == "exec is not simulated for pod default/login-0: true: not found"
     )
-    fake_cluster.faults.deny(path=r"/exec$")
+    aicr_fake_cluster.faults.deny(path=r"/exec$")
     with pytest.raises(AccessDenied):
         exec_in_pod(cluster, "default", "login-0", "login", ["true"])
 
 
-def test_aggregated_api_is_discovered_and_served(fake_cluster: FakeCluster) -> None:
+def test_aggregated_api_is_discovered_and_served(aicr_fake_cluster: FakeCluster) -> None:
     def adapter(method: str, path: str, query: dict[str, str]) -> tuple[int, object]:
         if path == "":
             return 200, {
@@ -87,8 +87,8 @@ def test_aggregated_api_is_discovered_and_served(fake_cluster: FakeCluster) -> N
             }
         return 200, {"path": path, "query": query}
 
-    fake_cluster.server.aggregated[("custom.metrics.k8s.io", "v1beta1")] = adapter
-    cluster = connect(str(fake_cluster.kubeconfig_path))
+    aicr_fake_cluster.server.aggregated[("custom.metrics.k8s.io", "v1beta1")] = adapter
+    cluster = connect(str(aicr_fake_cluster.kubeconfig_path))
     groups = cluster.request("GET", "/apis", Target("get", "", "/apis")).json()["groups"]
     version = {"groupVersion": "custom.metrics.k8s.io/v1beta1", "version": "v1beta1"}
     assert {"name": "custom.metrics.k8s.io", "versions": [version], "preferredVersion": version} in groups
@@ -110,9 +110,9 @@ def test_aggregated_api_is_discovered_and_served(fake_cluster: FakeCluster) -> N
 
 
 def test_service_proxy_passes_the_query_and_statuses_through(
-    fake_cluster_factory: FakeClusterFactory,
+    aicr_fake_cluster_factory: FakeClusterFactory,
 ) -> None:
-    fc = fake_cluster_factory()
+    fc = aicr_fake_cluster_factory()
     fc.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "monitoring"}})
     fc.add({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "prom", "namespace": "monitoring"},
             "spec": {"ports": [{"port": 9090}]}})  # fmt: skip

@@ -18,32 +18,32 @@ from kubernetes.client.exceptions import ApiException
 from aicr_pytest.testing import FakeCluster
 
 
-def test_throttle_429_with_retry_after(api: Any, fake_cluster: FakeCluster) -> None:
+def test_throttle_429_with_retry_after(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """429 TooManyRequests carries ``Retry-After`` (seconds) and ``details.retryAfterSeconds``;
     only the scripted number of matching requests fail. Note: urllib3 2.x (under the official
     client) itself retries 429/503 responses that carry Retry-After, up to 3 times."""
-    fault = fake_cluster.faults.throttle("GET", r"^/api/v1/nodes$", times=1, retry_after=1)
+    fault = aicr_fake_cluster.faults.throttle("GET", r"^/api/v1/nodes$", times=1, retry_after=1)
     http = urllib3.PoolManager(retries=False)
-    auth = {"Authorization": f"Bearer {fake_cluster.token}"}
-    resp = http.request("GET", fake_cluster.url + "/api/v1/nodes", headers=auth)
+    auth = {"Authorization": f"Bearer {aicr_fake_cluster.token}"}
+    resp = http.request("GET", aicr_fake_cluster.url + "/api/v1/nodes", headers=auth)
     assert resp.status == 429 and resp.headers["Retry-After"] == "1"
     body = json.loads(resp.data)
     assert body["reason"] == "TooManyRequests" and body["details"]["retryAfterSeconds"] == 1
-    assert http.request("GET", fake_cluster.url + "/api/v1/nodes", headers=auth).status == 200
+    assert http.request("GET", aicr_fake_cluster.url + "/api/v1/nodes", headers=auth).status == 200
     assert fault.hits == 1
     # Through the client: two throttled answers are retried transparently by urllib3.
-    fake_cluster.server.reset_counts()
-    fault = fake_cluster.faults.throttle("GET", r"^/api/v1/nodes$", times=2, retry_after=0)
+    aicr_fake_cluster.server.reset_counts()
+    fault = aicr_fake_cluster.faults.throttle("GET", r"^/api/v1/nodes$", times=2, retry_after=0)
     assert client.CoreV1Api(api).list_node().kind == "NodeList"
     client.CoreV1Api(api).list_namespace()  # other paths never matched
     assert fault.hits == 2
-    assert fake_cluster.request_count("GET", r"^/api/v1/nodes$") == 3
-    assert [r.status for r in fake_cluster.server.requests][:3] == [429, 429, 200]
+    assert aicr_fake_cluster.request_count("GET", r"^/api/v1/nodes$") == 3
+    assert [r.status for r in aicr_fake_cluster.server.requests][:3] == [429, 429, 200]
 
 
-def test_server_error_500(api: Any, fake_cluster: FakeCluster) -> None:
+def test_server_error_500(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """500 InternalError ``Status`` for the next matching request, then normal service."""
-    fake_cluster.faults.server_error("POST", r"/configmaps$")
+    aicr_fake_cluster.faults.server_error("POST", r"/configmaps$")
     v1 = client.CoreV1Api(api)
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
     with pytest.raises(ApiException) as ei:
@@ -52,22 +52,22 @@ def test_server_error_500(api: Any, fake_cluster: FakeCluster) -> None:
     assert v1.create_namespaced_config_map("default", body).metadata.name == "x"
 
 
-def test_dropped_connection(api: Any, fake_cluster: FakeCluster) -> None:
+def test_dropped_connection(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """A dropped connection (no response at all) surfaces as a urllib3 protocol/retry error; every
     attempt, including the client's own retries, is counted."""
-    fault = fake_cluster.faults.drop_connection("GET", r"^/api/v1/nodes$", times=None)
+    fault = aicr_fake_cluster.faults.drop_connection("GET", r"^/api/v1/nodes$", times=None)
     v1 = client.CoreV1Api(api)
     with pytest.raises((urllib3.exceptions.ProtocolError, urllib3.exceptions.MaxRetryError)):
         v1.list_node(_request_timeout=5)
     assert fault.hits >= 1
-    assert fake_cluster.request_count("GET", r"^/api/v1/nodes$") == fault.hits
+    assert aicr_fake_cluster.request_count("GET", r"^/api/v1/nodes$") == fault.hits
     fault.remaining = 0
     assert v1.list_node().kind == "NodeList"
 
 
-def test_rbac_deny_403(api: Any, fake_cluster: FakeCluster) -> None:
+def test_rbac_deny_403(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """403 Forbidden with the RBAC message shape naming user, verb, resource, group, namespace."""
-    fake_cluster.faults.deny("GET", r"/namespaces/default/pods$", times=1)
+    aicr_fake_cluster.faults.deny("GET", r"/namespaces/default/pods$", times=1)
     with pytest.raises(ApiException) as ei:
         client.CoreV1Api(api).list_namespaced_pod("default")
     assert ei.value.status == 403
@@ -76,45 +76,45 @@ def test_rbac_deny_403(api: Any, fake_cluster: FakeCluster) -> None:
     assert 'cannot list resource "pods" in API group "" in the namespace "default"' in body["message"]
 
 
-def test_expire_next_watch_410(api: Any, fake_cluster: FakeCluster) -> None:
+def test_expire_next_watch_410(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """ "The next watch gets a 410": with ``timeoutSeconds`` the client raises ApiException(410);
     without it, ``kubernetes.watch.Watch`` retries once from its last resourceVersion, as
     client-go's reflector re-lists/re-watches."""
     v1 = client.CoreV1Api(api)
-    fake_cluster.faults.expire_watch(r"/configmaps$")
+    aicr_fake_cluster.faults.expire_watch(r"/configmaps$")
     with pytest.raises(ApiException) as ei:
         list(watch.Watch().stream(v1.list_namespaced_config_map, "default", timeout_seconds=5))
     assert ei.value.status == 410
     rv = v1.list_namespaced_config_map("default").metadata.resource_version
-    fake_cluster.add({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}})
-    fake_cluster.faults.expire_watch(r"/configmaps$")
+    aicr_fake_cluster.add({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}})
+    aicr_fake_cluster.faults.expire_watch(r"/configmaps$")
     w = watch.Watch()
     got = []
     for ev in w.stream(v1.list_namespaced_config_map, "default", resource_version=rv):
         got.append(ev["object"].metadata.name)
         w.stop()
     assert got == ["after"]
-    assert fake_cluster.request_count("GET", r"/configmaps$", watch=True) == 3
+    assert aicr_fake_cluster.request_count("GET", r"/configmaps$", watch=True) == 3
 
 
-def test_unauthenticated_request_is_401(fake_cluster: FakeCluster) -> None:
+def test_unauthenticated_request_is_401(aicr_fake_cluster: FakeCluster) -> None:
     """The server requires the kubeconfig's bearer token: no token is 401 Unauthorized."""
     http = urllib3.PoolManager()
-    resp = http.request("GET", fake_cluster.url + "/api/v1/namespaces")
+    resp = http.request("GET", aicr_fake_cluster.url + "/api/v1/namespaces")
     assert resp.status == 401 and json.loads(resp.data)["reason"] == "Unauthorized"
     ok = http.request(
         "GET",
-        fake_cluster.url + "/api/v1/namespaces",
-        headers={"Authorization": f"Bearer {fake_cluster.token}"},
+        aicr_fake_cluster.url + "/api/v1/namespaces",
+        headers={"Authorization": f"Bearer {aicr_fake_cluster.token}"},
     )
     assert ok.status == 200
 
 
-def test_request_counters(api: Any, fake_cluster: FakeCluster) -> None:
+def test_request_counters(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Per-(method, path) counters and a request log that tests and benchmarks read."""
     for i in range(30):
-        fake_cluster.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i:02d}"}})
-    fake_cluster.server.reset_counts()
+        aicr_fake_cluster.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i:02d}"}})
+    aicr_fake_cluster.server.reset_counts()
     v1 = client.CoreV1Api(api)
     token = None
     while True:
@@ -122,15 +122,15 @@ def test_request_counters(api: Any, fake_cluster: FakeCluster) -> None:
         token = page.metadata._continue
         if not token:
             break
-    assert fake_cluster.server.counts[("GET", "/api/v1/nodes")] == 5
-    assert fake_cluster.request_count("GET", "nodes") == 5
-    assert [r.status for r in fake_cluster.server.requests] == [200] * 5
+    assert aicr_fake_cluster.server.counts[("GET", "/api/v1/nodes")] == 5
+    assert aicr_fake_cluster.request_count("GET", "nodes") == 5
+    assert [r.status for r in aicr_fake_cluster.server.requests] == [200] * 5
 
 
-def test_reject_with_a_composed_status(api: Any, fake_cluster: FakeCluster) -> None:
+def test_reject_with_a_composed_status(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """``reject``: any failure ``Status`` (an admission webhook's denial), its message fixed or built
     from the request body; only the scripted number of matching requests are refused."""
-    fault = fake_cluster.faults.reject(
+    fault = aicr_fake_cluster.faults.reject(
         "POST",
         r"/configmaps$",
         status=403,
@@ -150,7 +150,7 @@ def test_reject_with_a_composed_status(api: Any, fake_cluster: FakeCluster) -> N
     )
     assert v1.create_namespaced_config_map("default", body).metadata.name == "x"
     assert fault.hits == 1
-    fake_cluster.faults.reject("POST", r"/configmaps$", message="spec.data: Invalid value")
+    aicr_fake_cluster.faults.reject("POST", r"/configmaps$", message="spec.data: Invalid value")
     with pytest.raises(ApiException) as ei:
         v1.create_namespaced_config_map("default", {**body, "metadata": {"name": "y"}})
     status = json.loads(ei.value.body)

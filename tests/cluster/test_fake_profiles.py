@@ -13,8 +13,8 @@ from aicr_pytest.testing import FAULTS, PROFILES, FakeCluster, FakeClusterFactor
 
 
 @pytest.fixture
-def training(fake_cluster_factory: FakeClusterFactory) -> FakeCluster:
-    return fake_cluster_factory("h100-eks-training")
+def training(aicr_fake_cluster_factory: FakeClusterFactory) -> FakeCluster:
+    return aicr_fake_cluster_factory("h100-eks-training")
 
 
 def _client(fc: FakeCluster) -> Any:
@@ -127,18 +127,18 @@ def test_training_profile_runs_gpu_jobs(training: FakeCluster) -> None:
     assert nodes == {"h100-0", "h100-1", "h100-2", "h100-3"}
 
 
-def test_inference_profile_adds_dynamo(fake_cluster_factory: FakeClusterFactory) -> None:
-    fc = fake_cluster_factory("h100-eks-inference")
+def test_inference_profile_adds_dynamo(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-inference")
     api = _client(fc)
     crd = client.ApiextensionsV1Api(api).read_custom_resource_definition("dynamographdeployments.nvidia.com")
     assert crd.spec.names.kind == "DynamoGraphDeployment"
     assert client.AppsV1Api(api).list_namespaced_deployment("dynamo-system").items
 
 
-def test_fault_device_plugin_crashloop(fake_cluster_factory: FakeClusterFactory) -> None:
+def test_fault_device_plugin_crashloop(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
     """One device-plugin pod in CrashLoopBackOff with restarts; DaemonSet not fully ready;
     ClusterPolicy notReady."""
-    fc = fake_cluster_factory("h100-eks-training", ["device-plugin-crashloop"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", ["device-plugin-crashloop"])
     api = _client(fc)
     ds = client.AppsV1Api(api).read_namespaced_daemon_set("nvidia-device-plugin-daemonset", "gpu-operator")
     assert ds.status.number_ready == 3 < ds.status.desired_number_scheduled == 4
@@ -159,9 +159,9 @@ def test_fault_device_plugin_crashloop(fake_cluster_factory: FakeClusterFactory)
     assert fc.state["faults"] == ["device-plugin-crashloop"]
 
 
-def test_fault_gpu_operator_missing(fake_cluster_factory: FakeClusterFactory) -> None:
+def test_fault_gpu_operator_missing(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
     """No gpu-operator namespace, CRD or objects; nodes lack GFD labels and nvidia.com/gpu."""
-    fc = fake_cluster_factory("h100-eks-training", ["gpu-operator-missing"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", ["gpu-operator-missing"])
     api = _client(fc)
     v1 = client.CoreV1Api(api)
     with pytest.raises(ApiException) as ei:
@@ -176,9 +176,9 @@ def test_fault_gpu_operator_missing(fake_cluster_factory: FakeClusterFactory) ->
     ) == 4
 
 
-def test_fault_no_kai(fake_cluster_factory: FakeClusterFactory) -> None:
+def test_fault_no_kai(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
     """No KAI: no namespace; a pod asking for kai-scheduler stays Pending with no condition."""
-    fc = fake_cluster_factory("h100-eks-training", ["no-kai"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", ["no-kai"])
     v1 = client.CoreV1Api(_client(fc))
     assert "kai-scheduler" not in {n.metadata.name for n in v1.list_namespace().items}
     pod = {
@@ -193,8 +193,8 @@ def test_fault_no_kai(fake_cluster_factory: FakeClusterFactory) -> None:
     assert got.status.phase == "Pending" and not got.spec.node_name and not got.status.conditions
 
 
-def test_fault_gpu_node_cordoned(fake_cluster_factory: FakeClusterFactory) -> None:
-    fc = fake_cluster_factory("h100-eks-training", ["gpu-node-cordoned"])
+def test_fault_gpu_node_cordoned(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training", ["gpu-node-cordoned"])
     node = client.CoreV1Api(_client(fc)).read_node("h100-0")
     assert node.spec.unschedulable is True
     assert any(
@@ -202,9 +202,9 @@ def test_fault_gpu_node_cordoned(fake_cluster_factory: FakeClusterFactory) -> No
     )
 
 
-def test_nccl_faults_are_recorded(fake_cluster_factory: FakeClusterFactory) -> None:
+def test_nccl_faults_are_recorded(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
     """The NCCL faults are stubs for now: recorded in the cluster state and the kubeconfig."""
-    fc = fake_cluster_factory("h100-eks-training", ["nccl-low-bandwidth", "nccl-socket-fallback"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", ["nccl-low-bandwidth", "nccl-socket-fallback"])
     assert fc.state["faults"] == ["nccl-low-bandwidth", "nccl-socket-fallback"]
     ext = fc.kubeconfig()["clusters"][0]["cluster"]["extensions"][0]
     assert ext["name"] == "aicr.run/simulated" and ext["extension"]["faults"] == fc.state["faults"]
@@ -235,8 +235,8 @@ def test_profile_builds_without_starting_a_server() -> None:
     assert fc.store.resource_version > 100
 
 
-@pytest.mark.parametrize("fake_cluster", ["h100-eks-training"], indirect=True)
-def test_fake_cluster_fixture_indirect_profile(fake_cluster: FakeCluster) -> None:
-    """``fake_cluster`` takes a profile name through indirect parametrization."""
-    assert fake_cluster.profile is not None and fake_cluster.profile.name == "h100-eks-training"
-    assert fake_cluster.kubeconfig_path.is_file()
+@pytest.mark.parametrize("aicr_fake_cluster", ["h100-eks-training"], indirect=True)
+def test_fake_cluster_fixture_indirect_profile(aicr_fake_cluster: FakeCluster) -> None:
+    """``aicr_fake_cluster`` takes a profile name through indirect parametrization."""
+    assert aicr_fake_cluster.profile is not None and aicr_fake_cluster.profile.name == "h100-eks-training"
+    assert aicr_fake_cluster.kubeconfig_path.is_file()

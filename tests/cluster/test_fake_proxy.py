@@ -36,40 +36,44 @@ def _call(fc: FakeCluster, method: str, path: str, body: bytes = b"") -> tuple[i
     return resp.status, resp.data.decode()
 
 
-def test_missing_service_is_404(fake_cluster: FakeCluster) -> None:
-    status, text = _call(fake_cluster, "GET", "/api/v1/namespaces/default/services/nope:8000/proxy/v1/models")
+def test_missing_service_is_404(aicr_fake_cluster: FakeCluster) -> None:
+    status, text = _call(
+        aicr_fake_cluster, "GET", "/api/v1/namespaces/default/services/nope:8000/proxy/v1/models"
+    )
     assert status == 404
     assert json.loads(text)["reason"] == "NotFound"
 
 
-def test_service_without_backend_is_503(fake_cluster: FakeCluster) -> None:
-    fake_cluster.add(_svc("web"))
-    status, text = _call(fake_cluster, "POST", "/api/v1/namespaces/default/services/web:8000/proxy/x", b"{}")
+def test_service_without_backend_is_503(aicr_fake_cluster: FakeCluster) -> None:
+    aicr_fake_cluster.add(_svc("web"))
+    status, text = _call(
+        aicr_fake_cluster, "POST", "/api/v1/namespaces/default/services/web:8000/proxy/x", b"{}"
+    )
     assert status == 503
     assert json.loads(text)["message"] == 'no endpoints available for service "web"'
 
 
-def test_handler_gets_method_subpath_and_body(fake_cluster: FakeCluster) -> None:
-    fake_cluster.add(_svc("web"))
+def test_handler_gets_method_subpath_and_body(aicr_fake_cluster: FakeCluster) -> None:
+    aicr_fake_cluster.add(_svc("web"))
     seen: list[tuple[str, str, bytes]] = []
 
     def handler(method: str, path: str, raw: bytes) -> tuple[int, str]:
         seen.append((method, path, raw))
         return 201, '{"ok": true}'
 
-    fake_cluster.server.proxy_handlers[("default", "web")] = handler
+    aicr_fake_cluster.server.proxy_handlers[("default", "web")] = handler
     for name in ("web", "web:8000", "http:web:8000"):
         status, text = _call(
-            fake_cluster, "POST", f"/api/v1/namespaces/default/services/{name}/proxy/v1/chat", b'{"a":1}'
+            aicr_fake_cluster, "POST", f"/api/v1/namespaces/default/services/{name}/proxy/v1/chat", b'{"a":1}'
         )
         assert (status, json.loads(text)) == (201, {"ok": True})
     assert seen == [("POST", "/v1/chat", b'{"a":1}')] * 3
-    assert fake_cluster.request_count("POST", r"/proxy/v1/chat$") == 3
+    assert aicr_fake_cluster.request_count("POST", r"/proxy/v1/chat$") == 3
 
 
-def test_faults_apply_to_proxied_paths(fake_cluster: FakeCluster) -> None:
-    fake_cluster.add(_svc("web"))
-    fake_cluster.server.proxy_handlers[("default", "web")] = lambda m, p, b: (200, "{}")
-    fake_cluster.faults.server_error(path=r"/proxy", times=1, status=502)
-    assert _call(fake_cluster, "GET", "/api/v1/namespaces/default/services/web/proxy/")[0] == 502
-    assert _call(fake_cluster, "GET", "/api/v1/namespaces/default/services/web/proxy/")[0] == 200
+def test_faults_apply_to_proxied_paths(aicr_fake_cluster: FakeCluster) -> None:
+    aicr_fake_cluster.add(_svc("web"))
+    aicr_fake_cluster.server.proxy_handlers[("default", "web")] = lambda m, p, b: (200, "{}")
+    aicr_fake_cluster.faults.server_error(path=r"/proxy", times=1, status=502)
+    assert _call(aicr_fake_cluster, "GET", "/api/v1/namespaces/default/services/web/proxy/")[0] == 502
+    assert _call(aicr_fake_cluster, "GET", "/api/v1/namespaces/default/services/web/proxy/")[0] == 200

@@ -77,13 +77,13 @@ def recorder(tag: str, seen: list[tuple[str, str, int]]) -> testing.Player:
 
 
 def test_a_registered_player_runs_after_the_builtins_on_every_profile(
-    fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
+    aicr_fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
 ) -> None:
     register_player("first", recorder("first", calls))
     register_player("second", recorder("second", calls))
     assert player_names()[-2:] == ("first", "second")
-    fake_cluster_factory("h100-eks-training")
-    fake_cluster_factory(ClusterProfile(name="bare"))
+    aicr_fake_cluster_factory("h100-eks-training")
+    aicr_fake_cluster_factory(ClusterProfile(name="bare"))
     assert calls == [
         ("first", "h100-eks-training", 5),
         ("second", "h100-eks-training", 5),
@@ -93,39 +93,39 @@ def test_a_registered_player_runs_after_the_builtins_on_every_profile(
 
 
 def test_a_player_gets_the_cluster_being_built(
-    fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
+    aicr_fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
 ) -> None:
     got: list[object] = []
     register_player("grab", lambda fc, profile: got.append(fc))
-    fc = fake_cluster_factory("gb200-eks-training")
+    fc = aicr_fake_cluster_factory("gb200-eks-training")
     assert got == [fc]
 
 
 def test_an_empty_cluster_applies_no_profile_and_runs_no_player(
-    fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
+    aicr_fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
 ) -> None:
     register_player("first", recorder("first", calls))
-    fake_cluster_factory()
+    aicr_fake_cluster_factory()
     assert calls == []
 
 
 def test_registering_a_name_again_replaces_the_player_in_place(
-    fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
+    aicr_fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
 ) -> None:
     register_player("a", recorder("a-old", calls))
     register_player("b", recorder("b", calls))
     register_player("a", recorder("a-new", calls))
     assert player_names()[-2:] == ("a", "b")
-    fake_cluster_factory(ClusterProfile(name="p"))
+    aicr_fake_cluster_factory(ClusterProfile(name="p"))
     assert [c[0] for c in calls] == ["a-new", "b"]
 
 
 def test_an_unregistered_player_no_longer_runs(
-    fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
+    aicr_fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
 ) -> None:
     register_player("gone", recorder("gone", calls))
     unregister_player("gone")
-    fake_cluster_factory(ClusterProfile(name="p"))
+    aicr_fake_cluster_factory(ClusterProfile(name="p"))
     assert calls == []
     assert "gone" not in player_names()
 
@@ -143,12 +143,12 @@ def test_a_player_needs_a_name() -> None:
 
 
 def test_using_player_registers_for_the_block_and_restores_what_was_there(
-    fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
+    aicr_fake_cluster_factory: FakeClusterFactory, calls: list[tuple[str, str, int]]
 ) -> None:
     register_player("kept", recorder("kept-outer", calls))
     with using_player("kept", recorder("kept-inner", calls)), using_player("temp", recorder("temp", calls)):
-        fake_cluster_factory(ClusterProfile(name="inside"))
-    fake_cluster_factory(ClusterProfile(name="outside"))
+        aicr_fake_cluster_factory(ClusterProfile(name="inside"))
+    aicr_fake_cluster_factory(ClusterProfile(name="outside"))
     assert [(c[0], c[1]) for c in calls] == [
         ("kept-inner", "inside"),
         ("temp", "inside"),

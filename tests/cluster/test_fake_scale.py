@@ -40,14 +40,14 @@ def _objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return nodes, pods
 
 
-def test_bulk_load_and_paginated_selector_list(fake_cluster: FakeCluster) -> None:
+def test_bulk_load_and_paginated_selector_list(aicr_fake_cluster: FakeCluster) -> None:
     nodes, pods = _objects()
     for i in range(50):
-        fake_cluster.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"ns-{i}"}})
+        aicr_fake_cluster.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"ns-{i}"}})
     # Speed is measured by benchmarks/bench_fake_scale.py, not asserted here (timed tests flake).
-    fake_cluster.bulk_add(nodes)
-    fake_cluster.bulk_add(pods)
-    store = fake_cluster.store
+    aicr_fake_cluster.bulk_add(nodes)
+    aicr_fake_cluster.bulk_add(pods)
+    store = aicr_fake_cluster.store
     rt = store.resolve("v1", "Pod")
     seen = 0
     token = None
@@ -61,7 +61,7 @@ def test_bulk_load_and_paginated_selector_list(fake_cluster: FakeCluster) -> Non
             break
     assert (seen, pages) == (25000, 50)
     # Through HTTP and the real client: a few pages of GPU nodes.
-    api = fake_cluster.api_client()
+    api = aicr_fake_cluster.api_client()
     page = client.CoreV1Api(api).list_node(label_selector="nvidia.com/gpu.present=true", limit=500)
     assert len(page.items) == 500 and page.metadata._continue
     api.close()

@@ -54,12 +54,12 @@ def _cond(obj: Any, ctype: str) -> Any:
     return next((c for c in obj.status.conditions or [] if c.type == ctype), None)
 
 
-def test_job_runs_to_completion_with_log(api: Any, fake_cluster: FakeCluster) -> None:
+def test_job_runs_to_completion_with_log(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Job -> Pod (job-name/controller-uid labels, ownerReference) -> scheduled -> Running ->
     Succeeded with its scripted log; the Job reports Complete. A watch on the Job sees it finish
     while another thread advances the FakeClock."""
-    fake_cluster.sim.add_nodes(GPU_NODE)
-    fake_cluster.sim.script(
+    aicr_fake_cluster.sim.add_nodes(GPU_NODE)
+    aicr_fake_cluster.sim.script(
         name_prefix="nccl-", start_after=2, run_for=10, logs="# Avg bus bandwidth : 480.1\n"
     )
     batch, v1 = client.BatchV1Api(api), client.CoreV1Api(api)
@@ -72,14 +72,14 @@ def test_job_runs_to_completion_with_log(api: Any, fake_cluster: FakeCluster) ->
     assert pod.metadata.owner_references[0].uid == job.metadata.uid
     assert pod.spec.node_name == "gpu-0" and _cond(pod, "PodScheduled").status == "True"
     assert pod.status.container_statuses[0].state.waiting.reason == "ContainerCreating"
-    fake_cluster.advance(2)
+    aicr_fake_cluster.advance(2)
     running = v1.read_namespaced_pod(pod.metadata.name, "default")
     assert running.status.phase == "Running" and running.status.container_statuses[0].ready
     assert batch.read_namespaced_job("nccl-test", "default").status.active == 1
 
     def clock() -> None:
         time.sleep(0.05)
-        fake_cluster.advance(30)
+        aicr_fake_cluster.advance(30)
 
     t = threading.Thread(target=clock)
     t.start()
@@ -102,12 +102,12 @@ def test_job_runs_to_completion_with_log(api: Any, fake_cluster: FakeCluster) ->
     assert v1.read_namespaced_pod_log(pod.metadata.name, "default") == "# Avg bus bandwidth : 480.1\n"
 
 
-def test_gpu_capacity_exhaustion_keeps_pod_pending(api: Any, fake_cluster: FakeCluster) -> None:
+def test_gpu_capacity_exhaustion_keeps_pod_pending(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """NodeResourcesFit counts nvidia.com/gpu already used by non-terminal pods: the second pod
     stays Pending with PodScheduled=False/Unschedulable and a FailedScheduling event, and is
     scheduled once the first one finishes."""
-    fake_cluster.sim.add_nodes(GPU_NODE)
-    fake_cluster.sim.script(name_prefix="big", run_for=60)
+    aicr_fake_cluster.sim.add_nodes(GPU_NODE)
+    aicr_fake_cluster.sim.script(name_prefix="big", run_for=60)
     v1 = client.CoreV1Api(api)
     v1.create_namespaced_pod("default", _pod("big", gpus=8))
     v1.create_namespaced_pod("default", _pod("small", gpus=1))
@@ -120,14 +120,14 @@ def test_gpu_capacity_exhaustion_keeps_pod_pending(api: Any, fake_cluster: FakeC
         "default", field_selector="involvedObject.name=small,reason=FailedScheduling"
     ).items
     assert len(events) == 1 and events[0].type == "Warning" and events[0].message == cond.message
-    fake_cluster.advance(61)
+    aicr_fake_cluster.advance(61)
     assert v1.read_namespaced_pod("big", "default").status.phase == "Succeeded"
     assert v1.read_namespaced_pod("small", "default").spec.node_name == "gpu-0"
 
 
-def test_taints_tolerations_and_node_selector(api: Any, fake_cluster: FakeCluster) -> None:
+def test_taints_tolerations_and_node_selector(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """TaintToleration and NodeAffinity filters, with the kube-scheduler's message shape."""
-    sim = fake_cluster.sim
+    sim = aicr_fake_cluster.sim
     sim.add_nodes(
         NodeProfile(
             count=1,
@@ -164,10 +164,10 @@ def test_taints_tolerations_and_node_selector(api: Any, fake_cluster: FakeCluste
     assert v1.read_namespaced_pod("aff", "default").spec.node_name == "cpu-0"
 
 
-def test_cordoned_node_is_skipped(api: Any, fake_cluster: FakeCluster) -> None:
+def test_cordoned_node_is_skipped(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """NodeUnschedulable: a cordoned node (spec.unschedulable) gets no new pods."""
-    fake_cluster.sim.add_nodes(NodeProfile(count=2, name_prefix="gpu"))
-    fake_cluster.sim.cordon("gpu-0")
+    aicr_fake_cluster.sim.add_nodes(NodeProfile(count=2, name_prefix="gpu"))
+    aicr_fake_cluster.sim.cordon("gpu-0")
     v1 = client.CoreV1Api(api)
     node = v1.read_node("gpu-0")
     assert node.spec.unschedulable and node.spec.taints[0].key == "node.kubernetes.io/unschedulable"
@@ -178,16 +178,16 @@ def test_cordoned_node_is_skipped(api: Any, fake_cluster: FakeCluster) -> None:
     assert "1 node(s) were unschedulable" in msg and "1 Insufficient nvidia.com/gpu" in msg
 
 
-def test_oomkilled_pod_fails_the_job(api: Any, fake_cluster: FakeCluster) -> None:
+def test_oomkilled_pod_fails_the_job(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """A container terminated with reason OOMKilled (exit 137) makes the pod Failed; with
     backoffLimit 0 the Job fails with BackoffLimitExceeded."""
-    fake_cluster.sim.add_nodes(GPU_NODE)
-    fake_cluster.sim.script(
+    aicr_fake_cluster.sim.add_nodes(GPU_NODE)
+    aicr_fake_cluster.sim.script(
         name_prefix="oom-", run_for=5, exit_code=137, reason="OOMKilled", logs="allocating...\n"
     )
     batch, v1 = client.BatchV1Api(api), client.CoreV1Api(api)
     batch.create_namespaced_job("default", _job("oom", gpus=1, backoff=0))
-    fake_cluster.advance(10)
+    aicr_fake_cluster.advance(10)
     pod = v1.list_namespaced_pod("default", label_selector="job-name=oom").items[0]
     term = pod.status.container_statuses[0].state.terminated
     assert pod.status.phase == "Failed" and (term.reason, term.exit_code) == ("OOMKilled", 137)
@@ -196,21 +196,21 @@ def test_oomkilled_pod_fails_the_job(api: Any, fake_cluster: FakeCluster) -> Non
     assert failed.status == "True" and failed.reason == "BackoffLimitExceeded" and job.status.failed == 1
 
 
-def test_job_retries_failed_pods_up_to_backoff_limit(api: Any, fake_cluster: FakeCluster) -> None:
+def test_job_retries_failed_pods_up_to_backoff_limit(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Failed pods are replaced until more than backoffLimit have failed."""
-    fake_cluster.sim.add_nodes(GPU_NODE)
-    fake_cluster.sim.script(name_prefix="flaky-", run_for=1, exit_code=1, times=1)
+    aicr_fake_cluster.sim.add_nodes(GPU_NODE)
+    aicr_fake_cluster.sim.script(name_prefix="flaky-", run_for=1, exit_code=1, times=1)
     batch = client.BatchV1Api(api)
     batch.create_namespaced_job("default", _job("flaky", backoff=2))
-    fake_cluster.sim.clock.run_until_idle()  # type: ignore[attr-defined]
+    aicr_fake_cluster.sim.clock.run_until_idle()  # type: ignore[attr-defined]
     job = batch.read_namespaced_job("flaky", "default")
     assert (job.status.failed, job.status.succeeded) == (1, 1) and _cond(job, "Complete").status == "True"
 
 
-def test_indexed_job_and_active_deadline(api: Any, fake_cluster: FakeCluster) -> None:
+def test_indexed_job_and_active_deadline(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Indexed completion mode gives each pod a completion index; activeDeadlineSeconds fails a
     Job still running past its deadline (reason DeadlineExceeded) and kills its pods."""
-    fake_cluster.sim.add_nodes(NodeProfile(count=2, name_prefix="gpu"))
+    aicr_fake_cluster.sim.add_nodes(NodeProfile(count=2, name_prefix="gpu"))
     batch, v1 = client.BatchV1Api(api), client.CoreV1Api(api)
     batch.create_namespaced_job(
         "default", _job("idx", gpus=8, completions=2, parallelism=2, completionMode="Indexed")
@@ -218,27 +218,27 @@ def test_indexed_job_and_active_deadline(api: Any, fake_cluster: FakeCluster) ->
     pods = v1.list_namespaced_pod("default", label_selector="job-name=idx").items
     indexes = sorted(p.metadata.annotations["batch.kubernetes.io/job-completion-index"] for p in pods)
     assert indexes == ["0", "1"] and {p.spec.node_name for p in pods} == {"gpu-0", "gpu-1"}
-    fake_cluster.advance(5)
+    aicr_fake_cluster.advance(5)
     done = batch.read_namespaced_job("idx", "default")
     assert done.status.completed_indexes == "0-1" and _cond(done, "Complete")
-    fake_cluster.sim.script(name_prefix="slow-", run_for=None)
+    aicr_fake_cluster.sim.script(name_prefix="slow-", run_for=None)
     batch.create_namespaced_job("default", _job("slow", activeDeadlineSeconds=30))
-    fake_cluster.advance(31)
+    aicr_fake_cluster.advance(31)
     slow = batch.read_namespaced_job("slow", "default")
     assert _cond(slow, "Failed").reason == "DeadlineExceeded"
     assert v1.list_namespaced_pod("default", label_selector="job-name=slow").items == []
 
 
-def test_crashloop_and_image_pull_waiting(api: Any, fake_cluster: FakeCluster) -> None:
+def test_crashloop_and_image_pull_waiting(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Restarting containers that exit non-zero end in CrashLoopBackOff with restartCount and a
     previous log; waiting_reason keeps a pod Pending (e.g. ImagePullBackOff)."""
-    fake_cluster.sim.add_nodes(GPU_NODE)
-    fake_cluster.sim.script(name_prefix="crash", run_for=3, exit_code=1, logs="panic: nvml\n")
-    fake_cluster.sim.script(name_prefix="pull", waiting_reason="ImagePullBackOff")
+    aicr_fake_cluster.sim.add_nodes(GPU_NODE)
+    aicr_fake_cluster.sim.script(name_prefix="crash", run_for=3, exit_code=1, logs="panic: nvml\n")
+    aicr_fake_cluster.sim.script(name_prefix="pull", waiting_reason="ImagePullBackOff")
     v1 = client.CoreV1Api(api)
     v1.create_namespaced_pod("default", _pod("crash", restartPolicy="Always"))
     v1.create_namespaced_pod("default", _pod("pull"))
-    fake_cluster.advance(10)
+    aicr_fake_cluster.advance(10)
     crash = v1.read_namespaced_pod("crash", "default")
     cs = crash.status.container_statuses[0]
     assert (
@@ -255,14 +255,14 @@ def test_crashloop_and_image_pull_waiting(api: Any, fake_cluster: FakeCluster) -
     )
 
 
-def test_on_create_hook_for_custom_resources(api: Any, fake_cluster: FakeCluster) -> None:
+def test_on_create_hook_for_custom_resources(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Controller hooks: "when a TrainJob is created, create launcher + worker pods with this log",
     and report status back on the TrainJob when the launcher finishes."""
     from aicr_pytest.testing.profiles import crd
 
-    sim = fake_cluster.sim
+    sim = aicr_fake_cluster.sim
     sim.add_nodes(NodeProfile(count=2, name_prefix="gpu"))
-    fake_cluster.add(crd("trainer.kubeflow.org", "trainjobs", "TrainJob", ["v1alpha1"]))
+    aicr_fake_cluster.add(crd("trainer.kubeflow.org", "trainjobs", "TrainJob", ["v1alpha1"]))
 
     def trainjob_controller(sim: Simulator, tj: dict[str, Any]) -> None:
         ns, name = tj["metadata"]["namespace"], tj["metadata"]["name"]
@@ -299,7 +299,7 @@ def test_on_create_hook_for_custom_resources(api: Any, fake_cluster: FakeCluster
     custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", "default", "trainjobs", tj)
     pods = v1.list_namespaced_pod("default", label_selector="trainer.kubeflow.org/trainjob-name=nccl").items
     assert sorted(p.metadata.name for p in pods) == ["nccl-launcher", "nccl-node-0", "nccl-node-1"]
-    fake_cluster.advance(25)
+    aicr_fake_cluster.advance(25)
     assert "451.2" in v1.read_namespaced_pod_log("nccl-launcher", "default")
     got = custom.get_namespaced_custom_object(
         "trainer.kubeflow.org", "v1alpha1", "default", "trainjobs", "nccl"
@@ -313,34 +313,34 @@ def test_on_create_hook_for_custom_resources(api: Any, fake_cluster: FakeCluster
     )
 
 
-def test_log_lines_stream_while_running(api: Any, fake_cluster: FakeCluster) -> None:
+def test_log_lines_stream_while_running(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Scripted log chunks appear over (fake) time; followers receive them as they come."""
-    fake_cluster.sim.add_nodes(GPU_NODE)
-    fake_cluster.sim.script(name_prefix="chatty", run_for=10, log_lines=[(1, "a\n"), (5, "b\n")])
+    aicr_fake_cluster.sim.add_nodes(GPU_NODE)
+    aicr_fake_cluster.sim.script(name_prefix="chatty", run_for=10, log_lines=[(1, "a\n"), (5, "b\n")])
     v1 = client.CoreV1Api(api)
     v1.create_namespaced_pod("default", _pod("chatty"))
-    fake_cluster.advance(1)
+    aicr_fake_cluster.advance(1)
     assert v1.read_namespaced_pod_log("chatty", "default") == ""
-    fake_cluster.advance(1)
+    aicr_fake_cluster.advance(1)
     assert v1.read_namespaced_pod_log("chatty", "default") == "a\n"
-    fake_cluster.advance(20)
+    aicr_fake_cluster.advance(20)
     assert v1.read_namespaced_pod_log("chatty", "default") == "a\nb\n"
 
 
-def test_daemonset_and_deployment_status_helpers(api: Any, fake_cluster: FakeCluster) -> None:
+def test_daemonset_and_deployment_status_helpers(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Status helpers set rollout counters the way the controllers report them."""
     from aicr_pytest.testing.profiles import daemonset, deployment
 
-    fake_cluster.sim.add_nodes(NodeProfile(count=3, name_prefix="gpu"))
-    daemonset(fake_cluster, "default", "dp", "img", ["gpu-0", "gpu-1", "gpu-2"])
-    deployment(fake_cluster, "default", "op", "img", "gpu-0")
+    aicr_fake_cluster.sim.add_nodes(NodeProfile(count=3, name_prefix="gpu"))
+    daemonset(aicr_fake_cluster, "default", "dp", "img", ["gpu-0", "gpu-1", "gpu-2"])
+    deployment(aicr_fake_cluster, "default", "op", "img", "gpu-0")
     apps = client.AppsV1Api(api)
     ds = apps.read_namespaced_daemon_set("dp", "default")
     assert (ds.status.desired_number_scheduled, ds.status.number_ready) == (3, 3)
-    fake_cluster.sim.set_daemonset_status("default", "dp", ready=1)
+    aicr_fake_cluster.sim.set_daemonset_status("default", "dp", ready=1)
     ds = apps.read_namespaced_daemon_set("dp", "default")
     assert (ds.status.number_ready, ds.status.number_unavailable) == (1, 2)
-    fake_cluster.sim.set_deployment_status("default", "op", ready=0)
+    aicr_fake_cluster.sim.set_deployment_status("default", "op", ready=0)
     dep = apps.read_namespaced_deployment("op", "default")
     assert not dep.status.available_replicas
     assert next(c for c in dep.status.conditions if c.type == "Available").status == "False"

@@ -38,10 +38,10 @@ def play_widget_probe(fc: SimulatedCluster, profile: ClusterProfile) -> None:
 
 
 @pytest.fixture(autouse=True)
-def widget_cluster(request, fake_cluster_factory):
+def widget_cluster(request, aicr_fake_cluster_factory):
     kubeconfig = request.config.getoption("aicr_kubeconfig")
     with using_player("widget-probe", play_widget_probe):
-        yield fake_cluster_factory("h100-eks-training", clock=RealClock(), kubeconfig_path=kubeconfig)
+        yield aicr_fake_cluster_factory("h100-eks-training", clock=RealClock(), kubeconfig_path=kubeconfig)
 '''
 
 CHECK_MODULE = f'''
@@ -52,9 +52,9 @@ from aicr_pytest.kube.wait import wait_for_pod_phase
 
 
 @pytest.mark.check("{CHECK}")
-def test_widget_probe(check, run, aicr_clock):
-    namespace = run.ensure_namespace()
-    pod = run.create(
+def test_widget_probe(aicr_check, aicr_run, aicr_clock):
+    namespace = aicr_run.ensure_namespace()
+    pod = aicr_run.create(
         {{
             "apiVersion": "v1",
             "kind": "Pod",
@@ -66,9 +66,9 @@ def test_widget_probe(check, run, aicr_clock):
         }}
     )
     name = pod["metadata"]["name"]
-    wait_for_pod_phase(run.cluster, namespace, name, "Succeeded", timeout=60, clock=aicr_clock)
-    log = read_log(run.cluster, namespace, name, "probe")
-    check.emit("RESULT: " + log.strip())
+    wait_for_pod_phase(aicr_run.cluster, namespace, name, "Succeeded", timeout=60, clock=aicr_clock)
+    log = read_log(aicr_run.cluster, namespace, name, "probe")
+    aicr_check.emit("RESULT: " + log.strip())
     assert "all ok" in log, f"widget probe {{name}} said {{log!r}}"
 '''
 

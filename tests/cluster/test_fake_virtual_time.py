@@ -62,8 +62,8 @@ def _job(name: str, ns: str = "default") -> dict[str, Any]:
     }
 
 
-def test_pod_phase_wait_jumps_to_the_scripted_timeline(fake_cluster_factory: FakeClusterFactory) -> None:
-    fc = fake_cluster_factory(auto_advance=True)
+def test_pod_phase_wait_jumps_to_the_scripted_timeline(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
+    fc = aicr_fake_cluster_factory(auto_advance=True)
     gpu_nodes(fc, 1)
     fc.sim.script(name_prefix="slow-", start_after=100, run_for=200)
     cluster, _ = facade(fc)
@@ -81,9 +81,9 @@ def test_pod_phase_wait_jumps_to_the_scripted_timeline(fake_cluster_factory: Fak
 
 
 def test_wait_that_never_finishes_times_out_at_its_deadline_quickly(
-    fake_cluster_factory: FakeClusterFactory,
+    aicr_fake_cluster_factory: FakeClusterFactory,
 ) -> None:
-    fc = fake_cluster_factory(auto_advance=True)
+    fc = aicr_fake_cluster_factory(auto_advance=True)
     gpu_nodes(fc, 1)
     fc.sim.script(name_prefix="stuck-", start_after=1, run_for=None)
     cluster, _ = facade(fc)
@@ -100,8 +100,8 @@ def test_wait_that_never_finishes_times_out_at_its_deadline_quickly(
     assert 600 <= clock.time() - start_fake <= 601
 
 
-def test_label_selected_wait_for_many_pods_and_a_job(fake_cluster_factory: FakeClusterFactory) -> None:
-    fc = fake_cluster_factory(auto_advance=True)
+def test_label_selected_wait_for_many_pods_and_a_job(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
+    fc = aicr_fake_cluster_factory(auto_advance=True)
     gpu_nodes(fc, 4)
     for i, after in enumerate((30, 90, 60, 240)):
         fc.sim.script(name_prefix=f"many-{i}", start_after=after, run_for=10)
@@ -129,14 +129,14 @@ def test_label_selected_wait_for_many_pods_and_a_job(fake_cluster_factory: FakeC
     assert time.monotonic() - t0 < 30.0  # far below the virtual wait; no real sleeping
 
 
-def test_off_by_default_and_manual_advance_keeps_control(fake_cluster: FakeCluster) -> None:
+def test_off_by_default_and_manual_advance_keeps_control(aicr_fake_cluster: FakeCluster) -> None:
     """Without auto-advance a blocked watch does not move the clock; a test that advances itself
     sees exactly the times it chose."""
-    assert fake_cluster.auto_advance is False
-    gpu_nodes(fake_cluster, 1)
-    fake_cluster.sim.script(name_prefix="m-", start_after=50, run_for=50)
-    cluster, _ = facade(fake_cluster)
-    clock = FcClock(fake_cluster)
+    assert aicr_fake_cluster.auto_advance is False
+    gpu_nodes(aicr_fake_cluster, 1)
+    aicr_fake_cluster.sim.script(name_prefix="m-", start_after=50, run_for=50)
+    cluster, _ = facade(aicr_fake_cluster)
+    clock = FcClock(aicr_fake_cluster)
     cluster.create(_pod("m-1"))
     before = clock.time()
     result: dict[str, Any] = {}
@@ -148,33 +148,33 @@ def test_off_by_default_and_manual_advance_keeps_control(fake_cluster: FakeClust
     thread.start()
     time.sleep(0.3)
     assert clock.time() == before  # nothing moved it
-    fake_cluster.advance(100)
+    aicr_fake_cluster.advance(100)
     thread.join(5)
     assert not thread.is_alive()
     assert result["pod"]["status"]["phase"] == "Succeeded"
     assert clock.time() == before + 100
 
 
-def test_auto_advancing_context_and_manual_advance_together(fake_cluster: FakeCluster) -> None:
-    gpu_nodes(fake_cluster, 1)
-    fake_cluster.sim.script(name_prefix="c-", start_after=10, run_for=20)
-    cluster, _ = facade(fake_cluster)
-    clock = FcClock(fake_cluster)
+def test_auto_advancing_context_and_manual_advance_together(aicr_fake_cluster: FakeCluster) -> None:
+    gpu_nodes(aicr_fake_cluster, 1)
+    aicr_fake_cluster.sim.script(name_prefix="c-", start_after=10, run_for=20)
+    cluster, _ = facade(aicr_fake_cluster)
+    clock = FcClock(aicr_fake_cluster)
     cluster.create(_pod("c-1"))
-    with fake_cluster.auto_advancing():
-        assert fake_cluster.auto_advance
-        fake_cluster.advance(5)  # a test (or a check's sleep) may still move the clock itself
+    with aicr_fake_cluster.auto_advancing():
+        assert aicr_fake_cluster.auto_advance
+        aicr_fake_cluster.advance(5)  # a test (or a check's sleep) may still move the clock itself
         got = wait_for_pod_phase(cluster, "default", "c-1", "Succeeded", timeout=120, clock=clock)
     assert got["status"]["phase"] == "Succeeded"
-    assert fake_cluster.auto_advance is False
-    assert fake_cluster.advancer is not None and not fake_cluster.advancer.running
+    assert aicr_fake_cluster.auto_advance is False
+    assert aicr_fake_cluster.advancer is not None and not aicr_fake_cluster.advancer.running
 
 
 def test_timers_alone_do_not_move_the_clock(
-    fake_cluster_factory: FakeClusterFactory,
+    aicr_fake_cluster_factory: FakeClusterFactory,
 ) -> None:
     """Timers alone do not move the clock: only a client blocked in a watch does."""
-    fc = fake_cluster_factory(auto_advance=True)
+    fc = aicr_fake_cluster_factory(auto_advance=True)
     gpu_nodes(fc, 1)
     fc.sim.script(name_prefix="idle-", start_after=10, run_for=10)
     cluster, _ = facade(fc)
@@ -212,11 +212,11 @@ def test_advances_are_serialized_with_manual_ones() -> None:
     assert clock.next_timer() is None
 
 
-def test_followed_log_runs_in_virtual_time(fake_cluster_factory: FakeClusterFactory) -> None:
+def test_followed_log_runs_in_virtual_time(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
     """A client blocked following a log is a blocked waiter too: timers that append lines fire."""
     from aicr_pytest.kube.logs import follow_log
 
-    fc = fake_cluster_factory(auto_advance=True)
+    fc = aicr_fake_cluster_factory(auto_advance=True)
     gpu_nodes(fc, 1)
     fc.sim.script(
         name_prefix="talk-",
@@ -239,14 +239,14 @@ def test_followed_log_runs_in_virtual_time(fake_cluster_factory: FakeClusterFact
 
 
 def test_a_slow_client_handling_an_event_is_not_taken_for_a_blocked_one(
-    fake_cluster_factory: FakeClusterFactory,
+    aicr_fake_cluster_factory: FakeClusterFactory,
 ) -> None:
     """The clock must not jump while an in-process client still holds the event it was streamed,
     however long it takes (a loaded machine): only once it is back in its read."""
     from aicr_pytest.kube import client as kube_client
     from aicr_pytest.kube.wait import wait_for
 
-    fc = fake_cluster_factory(auto_advance=True)
+    fc = aicr_fake_cluster_factory(auto_advance=True)
     gpu_nodes(fc, 1)
     fc.sim.script(name_prefix="slow-", start_after=5, run_for=400)
     cluster, _ = facade(fc)

@@ -44,13 +44,13 @@ def test_watch_streams_added_modified_deleted_from_resource_version(api: Any) ->
     assert events == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
 
 
-def test_watch_live_events_from_another_thread(api: Any, fake_cluster: FakeCluster) -> None:
+def test_watch_live_events_from_another_thread(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API concepts "Watches": changes made while a watch is open are pushed immediately."""
     v1 = client.CoreV1Api(api)
 
     def writer() -> None:
         time.sleep(0.05)
-        fake_cluster.add(_cm("live"))
+        aicr_fake_cluster.add(_cm("live"))
 
     t = threading.Thread(target=writer)
     t.start()
@@ -62,26 +62,26 @@ def test_watch_live_events_from_another_thread(api: Any, fake_cluster: FakeClust
 
 
 def test_watch_without_resource_version_starts_with_synthetic_added(
-    api: Any, fake_cluster: FakeCluster
+    api: Any, aicr_fake_cluster: FakeCluster
 ) -> None:
     """API concepts "Semantics for watch": with resourceVersion unset the watch first sends
     synthetic ADDED events for every existing object, then live changes."""
-    fake_cluster.add(_cm("a"))
-    fake_cluster.add(_cm("b"))
+    aicr_fake_cluster.add(_cm("a"))
+    aicr_fake_cluster.add(_cm("b"))
     v1 = client.CoreV1Api(api)
     w = watch.Watch()
     events = _collect(w, w.stream(v1.list_namespaced_config_map, "default"), 2)
     assert sorted(events) == [("ADDED", "a"), ("ADDED", "b")]
 
 
-def test_watch_timeout_seconds_follows_the_fake_clock(api: Any, fake_cluster: FakeCluster) -> None:
+def test_watch_timeout_seconds_follows_the_fake_clock(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API concepts "Watches": ``timeoutSeconds`` ends the stream; the fake measures it on the
     injected clock (and the wall clock), so advancing the FakeClock ends a watch at once."""
     v1 = client.CoreV1Api(api)
 
     def advance() -> None:
         time.sleep(0.1)
-        fake_cluster.advance(61)
+        aicr_fake_cluster.advance(61)
 
     t = threading.Thread(target=advance)
     t.start()
@@ -96,11 +96,11 @@ def test_watch_timeout_seconds_follows_the_fake_clock(api: Any, fake_cluster: Fa
     assert all(e["type"] == "ADDED" for e in events)
 
 
-def test_watch_too_old_resource_version_is_410_gone(fake_cluster_factory: FakeClusterFactory) -> None:
+def test_watch_too_old_resource_version_is_410_gone(aicr_fake_cluster_factory: FakeClusterFactory) -> None:
     """API concepts "410 Gone responses": a watch from a resourceVersion older than the server's
     history gets an ERROR event carrying a ``Status`` with code 410 (``reason: Expired``); the
     client raises it."""
-    fc = fake_cluster_factory(history_size=5)
+    fc = aicr_fake_cluster_factory(history_size=5)
     for i in range(30):
         fc.add(_cm(f"c{i}"))
     api = fc.api_client()
@@ -124,7 +124,7 @@ def test_watch_too_old_resource_version_is_410_gone(fake_cluster_factory: FakeCl
     api.close()
 
 
-def test_watch_selector_transitions(api: Any, fake_cluster: FakeCluster) -> None:
+def test_watch_selector_transitions(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """API concepts "Watches" with a label selector: an object that stops matching is reported as
     DELETED and one that starts matching as ADDED (as the watch cache does)."""
     v1 = client.CoreV1Api(api)
@@ -139,13 +139,13 @@ def test_watch_selector_transitions(api: Any, fake_cluster: FakeCluster) -> None
     assert events == [("ADDED", "s"), ("DELETED", "s"), ("ADDED", "s")]
 
 
-def test_watch_field_selector_single_object(api: Any, fake_cluster: FakeCluster) -> None:
+def test_watch_field_selector_single_object(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Field selector ``metadata.name`` on a watch narrows it to one object (how clients wait for
     one resource)."""
     v1 = client.CoreV1Api(api)
     rv = v1.list_namespaced_config_map("default").metadata.resource_version
-    fake_cluster.add(_cm("other"))
-    fake_cluster.add(_cm("mine"))
+    aicr_fake_cluster.add(_cm("other"))
+    aicr_fake_cluster.add(_cm("mine"))
     w = watch.Watch()
     events = _collect(
         w,
@@ -186,11 +186,11 @@ def _running_pod(fc: FakeCluster, name: str, containers: list[str], phase: str =
     )
 
 
-def test_pod_log_by_container_tail_and_limit(api: Any, fake_cluster: FakeCluster) -> None:
+def test_pod_log_by_container_tail_and_limit(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Pod log subresource (``GET /api/v1/namespaces/{ns}/pods/{name}/log``): ``container``
     selects the container, ``tailLines`` keeps the last N lines, ``limitBytes`` truncates."""
-    _running_pod(fake_cluster, "p", ["main"])
-    fake_cluster.set_pod_log("default", "p", "main", "one\ntwo\nthree\n")
+    _running_pod(aicr_fake_cluster, "p", ["main"])
+    aicr_fake_cluster.set_pod_log("default", "p", "main", "one\ntwo\nthree\n")
     v1 = client.CoreV1Api(api)
     assert v1.read_namespaced_pod_log("p", "default") == "one\ntwo\nthree\n"
     assert v1.read_namespaced_pod_log("p", "default", container="main", tail_lines=2) == "two\nthree\n"
@@ -203,11 +203,11 @@ def test_pod_log_by_container_tail_and_limit(api: Any, fake_cluster: FakeCluster
     assert ei.value.status == 404
 
 
-def test_pod_log_needs_container_name_when_several(api: Any, fake_cluster: FakeCluster) -> None:
+def test_pod_log_needs_container_name_when_several(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """Like the kubelet/apiserver: with several containers and no ``container`` parameter the
     request is 400 ``a container name must be specified for pod P, choose one of: [a b]``."""
-    _running_pod(fake_cluster, "multi", ["launcher", "worker"])
-    fake_cluster.set_pod_log("default", "multi", "worker", "w\n")
+    _running_pod(aicr_fake_cluster, "multi", ["launcher", "worker"])
+    aicr_fake_cluster.set_pod_log("default", "multi", "worker", "w\n")
     v1 = client.CoreV1Api(api)
     with pytest.raises(ApiException) as ei:
         v1.read_namespaced_pod_log("multi", "default")
@@ -218,10 +218,10 @@ def test_pod_log_needs_container_name_when_several(api: Any, fake_cluster: FakeC
     assert v1.read_namespaced_pod_log("multi", "default", container="worker") == "w\n"
 
 
-def test_pod_log_of_container_not_started_is_400(api: Any, fake_cluster: FakeCluster) -> None:
+def test_pod_log_of_container_not_started_is_400(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """A container that has not started yet has no log: 400 ``... is waiting to start: <reason>``."""
-    fake_cluster.sim.enabled = False
-    fake_cluster.add(
+    aicr_fake_cluster.sim.enabled = False
+    aicr_fake_cluster.add(
         {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -235,33 +235,33 @@ def test_pod_log_of_container_not_started_is_400(api: Any, fake_cluster: FakeClu
     assert ei.value.status == 400 and "is waiting to start: ContainerCreating" in ei.value.body
 
 
-def test_pod_log_previous(api: Any, fake_cluster: FakeCluster) -> None:
+def test_pod_log_previous(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """``previous=true`` returns the log of the previous (crashed) container instance."""
-    _running_pod(fake_cluster, "crashy", ["main"])
-    fake_cluster.set_pod_log("default", "crashy", "main", "boom\n", previous=True)
+    _running_pod(aicr_fake_cluster, "crashy", ["main"])
+    aicr_fake_cluster.set_pod_log("default", "crashy", "main", "boom\n", previous=True)
     v1 = client.CoreV1Api(api)
     assert v1.read_namespaced_pod_log("crashy", "default", previous=True) == "boom\n"
-    _running_pod(fake_cluster, "fresh", ["main"])
+    _running_pod(aicr_fake_cluster, "fresh", ["main"])
     with pytest.raises(ApiException) as ei:
         v1.read_namespaced_pod_log("fresh", "default", previous=True)
     assert ei.value.status == 400
 
 
-def test_pod_log_follow_streams_until_container_terminates(api: Any, fake_cluster: FakeCluster) -> None:
+def test_pod_log_follow_streams_until_container_terminates(api: Any, aicr_fake_cluster: FakeCluster) -> None:
     """``follow=true`` streams appended log text and ends when the container terminates."""
-    _running_pod(fake_cluster, "f", ["main"])
-    fake_cluster.set_pod_log("default", "f", "main", "start\n")
+    _running_pod(aicr_fake_cluster, "f", ["main"])
+    aicr_fake_cluster.set_pod_log("default", "f", "main", "start\n")
 
     def producer() -> None:
         time.sleep(0.05)
-        fake_cluster.append_pod_log("default", "f", "main", "step 1\n")
+        aicr_fake_cluster.append_pod_log("default", "f", "main", "step 1\n")
         time.sleep(0.05)
-        fake_cluster.append_pod_log("default", "f", "main", "done\n")
+        aicr_fake_cluster.append_pod_log("default", "f", "main", "done\n")
 
         def finish(obj: dict[str, Any]) -> None:
             obj["status"]["phase"] = "Succeeded"
 
-        fake_cluster.store.mutate(fake_cluster.store.resolve("v1", "Pod"), "default", "f", finish)
+        aicr_fake_cluster.store.mutate(aicr_fake_cluster.store.resolve("v1", "Pod"), "default", "f", finish)
 
     t = threading.Thread(target=producer)
     t.start()

@@ -17,9 +17,9 @@ KUBE_TOKEN = "kubetok-SENTINEL-9f8e7d6c5b4a"
 
 
 def test_nccl_page_shows_the_measurement_the_plot_and_the_evidence(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     evidence, page = pytester.path / "evidence", pytester.path / "html" / "report.html"
     tests, _ = run_nccl(pytester, fc, "--evidence-dir", str(evidence), "--html", str(page))
     assert tests[BW]["status"] == "passed"
@@ -38,9 +38,9 @@ def test_nccl_page_shows_the_measurement_the_plot_and_the_evidence(
 
 
 def test_nccl_low_bandwidth_page_shows_the_failed_measurement(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training", faults=["nccl-low-bandwidth"])
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training", faults=["nccl-low-bandwidth"])
     page = pytester.path / "report.html"
     tests, _ = run_nccl(pytester, fc, "--html", str(page))
     assert tests[BW]["status"] == "failed"
@@ -53,9 +53,9 @@ def test_nccl_low_bandwidth_page_shows_the_failed_measurement(
 
 @pytest.mark.parametrize("scenario", ["pass", "aiperf-failed"])
 def test_inference_page_has_node_and_wiring_and_no_secret(
-    scenario: str, pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    scenario: str, pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-inference", token=KUBE_TOKEN)
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-inference", token=KUBE_TOKEN)
     if scenario == "aiperf-failed":  # the pod log echoes the token
         fc.state.setdefault("inference", {}).update(
             aiperf_exit_code=1, aiperf_log=f"echo token {SENTINEL_TOKEN}\n"

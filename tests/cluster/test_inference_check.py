@@ -175,8 +175,10 @@ def _occupy(fc: FakeCluster, node: str, gpus: int, name: str) -> None:
 # --- pass, evidence, cleanup -------------------------------------------------------------------
 
 
-def test_pass_prints_exact_lines_and_cleans_up(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_pass_prints_exact_lines_and_cleans_up(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     out = run_perf(pytester, fc, "-v")
     assert out.status == "passed", out.message
     assert out.stdout[-4:] == PASS_LINES
@@ -206,8 +208,8 @@ def test_pass_prints_exact_lines_and_cleans_up(pytester: pytest.Pytester, fake_c
     assert _workload_namespaces(fc) == []
 
 
-def test_cleanup_after_failure(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_cleanup_after_failure(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc)["throughput"] = 30_000.0
     out = run_perf(pytester, fc)
     assert out.status == "failed"
@@ -218,8 +220,8 @@ def test_cleanup_after_failure(pytester: pytest.Pytester, fake_cluster_factory: 
 # --- guards --------------------------------------------------------------------------------------
 
 
-def test_guard_a_no_constraints_skips(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_guard_a_no_constraints_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     doc = _recipe()
     doc["validation"]["performance"]["constraints"] = [
         c for c in _constraints(doc) if c["name"] not in (inf.CONSTRAINT_THROUGHPUT, inf.CONSTRAINT_TTFT)
@@ -232,8 +234,8 @@ def test_guard_a_no_constraints_skips(pytester: pytest.Pytester, fake_cluster_fa
     assert fc.request_count("POST") == 0
 
 
-def test_guard_b_no_dynamo_component_skips(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_guard_b_no_dynamo_component_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     doc = _recipe()
     doc["componentRefs"] = [c for c in doc["componentRefs"] if c["name"] != "dynamo-platform"]
     doc["deploymentOrder"] = [c for c in doc["deploymentOrder"] if c != "dynamo-platform"]
@@ -242,8 +244,8 @@ def test_guard_b_no_dynamo_component_skips(pytester: pytest.Pytester, fake_clust
     assert fc.request_count() == 0  # guards A/B never touch the cluster
 
 
-def test_guard_c_crd_missing_skips(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["dynamo-crd-missing"])
+def test_guard_c_crd_missing_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["dynamo-crd-missing"])
     out = run_perf(pytester, fc)
     assert out.status == "skipped"
     assert out.message == (
@@ -254,8 +256,8 @@ def test_guard_c_crd_missing_skips(pytester: pytest.Pytester, fake_cluster_facto
     assert fc.request_count("GET", "customresourcedefinitions/dynamographdeployments.nvidia.com") == 1
 
 
-def test_guard_c_other_error_is_not_a_skip(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_guard_c_other_error_is_not_a_skip(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     fc.faults.deny("GET", r"customresourcedefinitions/dynamographdeployments")
     out = run_perf(pytester, fc)
     assert out.status == "other"
@@ -399,11 +401,11 @@ def test_recipe_knob_errors_exit_2_before_any_object(
     name: str,
     value: str,
     expected: str,
-    fake_cluster_factory: Any,
+    aicr_fake_cluster_factory: Any,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fc = fake_cluster_factory(PROFILE, clock=RealClock())  # a run that got through would not hang
+    fc = aicr_fake_cluster_factory(PROFILE, clock=RealClock())  # a run that got through would not hang
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(yamlio.dump(_set_constraint(_recipe(), name, value)))
     code, text = _cli_validate(fc, tmp_path, capsys, recipe)
@@ -419,11 +421,11 @@ def test_catalog_knob_errors_exit_2_before_any_object(
     name: str,
     value: str,
     expected: str,
-    fake_cluster_factory: Any,
+    aicr_fake_cluster_factory: Any,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fc = fake_cluster_factory(PROFILE, clock=RealClock())  # a run that got through would not hang
+    fc = aicr_fake_cluster_factory(PROFILE, clock=RealClock())  # a run that got through would not hang
     data = _data_dir(tmp_path, {name: value})
     # without the recipe's model/concurrency inputs the catalog env decides (recipe > catalog > default)
     doc = _recipe()
@@ -439,7 +441,7 @@ def test_catalog_knob_errors_exit_2_before_any_object(
 
 
 def test_knob_in_shell_env_is_ignored(
-    fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """AICR_INFERENCE_PERF_* come from the catalog, never the shell running aicr-pytest."""
     monkeypatch.setenv(inf.ENV_MIN_REQUESTS, "not-a-number")
@@ -464,8 +466,10 @@ def test_recipe_inputs_win_over_catalog_env(tmp_path: Path) -> None:
     assert inf.catalog_env(data) == {inf.ENV_MODEL: "bad model", inf.ENV_CONCURRENCY: " 1"}
 
 
-def test_no_default_storage_class_fails_fast(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, faults=["no-default-storageclass"])
+def test_no_default_storage_class_fails_fast(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, faults=["no-default-storageclass"])
     assert fc.find("storage.k8s.io/v1", "StorageClass", "gp3") is not None  # there, but not the default
     out = run_perf(pytester, fc)
     assert out.status == "failed"
@@ -511,8 +515,10 @@ def test_no_default_storage_class_is_a_failed_phase_of_validate(tmp_path: Path) 
 # --- node choice and occupancy -------------------------------------------------------------------
 
 
-def test_half_occupied_node_scales_the_gate(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_half_occupied_node_scales_the_gate(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     for i in range(4):
         _occupy(fc, f"h100-{i}", 4, f"busy-{i}")
     out = run_perf(pytester, fc)
@@ -522,8 +528,8 @@ def test_half_occupied_node_scales_the_gate(pytester: pytest.Pytester, fake_clus
     assert _state(fc)["dgd_workers"] == 4
 
 
-def test_most_free_node_is_chosen(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_most_free_node_is_chosen(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     for i, busy in enumerate((8, 6, 2, 5)):
         _occupy(fc, f"h100-{i}", busy, f"busy-{i}")
     out = run_perf(pytester, fc)
@@ -532,15 +538,15 @@ def test_most_free_node_is_chosen(pytester: pytest.Pytester, fake_cluster_factor
     assert "Throughput gate scaled to 6 of 8 node GPUs benchmarked: 50000 → 37500 tokens/sec" in out.stdout
 
 
-def test_node_selector_narrows_candidates(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_node_selector_narrows_candidates(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     out = run_perf(pytester, fc, "--node-selector", "kubernetes.io/hostname=h100-3")
     assert out.status == "passed", out.message
     assert any(line.endswith("(node-local decision for h100-3)") for line in out.stdout)
 
 
-def test_saturated_cluster_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_saturated_cluster_fails(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     for i in range(4):
         _occupy(fc, f"h100-{i}", 8, f"busy-{i}")
     out = run_perf(pytester, fc)
@@ -549,8 +555,8 @@ def test_saturated_cluster_fails(pytester: pytest.Pytester, fake_cluster_factory
     assert fc.request_count("POST") == 0
 
 
-def test_pod_list_error_fails_closed(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_pod_list_error_fails_closed(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     fc.faults.deny("GET", r"^/api/v1/pods$")
     out = run_perf(pytester, fc)
     assert out.status == "failed"
@@ -561,8 +567,8 @@ def test_pod_list_error_fails_closed(pytester: pytest.Pytester, fake_cluster_fac
 # --- verdicts ------------------------------------------------------------------------------------
 
 
-def test_throughput_below_gate_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["inference-low-throughput"])
+def test_throughput_below_gate_fails(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["inference-low-throughput"])
     out = run_perf(pytester, fc)
     assert out.status == "failed"
     assert out.message == (
@@ -576,16 +582,18 @@ def test_throughput_below_gate_fails(pytester: pytest.Pytester, fake_cluster_fac
     ]
 
 
-def test_throughput_within_tolerance_passes(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_throughput_within_tolerance_passes(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc)["throughput"] = 45_000.0  # exactly 0.9 x 50000
     out = run_perf(pytester, fc)
     assert out.status == "passed", out.message
     assert "Throughput constraint: >= 50000 → PASS" in out.stdout
 
 
-def test_ttft_above_ceiling_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_ttft_above_ceiling_fails(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc)["ttft_p99_ms"] = 2300.0
     out = run_perf(pytester, fc)
     assert out.status == "failed"
@@ -596,8 +604,8 @@ def test_ttft_above_ceiling_fails(pytester: pytest.Pytester, fake_cluster_factor
     assert "Throughput constraint: >= 50000 → PASS" in out.stdout
 
 
-def test_missing_json_key_fails_naming_it(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_missing_json_key_fails_naming_it(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc)["aiperf_json"] = {
         "output_token_throughput": {"unit": "tokens/sec", "avg": 99000.0},
         "time_to_first_token": {"unit": "ms", "avg": 300.0},
@@ -610,16 +618,18 @@ def test_missing_json_key_fails_naming_it(pytester: pytest.Pytester, fake_cluste
     assert not any(line.startswith("RESULT:") for line in out.stdout)
 
 
-def test_truncated_aiperf_log_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_truncated_aiperf_log_fails(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc)["aiperf_log"] = '===AIPERF-RESULT===\n{"output_token_throughput": {"avg": 1'
     out = run_perf(pytester, fc)
     assert out.status == "failed"
     assert out.message == inf.MSG_AIPERF_NO_END_SENTINEL
 
 
-def test_aiperf_pod_failure_fails_with_logs(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_aiperf_pod_failure_fails_with_logs(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc).update(aiperf_exit_code=1, aiperf_log="aiperf: error: connection refused\n")
     out = run_perf(pytester, fc)
     assert out.status == "failed"
@@ -628,8 +638,8 @@ def test_aiperf_pod_failure_fails_with_logs(pytester: pytest.Pytester, fake_clus
     assert "aiperf: error: connection refused" in out.stdout
 
 
-def test_endpoint_never_healthy_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["inference-endpoint-down"])
+def test_endpoint_never_healthy_fails(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["inference-endpoint-down"])
     out = run_perf(pytester, fc, "-v")
     assert out.status == "failed"
     assert out.message == (
@@ -643,16 +653,18 @@ def test_endpoint_never_healthy_fails(pytester: pytest.Pytester, fake_cluster_fa
     assert _workload_namespaces(fc) == []
 
 
-def test_endpoint_retries_until_serving(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_endpoint_retries_until_serving(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc)["endpoint_failures"] = 3
     out = run_perf(pytester, fc)
     assert out.status == "passed", out.message
     assert _state(fc)["probes"] == 4
 
 
-def test_dgd_never_ready_fails(pytester: pytest.Pytester, fake_cluster_factory: Any, tmp_path: Path) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_dgd_never_ready_fails(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, tmp_path: Path
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     _state(fc)["dgd_never_ready"] = True
     data = _data_dir(tmp_path, {inf.ENV_WORKLOAD_READY_TIMEOUT: "2m"})
     out = run_perf(pytester, fc, "-v", data=data)
@@ -682,9 +694,9 @@ def _all_text_under(root: Path) -> str:
 
 @pytest.mark.parametrize("scenario", ["pass", "aiperf-failed"])
 def test_hf_token_never_appears_in_output(
-    scenario: str, pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    scenario: str, pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     if scenario == "aiperf-failed":
         _state(fc).update(aiperf_exit_code=1, aiperf_log=f"echo token {SENTINEL_TOKEN}\n")
     monkeypatch.setenv("HF_TOKEN", SENTINEL_TOKEN)
@@ -703,9 +715,9 @@ def test_hf_token_never_appears_in_output(
 
 
 def test_no_cleanup_keeps_everything_and_prints_commands(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     monkeypatch.setenv("AICR_INFERENCE_PERF_NO_CLEANUP", "1")
     monkeypatch.setenv("HF_TOKEN", SENTINEL_TOKEN)
     out = run_perf(pytester, fc)
@@ -734,10 +746,10 @@ def test_no_cleanup_keeps_everything_and_prints_commands(
 
 
 def test_sequential_runs_use_their_own_names(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two runs against one cluster: distinct namespaces and Jobs; the second avoids the first's GPUs."""
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     monkeypatch.setenv("AICR_INFERENCE_PERF_NO_CLEANUP", "1")
     first = run_perf(pytester, fc)
     second = run_perf(pytester, fc)
@@ -794,7 +806,7 @@ def test_concurrent_runs_are_isolated(tmp_path: Path) -> None:
 
 
 def test_dra_policy_wires_workers_with_a_claim_template(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     """Recipe opts into DRA (dra-resource-claim): workers get a ResourceClaimTemplate, not limits."""
     from aicr_pytest.testing.profiles import resolve_profile
@@ -803,7 +815,7 @@ def test_dra_policy_wires_workers_with_a_claim_template(
     dra = profile.component("nvidia-dra-driver-gpu")
     assert dra is not None
     dra.options["gpus"] = True  # gpu.nvidia.com DeviceClass + one node-local slice per GPU node
-    fc = fake_cluster_factory(profile)
+    fc = aicr_fake_cluster_factory(profile)
     doc = _recipe()
     for ref in doc["componentRefs"]:
         if ref["name"] == "nvidia-dra-driver-gpu":
@@ -829,7 +841,7 @@ def test_dra_policy_wires_workers_with_a_claim_template(
 
 
 def test_requests_stay_within_declared_rbac(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every request of a full run (with HF token) is in REQUIRED_PERMISSIONS / deploy/rbac.yaml."""
     import functools
@@ -838,13 +850,13 @@ def test_requests_stay_within_declared_rbac(
 
     monkeypatch.setattr(kube_client, "connect", functools.partial(kube_client.connect, enforce_declared=True))
     monkeypatch.setenv("HF_TOKEN", SENTINEL_TOKEN)
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     out = run_perf(pytester, fc)
     assert out.status == "passed", out.message
 
 
-def test_missing_kai_queue_is_best_effort(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["no-kai"])
+def test_missing_kai_queue_is_best_effort(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["no-kai"])
     out = run_perf(pytester, fc)
     assert out.status == "passed", out.message
     assert fc.request_count("POST", r"/queues$") == 0
@@ -877,9 +889,9 @@ GATEWAY_PROBE = (
 
 
 def test_gateway_epp_passes_through_the_inference_gateway(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fc = _gateway_cluster(fake_cluster_factory)
+    fc = _gateway_cluster(aicr_fake_cluster_factory)
     monkeypatch.setenv("AICR_INFERENCE_PERF_NO_CLEANUP", "1")  # inspect what was deployed
     out = run_perf(pytester, fc, recipe=_gateway_recipe())
     assert out.status == "passed", out.message
@@ -921,8 +933,8 @@ def test_gateway_epp_passes_through_the_inference_gateway(
     assert "  kubectl -n agentgateway-system port-forward svc/inference-gateway 8000:80" in out.stdout
 
 
-def test_gateway_epp_cleans_up(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = _gateway_cluster(fake_cluster_factory)
+def test_gateway_epp_cleans_up(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = _gateway_cluster(aicr_fake_cluster_factory)
     out = run_perf(pytester, fc, recipe=_gateway_recipe())
     assert out.status == "passed", out.message
     assert _leftovers(fc, out.run_id) == []
@@ -933,11 +945,11 @@ def test_gateway_epp_cleans_up(pytester: pytest.Pytester, fake_cluster_factory: 
 
 
 def test_gateway_epp_without_a_gateway_times_out_on_the_endpoint(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     """Gateway API installed, agentgateway not: the route stays unaccepted, the fallback gateway
     URL never answers, and the check fails with the spec's endpoint-timeout text."""
-    fc = _gateway_cluster(fake_cluster_factory, gateway=False)
+    fc = _gateway_cluster(aicr_fake_cluster_factory, gateway=False)
     out = run_perf(pytester, fc, "-v", recipe=_gateway_recipe())
     assert out.status == "failed"
     assert out.message == (
@@ -956,10 +968,10 @@ def test_gateway_epp_without_a_gateway_times_out_on_the_endpoint(
 
 
 def test_gateway_epp_route_not_accepted_is_not_served(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, tmp_path: Path
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
     """The gateway Service exists but the route names no Gateway it serves: 404 until the timeout."""
-    fc = _gateway_cluster(fake_cluster_factory)
+    fc = _gateway_cluster(aicr_fake_cluster_factory)
     fc.delete("gateway.networking.k8s.io/v1", "Gateway", "inference-gateway", "agentgateway-system")
     data = _data_dir(tmp_path, {inf.ENV_HEALTH_TIMEOUT: "1m"})
     out = run_perf(pytester, fc, recipe=_gateway_recipe(), data=data)
@@ -972,11 +984,11 @@ def test_gateway_epp_route_not_accepted_is_not_served(
 
 
 def test_gateway_epp_without_gateway_api_fails_creating_the_route(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     """No Gateway API at all: creating the HTTPRoute fails (after the DGD was ready) and the run
     still cleans up; the endpoint is never probed."""
-    fc = _gateway_cluster(fake_cluster_factory, crds=False, gateway=False)
+    fc = _gateway_cluster(aicr_fake_cluster_factory, crds=False, gateway=False)
     out = run_perf(pytester, fc, recipe=_gateway_recipe())
     assert out.status == "other", out.message
     assert out.message == "the server does not serve 'HTTPRoute' in gateway.networking.k8s.io/v1 (discovery)"

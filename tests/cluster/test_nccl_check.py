@@ -133,8 +133,8 @@ def bandwidth(stdout: list[str]) -> tuple[str, float]:
 
 
 @pytest.fixture
-def h100(fake_cluster_factory: Any) -> FakeCluster:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training")
+def h100(aicr_fake_cluster_factory: Any) -> FakeCluster:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     return fc
 
 
@@ -169,9 +169,9 @@ def test_h100_passes_with_exact_lines_sweep_and_svg(
 
 
 def test_gb200_net_and_nvls_pass_with_their_transports(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, tmp_path: Path
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, tmp_path: Path
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("gb200-eks-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training")
     evidence = tmp_path / "ev"
     tests, _ = run_nccl(pytester, fc, "--evidence-dir", str(evidence), recipe=gb200_recipe())
     net, nvls = tests[NET], tests[NVLS]
@@ -189,9 +189,9 @@ def test_gb200_net_and_nvls_pass_with_their_transports(
 
 # ---------------------------------------------------------------------------------- failing --
 def test_low_bandwidth_fails_with_false_constraint_line(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training", faults=["nccl-low-bandwidth"])
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training", faults=["nccl-low-bandwidth"])
     tests, _ = run_nccl(pytester, fc)
     t = tests[BW]
     assert t["status"] == "failed"
@@ -204,9 +204,9 @@ def test_low_bandwidth_fails_with_false_constraint_line(
 
 
 def test_socket_fallback_fails_net_transport_even_with_good_bandwidth(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("gb200-eks-training", faults=["nccl-socket-fallback"])
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training", faults=["nccl-socket-fallback"])
     tests, _ = run_nccl(pytester, fc, recipe=gb200_recipe())
     net = tests[NET]
     assert net["status"] == "failed"
@@ -233,11 +233,11 @@ def test_unparsable_launcher_log_fails_with_diagnostic_tail(
 
 
 def test_trainer_missing_fails_naming_the_component(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     profile = h100_eks_training()
     profile.remove("kubeflow-trainer")
-    fc: FakeCluster = fake_cluster_factory(profile)
+    fc: FakeCluster = aicr_fake_cluster_factory(profile)
     tests, _ = run_nccl(pytester, fc)
     t = tests[BW]
     assert t["status"] == "failed"
@@ -245,7 +245,7 @@ def test_trainer_missing_fails_naming_the_component(
     assert fc.request_count("POST") == 0
 
 
-def test_gpu_census_names_the_short_node(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+def test_gpu_census_names_the_short_node(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     profile = h100_eks_training()
     gpu = profile.node_pools[1]
     profile.node_pools.append(
@@ -259,7 +259,7 @@ def test_gpu_census_names_the_short_node(pytester: pytest.Pytester, fake_cluster
             labels=dict(gpu.labels),
         )
     )
-    fc: FakeCluster = fake_cluster_factory(profile)
+    fc: FakeCluster = aicr_fake_cluster_factory(profile)
     tests, _ = run_nccl(pytester, fc)
     t = tests[BW]
     assert t["status"] == "failed"
@@ -268,9 +268,9 @@ def test_gpu_census_names_the_short_node(pytester: pytest.Pytester, fake_cluster
 
 
 def test_nvreg_preflight_names_the_nodes_missing_the_override(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("gb200-eks-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training")
     fc.sim.script(
         PodScript(
             labels={"app.kubernetes.io/component": "nccl-nvreg-probe"},
@@ -319,10 +319,10 @@ def test_profile_without_the_variant_skips(pytester: pytest.Pytester, h100: Fake
     assert h100.request_count("POST") == 0
 
 
-def test_fewer_than_two_gpu_nodes_skips(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+def test_fewer_than_two_gpu_nodes_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     profile = h100_eks_training()
     profile.node_pools[1].count = 1
-    fc: FakeCluster = fake_cluster_factory(profile)
+    fc: FakeCluster = aicr_fake_cluster_factory(profile)
     tests, _ = run_nccl(pytester, fc)
     assert tests[BW]["status"] == "skipped"
     assert tests[BW]["message"] == "skipped - requires at least 2 GPU nodes for EW fabric test"
@@ -395,8 +395,8 @@ def test_input_errors_exit_2_before_any_cluster_object(
     assert h100.request_count() == 0  # validated before anything touched the cluster
 
 
-def test_unsupported_fabric_for_net_exits_2(tmp_path: Path, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("gb200-eks-training")
+def test_unsupported_fabric_for_net_exits_2(tmp_path: Path, aicr_fake_cluster_factory: Any) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training")
     path = tmp_path / "recipe.yaml"
     path.write_text(yamlio.dump(gb200_recipe()))
     proc = _cli(
@@ -487,8 +487,10 @@ spec:
 
 
 # ------------------------------------------------------------------------------------- other --
-def test_launcher_that_never_starts_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training", faults=["nccl-launcher-never-starts"])
+def test_launcher_that_never_starts_is_other(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training", faults=["nccl-launcher-never-starts"])
     tests, _ = run_nccl(pytester, fc, step=5.0)
     t = tests[BW]
     assert t["status"] == "other"
@@ -570,8 +572,8 @@ def split_pool_profile() -> ClusterProfile:
 
 
 @pytest.fixture
-def realtime_cluster(fake_cluster_factory: Any) -> Iterator[FakeCluster]:
-    fc: FakeCluster = fake_cluster_factory(split_pool_profile(), clock=RealClock())
+def realtime_cluster(aicr_fake_cluster_factory: Any) -> Iterator[FakeCluster]:
+    fc: FakeCluster = aicr_fake_cluster_factory(split_pool_profile(), clock=RealClock())
     yield fc
 
 

@@ -124,9 +124,9 @@ def assert_clean(fc: FakeCluster, phase_run: PhaseRun) -> None:
 
 # --------------------------------------------------------------------------------- GKE / TCPXO --
 def test_gke_tcpxo_passes_with_nic_discovery_preflight_and_termination_message(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     pod_log = PodLog(fc)
     phase_run = run(pytester, fc, gke_recipe())
     t = phase_run.tests[BW]
@@ -182,10 +182,10 @@ def test_gke_tcpxo_passes_with_nic_discovery_preflight_and_termination_message(
 
 
 def test_gke_rotated_launcher_log_is_read_from_the_termination_message(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     """#1713: teardown noise rotated the table out of the served log; the termination message has it."""
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training", faults=["nccl-launcher-log-rotated"])
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training", faults=["nccl-launcher-log-rotated"])
     phase_run = run(pytester, fc, gke_recipe())
     t = phase_run.tests[BW]
     assert t["status"] == "passed", t.get("message")
@@ -197,9 +197,9 @@ def test_gke_rotated_launcher_log_is_read_from_the_termination_message(
 
 
 def test_tcpxo_preflight_names_the_node_without_the_plugin(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training", faults=["tcpxo-plugin-missing"])
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training", faults=["tcpxo-plugin-missing"])
     phase_run = run(pytester, fc, gke_recipe())
     t = phase_run.tests[BW]
     assert t["status"] == "failed"
@@ -210,9 +210,9 @@ def test_tcpxo_preflight_names_the_node_without_the_plugin(
 
 
 def test_tcpxo_probe_failing_without_its_marker_is_unexpected(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     fc.sim.script(
         PodScript(
             labels={COMPONENT: "nccl-tcpxo-probe"},
@@ -232,9 +232,9 @@ def test_tcpxo_probe_failing_without_its_marker_is_unexpected(
 
 
 def test_gke_with_fewer_than_eight_gpu_nics_fails_before_creating_anything(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training", faults=["gke-gpu-nics-incomplete"])
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training", faults=["gke-gpu-nics-incomplete"])
     phase_run = run(pytester, fc, gke_recipe())
     t = phase_run.tests[BW]
     assert t["status"] == "failed"
@@ -244,8 +244,8 @@ def test_gke_with_fewer_than_eight_gpu_nics_fails_before_creating_anything(
     assert fc.request_count("POST") == 0
 
 
-def test_gke_mixed_accelerator_labels_fail(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+def test_gke_mixed_accelerator_labels_fail(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     fc.sim.store.mutate(
         fc.sim.rt("v1", "Node"),
         None,
@@ -261,10 +261,10 @@ def test_gke_mixed_accelerator_labels_fail(pytester: pytest.Pytester, fake_clust
 
 # ------------------------------------------------------------------------------------- RoCE --
 def test_roce_net_claims_nics_before_the_runtime_and_cleans_the_claim_template(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AICR_NCCL_FABRIC", "roce")
-    fc: FakeCluster = fake_cluster_factory("gb300-eks-roce-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("gb300-eks-roce-training")
     pod_log = PodLog(fc)
     templates: list[Obj] = []
     fc.sim.on_create(
@@ -309,10 +309,10 @@ def test_roce_net_claims_nics_before_the_runtime_and_cleans_the_claim_template(
 
 
 def test_roce_without_the_dra_driver_fails_on_the_socket_fallback(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AICR_NCCL_FABRIC", "roce")
-    fc: FakeCluster = fake_cluster_factory("gb300-eks-roce-training", faults=["roce-driver-missing"])
+    fc: FakeCluster = aicr_fake_cluster_factory("gb300-eks-roce-training", faults=["roce-driver-missing"])
     phase_run = run(pytester, fc, roce_recipe())
     t = phase_run.tests[NET]
     assert t["status"] == "failed"
@@ -324,11 +324,11 @@ def test_roce_without_the_dra_driver_fails_on_the_socket_fallback(
 
 
 def test_roce_outside_eks_skips_before_touching_the_cluster(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Spec §A.2: RoCE -net is service-keyed (eks only); elsewhere the check is not implemented."""
+    """RoCE -net is service-keyed (eks only); elsewhere the check is not implemented."""
     monkeypatch.setenv("AICR_NCCL_FABRIC", "roce")
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     phase_run = run(pytester, fc, roce_recipe(service="gke"))
     t = phase_run.tests[NET]
     assert t["status"] == "skipped"
@@ -337,11 +337,11 @@ def test_roce_outside_eks_skips_before_touching_the_cluster(
 
 
 def test_roce_fabric_does_not_touch_the_default_variant(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``AICR_NCCL_FABRIC`` is scoped to -net: the GKE default benchmark still runs TCPXO."""
     monkeypatch.setenv("AICR_NCCL_FABRIC", "roce")
-    fc: FakeCluster = fake_cluster_factory("h100-gke-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-gke-training")
     phase_run = run(pytester, fc, gke_recipe())
     t = phase_run.tests[BW]
     assert t["status"] == "passed", t.get("message")
@@ -351,9 +351,9 @@ def test_roce_fabric_does_not_touch_the_default_variant(
 
 # ------------------------------------------------------------------------ admission webhook --
 def test_trainjob_denied_by_the_webhook_cache_race_is_retried_then_admitted(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training", faults=["trainer-webhook-cache-lag"])
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training", faults=["trainer-webhook-cache-lag"])
     phase_run = run(pytester, fc, one_check(BW, ">= 300"), auto=True)
     t = phase_run.tests[BW]
     assert t["status"] == "passed", t.get("message")
@@ -365,9 +365,9 @@ def test_trainjob_denied_by_the_webhook_cache_race_is_retried_then_admitted(
 
 
 def test_webhook_that_never_admits_ends_with_the_budget_message(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training", faults=["trainer-webhook-never-admits"])
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training", faults=["trainer-webhook-never-admits"])
     phase_run = run(pytester, fc, one_check(BW, ">= 300"), auto=True)
     t = phase_run.tests[BW]
     assert t["status"] == "other"
@@ -397,9 +397,9 @@ def test_webhook_that_never_admits_ends_with_the_budget_message(
 
 
 def test_a_webhook_denial_that_is_not_the_cache_race_is_not_retried(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     fc.faults.reject(
         "POST",
         r"/trainjobs$",

@@ -80,9 +80,9 @@ def node_lines(nodes: list[str], gpus: int = 8) -> list[str]:
 
 # ------------------------------------------------------------------------------------- pass --
 def test_healthy_profile_verifies_every_gpu_node(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     created = record_verify_pods(fc)
     test, report = run_check(pytester, fc)
     assert test["status"] == "passed", test.get("message")
@@ -116,9 +116,9 @@ def test_healthy_profile_verifies_every_gpu_node(
 
 
 def test_cordoned_gpu_node_is_reported_not_verified(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["gpu-node-cordoned"])
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["gpu-node-cordoned"])
     created = record_verify_pods(fc)
     test, _ = run_check(pytester, fc)
     assert test["status"] == "passed", test.get("message")
@@ -136,9 +136,9 @@ def test_cordoned_gpu_node_is_reported_not_verified(
 
 
 def test_node_selector_and_tolerations_are_honoured(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     created = record_verify_pods(fc)
     test, _ = run_check(
         pytester,
@@ -158,8 +158,8 @@ def test_node_selector_and_tolerations_are_honoured(
     ]
 
 
-def test_nvidia_smi_image_flag_is_used(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_nvidia_smi_image_flag_is_used(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     image = "registry.internal.example/mirror/cuda:13.0.0-base-ubuntu22.04"
     test, report = run_check(pytester, fc, "--nvidia-smi-image", image, "--no-cleanup")
     assert test["status"] == "passed", test.get("message")
@@ -170,9 +170,9 @@ def test_nvidia_smi_image_flag_is_used(pytester: pytest.Pytester, fake_cluster_f
 
 
 def test_nvidia_smi_image_env_is_used(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     image = "airgap.example/cuda:13.0.0-base"
     monkeypatch.setenv("AICR_NVIDIA_SMI_IMAGE", image)
     created = record_verify_pods(fc)
@@ -181,8 +181,8 @@ def test_nvidia_smi_image_env_is_used(
     assert {p["spec"]["containers"][0]["image"] for p in created} == {image}
 
 
-def test_two_runs_use_different_pod_names(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_two_runs_use_different_pod_names(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     created = record_verify_pods(fc)
     first, first_report = run_check(pytester, fc, "--no-cleanup")  # its pods stay, as leftovers would
     second, second_report = run_check(pytester, fc)
@@ -200,8 +200,8 @@ def test_two_runs_use_different_pod_names(pytester: pytest.Pytester, fake_cluste
 
 
 # ------------------------------------------------------------------------------------- fail --
-def test_missing_gpu_fails_naming_the_node(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["nvidia-smi-missing-gpu"])
+def test_missing_gpu_fails_naming_the_node(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["nvidia-smi-missing-gpu"])
     test, _ = run_check(pytester, fc)
     assert test["status"] == "failed"
     error = (
@@ -214,9 +214,9 @@ def test_missing_gpu_fails_naming_the_node(pytester: pytest.Pytester, fake_clust
 
 
 def test_failing_nvidia_smi_fails_with_pod_debug(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     text = (
         "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
         "Make sure that the latest NVIDIA driver is installed and running.\n"
@@ -234,9 +234,9 @@ def test_failing_nvidia_smi_fails_with_pod_debug(
 
 
 def test_incomplete_output_fails_log_verification(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.sim.script(PodScript(name_prefix=f"{VERIFY_POD_PREFIX}h100-2-", logs="hello\n"))
     test, report = run_check(pytester, fc)
     assert test["status"] == "failed"
@@ -249,9 +249,9 @@ def test_incomplete_output_fails_log_verification(
 
 
 def test_node_selector_matching_no_gpu_node_fails(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     test, _ = run_check(pytester, fc, "--node-selector", "pool=nope")
     assert test["status"] == "failed"
     assert test["message"] == "[INVALID_REQUEST] --node-selector pool=nope matches zero of 4 GPU nodes"
@@ -259,15 +259,15 @@ def test_node_selector_matching_no_gpu_node_fails(
 
 
 # ------------------------------------------------------------------------------------- skip --
-def test_no_gpu_nodes_skips(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training", faults=["gpu-operator-missing"])
+def test_no_gpu_nodes_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training", faults=["gpu-operator-missing"])
     test, _ = run_check(pytester, fc)
     assert test["status"] == "skipped"
     assert test["message"] == "no GPU nodes found in the cluster"
 
 
-def test_only_cordoned_gpu_nodes_skips(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_only_cordoned_gpu_nodes_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     for node in GPU_NODES:
         fc.sim.cordon(node)
     test, _ = run_check(pytester, fc)
@@ -278,9 +278,9 @@ def test_only_cordoned_gpu_nodes_skips(pytester: pytest.Pytester, fake_cluster_f
 
 
 def test_busy_gpu_node_skips_init_containers_count(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.add(
         {
             "apiVersion": "v1",
@@ -304,9 +304,9 @@ def test_busy_gpu_node_skips_init_containers_count(
 
 # ------------------------------------------------------------------------------------ other --
 def test_pod_that_never_starts_is_other_within_the_budget(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.sim.script(PodScript(name_prefix=f"{VERIFY_POD_PREFIX}h100-2-", waiting_reason="ImagePullBackOff"))
     started_fake, started_real = fc.clock.time(), time.monotonic()
     test, report = run_check(pytester, fc)
@@ -326,8 +326,8 @@ def test_pod_that_never_starts_is_other_within_the_budget(
     assert verify_pods(fc, run_id_of(report)) == []
 
 
-def test_vanished_pod_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_vanished_pod_is_other(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
 
     def evict(sim: Simulator, pod: Obj) -> None:
         meta = pod["metadata"]
@@ -342,8 +342,8 @@ def test_vanished_pod_is_other(pytester: pytest.Pytester, fake_cluster_factory: 
     assert test["message"].startswith("[INTERNAL] GPU verification failed on 1/4 nodes: [h100-1 (")
 
 
-def test_node_list_api_error_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_node_list_api_error_is_other(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     fc.faults.deny("GET", r"^/api/v1/nodes$")
     test, _ = run_check(pytester, fc)
     assert test["status"] == "other"
@@ -374,8 +374,10 @@ def dra_recipe() -> dict[str, Any]:
     return doc
 
 
-def test_dra_only_nodes_get_a_resource_claim(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+def test_dra_only_nodes_get_a_resource_claim(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     dra_only(fc)
     created = record_verify_pods(fc)
     claims: list[Obj] = []
@@ -402,9 +404,9 @@ def test_dra_only_nodes_get_a_resource_claim(pytester: pytest.Pytester, fake_clu
 
 
 def test_dra_only_nodes_without_dra_policy_are_reported_and_skipped(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory("h100-eks-training")
+    fc = aicr_fake_cluster_factory("h100-eks-training")
     dra_only(fc)
     test, _ = run_check(pytester, fc)
     assert test["status"] == "skipped"

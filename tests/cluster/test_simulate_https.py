@@ -1,4 +1,4 @@
-"""`aicr-pytest simulate` serves HTTPS with a CA in its kubeconfig (#17 item 9).
+"""`aicr-pytest simulate` serves HTTPS with a CA in its kubeconfig.
 
 kubectl and client-go send a bearer token only over TLS, so a plain-http simulator made every
 printed ``--no-cleanup`` command fail.  The kubernetes client verifies the server against the CA

@@ -165,6 +165,7 @@ def signal_once_watching(cluster: Cluster, signum: int) -> None:
     threading.Thread(target=fire, daemon=True).start()
 
 
+@pytest.mark.usefixtures("sigint_raises")
 @pytest.mark.parametrize(
     ("signum", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
 )
@@ -201,7 +202,7 @@ def test_no_cleanup_keeps_the_agent_and_says_how_to_remove_it(k8s_backend: K8sBa
 
 
 def test_image_pull_secrets_reach_the_agent_pod(k8s_backend: K8sBackend) -> None:
-    # validate's --image-pull-secret reaches the agent pod (#17)
+    # validate's --image-pull-secret reaches the agent pod
     backend = k8s_backend
     backend.seed_profile(PROFILE)
     cluster, _ = backend_facade(backend)

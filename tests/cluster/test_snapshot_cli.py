@@ -25,8 +25,8 @@ RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
 
 
 @pytest.fixture
-def kubeconfig(fake_cluster_factory: FakeClusterFactory) -> str:
-    return str(fake_cluster_factory("h100-eks-training", auto_advance=True).kubeconfig_path)
+def kubeconfig(aicr_fake_cluster_factory: FakeClusterFactory) -> str:
+    return str(aicr_fake_cluster_factory("h100-eks-training", auto_advance=True).kubeconfig_path)
 
 
 def test_snapshot_to_stdout_is_the_document_only(kubeconfig: str, capsys: pytest.CaptureFixture[str]) -> None:

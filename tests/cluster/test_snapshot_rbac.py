@@ -10,13 +10,13 @@ identity bound to this file only.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from aicr_pytest.cli import main
 from aicr_pytest.kube import connect
 from aicr_pytest.kube.rbac import (
     REQUIRED_PERMISSIONS,
@@ -26,7 +26,6 @@ from aicr_pytest.kube.rbac import (
     Permission,
     granted_permissions,
 )
-from aicr_pytest.snapshot.cli import add_arguments, run
 from aicr_pytest.testing import FakeClusterFactory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,18 +65,16 @@ def test_the_agent_role_is_bound_per_namespace_only() -> None:
 
 
 def test_a_capture_with_configmap_output_uses_only_the_granted_set(
-    fake_cluster_factory: FakeClusterFactory,
+    aicr_fake_cluster_factory: FakeClusterFactory,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import aicr_pytest.kube as kube
 
-    fc = fake_cluster_factory("h100-eks-training", auto_advance=True)
+    fc = aicr_fake_cluster_factory("h100-eks-training", auto_advance=True)
     cluster = connect(str(fc.kubeconfig_path), enforce_declared=True)
     monkeypatch.setattr(kube, "connect", lambda *a, **k: cluster)
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    assert run(parser.parse_args(["-n", "default", "-o", "cm://default/aicr-snapshot"])) == 0
+    assert main(["snapshot", "-n", "default", "-o", "cm://default/aicr-snapshot"]) == 0
     used = cluster.permissions.seen
     assert used <= SNAPSHOT_PERMISSIONS, sorted(map(str, used - SNAPSHOT_PERMISSIONS))
     # Cleanup watches an object only while it is still terminating; the fake deletes at once.

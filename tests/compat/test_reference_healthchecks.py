@@ -13,7 +13,7 @@ from aicr_pytest.deployment import healthcheck as hc
 
 pytestmark = pytest.mark.compat
 
-# spec §5.2.1: the 33 stock files
+# the 33 stock files
 SPEC_COMPONENTS = {
     "agentgateway",
     "agentgateway-crds",

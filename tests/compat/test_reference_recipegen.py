@@ -1,8 +1,8 @@
 """`aicr-pytest recipe --no-embedded-data --data <AICR recipes>` reproduces AICR's generations.
 
 Reads ../shared/reference in place: the golden `golden/cuj1-training-recipe.yaml` (a Chainsaw
-assertion: only the fields it asserts are compared, lists element by element) and the verified
-generations of spec §3.7.  Output is compared as parsed YAML; formatting and the order of keys in a
+assertion: only the fields it asserts are compared, lists element by element) and the two
+verified generations.  Output is compared as parsed YAML; formatting and the order of keys in a
 mapping are not compared (AICR's YAML writer differs in both, see docs).
 """
 
@@ -110,7 +110,7 @@ def test_cuj1_golden(aicr_recipes: Path, reference_dir: Path, tmp_path: Path, fm
 
 
 def test_verified_generation_cuj1(aicr_recipes: Path, tmp_path: Path) -> None:
-    """Spec §3.7, first generation."""
+    """The first verified generation."""
     doc = recipe_cli(aicr_recipes, CUJ1, tmp_path)
     assert doc["metadata"]["appliedOverlays"] == [
         "base",
@@ -141,7 +141,7 @@ def test_verified_generation_cuj1(aicr_recipes: Path, tmp_path: Path) -> None:
 
 
 def test_verified_generation_cuj2(aicr_recipes: Path, tmp_path: Path) -> None:
-    """Spec §3.7, second generation: the guide's readiness failure example needs >= 1.34."""
+    """The second verified generation: the guide's readiness failure example needs >= 1.34."""
     doc = recipe_cli(aicr_recipes, CUJ2, tmp_path)
     constraints = {c["name"]: c["value"] for c in doc["constraints"]}
     assert constraints["K8s.server.version"] == ">= 1.34"
@@ -189,7 +189,7 @@ def test_os_guard_on_aicr_data(aicr_recipes: Path, capsys: pytest.CaptureFixture
 
 
 def test_every_aicr_overlay_resolves_to_the_device_plugin(aicr_recipes: Path) -> None:
-    """Spec §0: every criteria-bearing stock overlay generates a recipe whose GPU allocation policy is
+    """Every criteria-bearing stock overlay generates a recipe whose GPU allocation policy is
     device-plugin-extended-resource (hydrated from the same data tree)."""
     tree = DataTree(aicr_recipes)
     store = load_store(tree)

@@ -79,7 +79,7 @@ def test_reference_registry_merges_over_ours(reference_dir: Path) -> None:
     ["eks-training.yaml", "aks-training.yaml", "eks-gb200-ubuntu-training-with-validation.yaml"],
 )
 def test_reference_examples_resolve_device_plugin(reference_dir: Path, name: str) -> None:
-    """Spec §7.5: these examples resolve to device-plugin-extended-resource."""
+    """These examples resolve to device-plugin-extended-resource."""
     path = reference_dir / "aicr" / "examples" / "recipes" / name
     recipe, _ = parse_recipe(yamlio.load(path.read_bytes()), name)
     tree = DataTree.default(reference_dir / "aicr" / "recipes")
@@ -91,7 +91,7 @@ def test_reference_examples_resolve_device_plugin(reference_dir: Path, name: str
 
 
 def test_reference_kind_example_has_no_advertiser(reference_dir: Path) -> None:
-    """Spec §7.5 / §0.2: examples/recipes/kind.yaml is rejected with E4."""
+    """examples/recipes/kind.yaml is rejected with E4."""
     path = reference_dir / "aicr" / "examples" / "recipes" / "kind.yaml"
     recipe, _ = parse_recipe(yamlio.load(path.read_bytes()), "kind.yaml")
     with pytest.raises(UsageError) as exc:

@@ -86,7 +86,7 @@ def _top_level_constraints(recipe: Path) -> list[dict[str, Any]]:
 
 
 def test_mock_snapshot_satisfies_the_cuj1_recipe(aicr_dir: Path, snapshots: dict[str, Snapshot]) -> None:
-    """Spec §4.4: the mock snapshot passes all four readiness constraints of the EKS/H100 recipe."""
+    """The mock snapshot passes all four readiness constraints of the EKS/H100 recipe."""
     constraints = _top_level_constraints(aicr_dir / "golden" / "cuj1-training-recipe.yaml")
     assert len(constraints) == 4
     for c in constraints:

@@ -27,11 +27,11 @@ import os
 import pytest
 
 @pytest.mark.check("operator-health")
-def test_operator_health(check):
-    check.emit("operator pods on node gpu-node-7: " + os.environ.get("HF_TOKEN", "none"))
+def test_operator_health(aicr_check):
+    aicr_check.emit("operator pods on node gpu-node-7: " + os.environ.get("HF_TOKEN", "none"))
 
 @pytest.mark.check("expected-resources")
-def test_expected_resources(check):
+def test_expected_resources(aicr_check):
     assert False, "Deployment gpu-operator/gpu-operator: 0/1 available on gpu-node-7"
 """
 

@@ -249,7 +249,11 @@ def test_added_and_deleted_files(tmp_path: Path, capsys: pytest.CaptureFixture[s
             "https://example.com/bundle",
             "http(s):// inputs are not supported — use oci://, a pointer file, or a local directory",
         ),
-        ("no-such-thing", "no-such-thing is not a recognizable pointer / OCI ref / directory"),
+        (
+            "no-such-thing",
+            "no-such-thing: no such file or directory, and not an OCI reference (evidence verify "
+            "takes a pointer file, a bundle directory or an OCI reference)",
+        ),
     ],
 )
 def test_bad_inputs(capsys: pytest.CaptureFixture[str], arg: str, message: str) -> None:

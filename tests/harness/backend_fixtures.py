@@ -59,7 +59,7 @@ def controlplane_session(controlplane: ControlPlane) -> Iterator[ControlPlaneSes
 
 
 @pytest.fixture
-def k8s_backend(request: pytest.FixtureRequest, fake_cluster_factory: Any) -> Iterator[K8sBackend]:
+def k8s_backend(request: pytest.FixtureRequest, aicr_fake_cluster_factory: Any) -> Iterator[K8sBackend]:
     """The cluster backend of this test instance (:class:`~tests.harness.backends.K8sBackend`)."""
     name = getattr(request, "param", "fake")
     request.node.user_properties.append((_PROPERTY, name))
@@ -69,7 +69,7 @@ def k8s_backend(request: pytest.FixtureRequest, fake_cluster_factory: Any) -> It
         request.node.user_properties.append((_FAKE_ONLY_PROPERTY, str(reason)))
     backend: K8sBackend
     if name == "fake":
-        backend = FakeBackend(fake_cluster_factory)
+        backend = FakeBackend(aicr_fake_cluster_factory)
     elif name == "controlplane":
         backend = ControlPlaneBackend(request.getfixturevalue("controlplane_session"))
     else:

@@ -8,6 +8,11 @@ from typing import Any
 
 from aicr_pytest.core import catalog
 
+#: a bundled example recipe and the snapshot it was made from
+EXAMPLES = Path(__file__).resolve().parents[2] / "recipes" / "examples"
+EXAMPLE_RECIPE = EXAMPLES / "h100-eks-training.yaml"
+EXAMPLE_SNAPSHOT = EXAMPLES / "h100-eks-training-snapshot.yaml"
+
 SNAPSHOT: dict[str, Any] = {
     "kind": "Snapshot",
     "apiVersion": "aicr.run/v1alpha2",

@@ -61,12 +61,12 @@ TOY_TEST = """
 import toy_family
 
 
-def test_toy_answer(check):
-    expected = check.constraint()
-    check.emit(f"answer: {toy_family.ANSWER}")
+def test_toy_answer(aicr_check):
+    expected = aicr_check.constraint()
+    aicr_check.emit(f"answer: {toy_family.ANSWER}")
     problem = toy_family.verdict(expected.value)
     if problem:
-        check.fail(problem)
+        aicr_check.fail(problem)
 """
 
 
@@ -135,7 +135,7 @@ def test_the_rows_hooks_module_validates_the_recipe_first(
 def test_a_bundled_test_no_row_names_stops_collection(
     pytester: pytest.Pytester, write_inputs: Inputs, toy_checks: Path
 ) -> None:
-    (toy_checks / "deployment" / "test_orphan.py").write_text("def test_orphan(check):\n    pass\n")
+    (toy_checks / "deployment" / "test_orphan.py").write_text("def test_orphan(aicr_check):\n    pass\n")
     result, _ = _run(pytester, write_inputs, "42")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(

@@ -27,7 +27,7 @@ def test_every_row_collects_as_the_bundled_test_it_names(
     collected: dict[str, list[str]] = {}
     for item in items:
         callspec = getattr(item, "callspec", None)
-        name = callspec.params.get("check") if callspec is not None else None
+        name = callspec.params.get("aicr_check") if callspec is not None else None
         if name is not None:
             assert isinstance(item, pytest.Function)
             collected.setdefault(str(name), []).append(bundled.catalog_ref(item.path, item.originalname))

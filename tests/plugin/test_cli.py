@@ -96,11 +96,11 @@ import pytest
 from aicr_pytest import Inconclusive
 
 @pytest.mark.check("operator-health")
-def test_fails(check):
-    check.fail("gpu-operator pods not running")
+def test_fails(aicr_check):
+    aicr_check.fail("gpu-operator pods not running")
 
 @pytest.mark.check("dra-support")
-def test_other(check):
+def test_other(aicr_check):
     raise Inconclusive("API unreachable")
 """
 
@@ -228,7 +228,7 @@ def _dra(gpus: bool | None, waiver: bool) -> dict[str, Any]:
     }
 
 
-#: a coherent Helm ref (recipe spec §2.5.4): the allocation-policy cases must get past load-time coherence
+#: a coherent Helm ref: the allocation-policy cases must get past load-time coherence
 _CHART = {"type": "Helm", "source": "https://helm.ngc.nvidia.com/nvidia", "version": "v25.10.1"}
 
 
@@ -299,7 +299,7 @@ SLOW_CHECK = """
 import time, pathlib, pytest
 
 @pytest.mark.check("operator-health")
-def test_slow(check):
+def test_slow(aicr_check):
     pathlib.Path("started").write_text("1")
     time.sleep(60)
 """

@@ -1,4 +1,4 @@
-"""#17 items 1, 2, 7 and 8 end to end: the `aicr validate` flags on both entry points.
+"""The `aicr validate` drop-in flags end to end: the flags on both entry points.
 
 ``validate`` runs in a real process (:func:`cli`); plain pytest runs through pytester.  A small user
 test (:data:`SCOPE_PROBE`) writes what the ``run`` fixture's scope was given, so the flags that shape
@@ -28,9 +28,9 @@ Inputs = Callable[..., tuple[Path, Path]]
 SCOPE_PROBE = """
 from pathlib import Path
 
-def test_scope(run):
+def test_scope(aicr_run):
     Path("scope.json").write_text(
-        '{"namespace": "%s", "secrets": "%s"}' % (run.namespace, ",".join(run.image_pull_secrets))
+        '{"namespace": "%s", "secrets": "%s"}' % (aicr_run.namespace, ",".join(aicr_run.image_pull_secrets))
     )
 """
 

@@ -28,31 +28,31 @@ SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20">'
        '<rect x="1" y="1" width="30" height="10" fill="#1f77b4"/><text x="2" y="18">FIGURE-TEXT</text></svg>')
 
 @pytest.mark.check("operator-health")
-def test_operator_health(check):
-    check.emit("RESULT: operator pods running: 1/1")
-    check.measure(Measurement(name="pods", value=1, unit="pods", constraint=">= 1", passed=True))
-    check.fact("node", "gpu-node-7")
-    check.figure("a small figure", SVG)
+def test_operator_health(aicr_check):
+    aicr_check.emit("RESULT: operator pods running: 1/1")
+    aicr_check.measure(Measurement(name="pods", value=1, unit="pods", constraint=">= 1", passed=True))
+    aicr_check.fact("node", "gpu-node-7")
+    aicr_check.figure("a small figure", SVG)
 
 @pytest.mark.check("dra-support")
-def test_dra(check):
-    check.fail("no DeviceClass gpu.nvidia.com")
+def test_dra(aicr_check):
+    aicr_check.fail("no DeviceClass gpu.nvidia.com")
 """
 
 INTERRUPTING_CHECKS = """
 import pytest
 
 @pytest.mark.check("operator-health")
-def test_operator_health(check):
-    check.emit("before the interrupt")
+def test_operator_health(aicr_check):
+    aicr_check.emit("before the interrupt")
 
 @pytest.mark.check("expected-resources")
-def test_expected_resources(check):
+def test_expected_resources(aicr_check):
     raise KeyboardInterrupt
 
 @pytest.mark.check("dra-support")
-def test_dra(check):
-    check.emit("never runs")
+def test_dra(aicr_check):
+    aicr_check.emit("never runs")
 """
 
 
@@ -235,8 +235,8 @@ SLOW_CHECK = """
 import time, pathlib, pytest
 
 @pytest.mark.check("operator-health")
-def test_slow(check):
-    check.emit("started")
+def test_slow(aicr_check):
+    aicr_check.emit("started")
     pathlib.Path("started").write_text("1")
     time.sleep(60)
 """

@@ -6,17 +6,30 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
+import pydantic
 import pytest
 
 from aicr_pytest import cli
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.core.settings import DEFAULT_NVIDIA_SMI_IMAGE, DERIVED_FIELDS, Settings
+from aicr_pytest.core.settings import (
+    DEFAULT_NVIDIA_SMI_IMAGE,
+    DERIVED_FIELDS,
+    PLACEMENT_PREFIX,
+    Placement,
+    Settings,
+    Toleration,
+)
+from aicr_pytest.evidence.cncf.settings import METADATA_OPTIONS
 from aicr_pytest.evidence.settings import EvidenceSettings
 from aicr_pytest.plugin import options
+from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.options import OPTIONS, PYTEST, VALIDATE, EntryPoint, Option
 
 PYTEST_SECTION = options.PYTEST_GROUP[1] + ":"
+#: the flags of a validation run (plain pytest and ``validate``; the other subcommands aside)
+RUN_FLAGS = [opt for opt in OPTIONS if opt.run_option and not opt.positional]
 
 #: what a new flag looks like to the table (not a real option): one entry, nothing else edited
 EXTRA = Option(
@@ -109,7 +122,7 @@ def test_every_entry_is_in_both_help_texts_with_the_same_default_and_env(
     on_validate = option_blocks(validate_help(capsys))
     on_pytest = option_blocks(pytest_help(pytester), PYTEST_SECTION)
     shown: dict[EntryPoint, set[tuple[str, ...]]] = {PYTEST: set(), VALIDATE: set()}
-    for opt in OPTIONS:
+    for opt in RUN_FLAGS:
         texts = {}
         for entry_point, blocks in ((VALIDATE, on_validate), (PYTEST, on_pytest)):
             if opt.hidden or not opt.takes(entry_point):
@@ -155,7 +168,10 @@ def test_a_new_entry_appears_on_both_without_any_other_edit(
 def test_the_table_fills_exactly_the_settings_fields() -> None:
     fields = [opt.setting for opt in OPTIONS if opt.setting is not None and opt.model == "run"]
     assert len(fields) == len(set(fields)), "two options fill one Settings field"
-    assert set(fields) | DERIVED_FIELDS == set(Settings.model_fields)
+    placed = {f.removeprefix(PLACEMENT_PREFIX) for f in fields if f.startswith(PLACEMENT_PREFIX)}
+    assert placed == set(Placement.model_fields), "the placement flags fill the Placement"
+    own = {f for f in fields if not f.startswith(PLACEMENT_PREFIX)}
+    assert own | DERIVED_FIELDS | {"placement"} == set(Settings.model_fields)
     evidence = [opt.setting for opt in OPTIONS if opt.setting is not None and opt.model == "evidence"]
     assert len(evidence) == len(set(evidence)), "two options fill one EvidenceSettings field"
     assert set(evidence) == {f.name for f in dataclasses.fields(EvidenceSettings)}
@@ -164,11 +180,13 @@ def test_the_table_fills_exactly_the_settings_fields() -> None:
 
 
 def test_table_entries_are_well_formed() -> None:
-    names = [opt.name for opt in OPTIONS]
-    assert len(names) == len(set(names))
-    for entry_point in (PYTEST, VALIDATE):
+    for entry_point in (*options.RUN, *options.COMMANDS):
+        names = [opt.name for opt in OPTIONS if opt.takes(entry_point)]
+        assert len(names) == len(set(names)), f"a name is declared twice on {entry_point}"
         flags = [f for opt in OPTIONS if opt.takes(entry_point) for f in opt.flags_for(entry_point)]
         assert len(flags) == len(set(flags)), f"a flag is declared twice on {entry_point}"
+    # an option is a run option or a subcommand's, never both
+    assert all(set(opt.entry_points) <= set(options.RUN) for opt in OPTIONS if opt.run_option)
     for opt in OPTIONS:
         assert opt.entry_points, opt.name
         # pytest reserves lowercase short options for itself (-k, -o, -p, -s, -r ...)
@@ -211,6 +229,9 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "gang",
         "--feature",
         "hpa",
+        "--cncf-checklist",
+        "KubernetesAIConformance-1.36.yaml",
+        *(arg for field, flag, _, _ in METADATA_OPTIONS for arg in (flag, f"value of {field}")),
         "--html",
         "report.html",
         "--emit-attestation",
@@ -284,7 +305,8 @@ def test_settings_precedence_flag_then_env_then_default() -> None:
     assert options.build_run_settings(base, environ={}).nvidia_smi_image == DEFAULT_NVIDIA_SMI_IMAGE
     settings = options.build_run_settings({**base, "phase": ["performance"], "toleration": ["*"]}, environ={})
     assert settings.phases == ("performance",) and settings.phases_explicit
-    assert settings.tolerations is not None and settings.tolerations[0].operator == "Exists"
+    tolerations = settings.placement.tolerations
+    assert tolerations is not None and tolerations[0].operator == "Exists"
     assert (settings.no_cluster, settings.fail_fast, settings.no_cleanup, settings.simulated) == (
         False,
         False,
@@ -301,3 +323,134 @@ def test_validate_only_defaults_resolve() -> None:
     assert options.resolved(options.values_from(ns, VALIDATE), VALIDATE, environ={})["fail_on_error"] is False
     ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--fail-on-error"])
     assert options.resolved(options.values_from(ns, VALIDATE), VALIDATE, environ={})["fail_on_error"] is True
+
+
+#: the argv that reaches each subcommand's parser
+COMMAND_ARGV: dict[EntryPoint, list[str]] = {
+    options.PROGRAM: [],
+    options.SIMULATE: ["simulate"],
+    options.RECIPE: ["recipe"],
+    options.SNAPSHOT: ["snapshot"],
+    options.EVIDENCE_VERIFY: ["evidence", "verify"],
+    options.PARSE_NCCL: ["parse", "nccl"],
+    options.PARSE_AIPERF: ["parse", "aiperf"],
+    options.CNCF_CHECK: ["cncf", "check"],
+}
+
+
+def command_help(capsys: pytest.CaptureFixture[str], entry_point: EntryPoint) -> str:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.build_parser().parse_args([*COMMAND_ARGV[entry_point], "--help"])
+    assert exit_info.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_every_subcommand_lists_exactly_its_table_entries(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    assert set(COMMAND_ARGV) == set(options.COMMANDS)
+    for entry_point in options.COMMANDS:
+        text = command_help(capsys, entry_point)
+        blocks = option_blocks(text)
+        declared = [opt for opt in options.entries(entry_point) if not opt.positional]
+        assert set(blocks) - {("-h", "--help")} == {opt.flags_for(entry_point) for opt in declared}
+        for opt in declared:
+            assert squash(opt.help) in squash(blocks[opt.flags_for(entry_point)].body), opt.name
+        for opt in options.entries(entry_point):
+            if opt.positional:
+                assert re.search(rf"^  {opt.name}\b", text, re.M), f"{entry_point}: {opt.name} not listed"
+
+
+def test_only_the_table_declares_arguments() -> None:
+    package = options.__file__.rsplit("/", 2)[0]
+    found = []
+    for path in sorted(Path(package).rglob("*.py")):
+        if path.name == "options.py" and path.parent.name == "plugin":
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path}: {m.group()}" for m in re.finditer(r"\.(add_argument|addoption)\(", text)]
+    assert found == []
+
+
+def snapshot_values(argv: list[str], environ: dict[str, str] | None = None) -> dict[str, object]:
+    ns = cli.build_parser().parse_args(["snapshot", *argv])
+    return options.command_values(ns, options.SNAPSHOT, environ=environ or {})
+
+
+def test_a_subcommand_value_is_the_flag_then_its_env_var_then_its_default() -> None:
+    assert snapshot_values([])["namespace"] == options.SNAPSHOT_NAMESPACE
+    assert snapshot_values([], {"AICR_NAMESPACE": "gpu"})["namespace"] == "gpu"
+    assert snapshot_values(["-n", "team"], {"AICR_NAMESPACE": "gpu"})["namespace"] == "team"
+    # an empty flag is kept for the subcommand to judge; an empty env var is unset
+    assert snapshot_values(["--image="], {"AICR_NVIDIA_SMI_IMAGE": "x"})["image"] == ""
+    assert snapshot_values([], {"AICR_NVIDIA_SMI_IMAGE": ""})["image"] == DEFAULT_NVIDIA_SMI_IMAGE
+    # a bool flag: bare, =value, the env var through the same bool parser
+    assert snapshot_values(["--require-gpu"])["require_gpu"] is True
+    assert snapshot_values(["--privileged=false"])["privileged"] is False
+    assert snapshot_values([])["privileged"] is True
+    assert snapshot_values([], {"AICR_REQUIRE_GPU": "yes"})["require_gpu"] is True
+    assert snapshot_values([], {"AICR_REQUIRE_GPU": " "})["require_gpu"] is False
+    with pytest.raises(UsageError, match=r'^invalid AICR_REQUIRE_GPU="maybe" \(use true or false\)$'):
+        snapshot_values([], {"AICR_REQUIRE_GPU": "maybe"})
+    # single-value flags: given once, unwrapped; twice, refused before any env var is read
+    assert snapshot_values(["--timeout", "90s"])["timeout"] == "90s"
+    with pytest.raises(UsageError, match=r"^flag --max-nodes-per-entry can only be specified once$"):
+        snapshot_values(["--max-nodes-per-entry", "1", "--max-nodes-per-entry=2"], {"AICR_REQUIRE_GPU": "?"})
+    # repeatable flags stay lists
+    assert snapshot_values(["--toleration", "*", "--toleration", "a:NoSchedule"])["toleration"] == [
+        "*",
+        "a:NoSchedule",
+    ]
+
+
+def test_an_alias_given_twice_is_named_by_the_long_flag() -> None:
+    ns = cli.build_parser().parse_args(["recipe", "--gpu", "h100", "--accelerator", "h200"])
+    with pytest.raises(UsageError, match=r"^flag --accelerator can only be specified once$"):
+        options.command_values(ns, options.RECIPE)
+
+
+PLACEMENT_FLAGS = [
+    *("--node-selector", "a=b"),
+    *("--toleration", "k=v:NoSchedule"),
+    *("--image-pull-secret", "regcred"),
+]
+
+
+def test_the_placement_flags_make_one_frozen_value_that_checks_read() -> None:
+    values = {"recipe": "r.yaml", "node_selector": ["a=b"], "toleration": ["k=v:NoSchedule"]}
+    settings = options.build_run_settings({**values, "image_pull_secret": ["regcred", ""]}, environ={})
+    placement = settings.placement
+    assert placement == Placement(
+        node_selector={"a": "b"},
+        tolerations=(Toleration(key="k", value="v", effect="NoSchedule"),),
+        image_pull_secrets=("regcred",),
+        namespace="aicr-validation",
+    )
+    k8s = {"operator": "Equal", "key": "k", "value": "v", "effect": "NoSchedule"}
+    assert placement.tolerations_k8s() == (k8s,)
+    with pytest.raises(pydantic.ValidationError):
+        placement.namespace = "elsewhere"  # type: ignore[misc]
+    check = CheckContext(name="gpu", phase="deployment", timeout_s=1, constraints=[], placement=placement)
+    assert (check.node_selector, check.tolerations) == ({"a": "b"}, placement.tolerations)
+    assert CheckContext(name="x", phase="deployment", timeout_s=1, constraints=[]).tolerations is None
+
+
+def test_validate_hands_the_snapshot_capture_the_runs_placement(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_pytest.snapshot import capture
+
+    seen: dict[str, object] = {}
+
+    def fake_capture(**kwargs: object) -> tuple[None, int]:
+        seen.update(kwargs)
+        return None, 8
+
+    monkeypatch.setattr(capture, "capture_for_validate", fake_capture)
+    monkeypatch.delenv("AICR_NAMESPACE", raising=False)
+    assert cli.main(["validate", "-r", "r.yaml", *PLACEMENT_FLAGS, "-n", "team"]) == 8
+    given = {"recipe": "r.yaml", "node_selector": ["a=b"], "toleration": ["k=v:NoSchedule"]}
+    expected = options.build_run_settings(
+        {**given, "image_pull_secret": ["regcred"], "namespace": "team"}, environ={}
+    ).placement
+    assert seen["placement"] == expected and expected.namespace == "team"

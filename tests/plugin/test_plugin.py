@@ -21,26 +21,26 @@ import pytest
 from aicr_pytest import Inconclusive
 
 @pytest.mark.check("operator-health")
-def test_operator_health(check):
-    check.emit("Found 1 gpu-operator pod(s):")
-    check.emit("RESULT: operator pods running: 1/1")
+def test_operator_health(aicr_check):
+    aicr_check.emit("Found 1 gpu-operator pod(s):")
+    aicr_check.emit("RESULT: operator pods running: 1/1")
 
 @pytest.mark.check("expected-resources")
-def test_expected_resources(check):
-    check.emit("Namespace gpu-operator: Active")
+def test_expected_resources(aicr_check):
+    aicr_check.emit("Namespace gpu-operator: Active")
     assert False, "Deployment gpu-operator/gpu-operator: 0/1 available"
 
 @pytest.mark.check("gpu-operator-version")
-def test_gpu_operator_version(check):
-    check.skip("no Deployment.gpu-operator.version constraint in recipe")
+def test_gpu_operator_version(aicr_check):
+    aicr_check.skip("no Deployment.gpu-operator.version constraint in recipe")
 
 @pytest.mark.check("check-nvidia-smi")
-def test_nvidia_smi(check):
+def test_nvidia_smi(aicr_check):
     raise Inconclusive("pod aicr-nvidia-smi-x vanished while waiting")
 
 @pytest.mark.check("dra-support")
-def test_dra(check):
-    check.emit("DRA ok")
+def test_dra(aicr_check):
+    aicr_check.emit("DRA ok")
 """
 
 
@@ -414,10 +414,10 @@ def test_stdout_capped_and_truncated(pytester: pytest.Pytester, write_inputs: In
         test_user="""
 import pytest
 @pytest.mark.check("operator-health")
-def test_many(check):
+def test_many(aicr_check):
     for i in range(1200):
-        check.emit(f"line {i}")
-    check.emit("x" * 600)
+        aicr_check.emit(f"line {i}")
+    aicr_check.emit("x" * 600)
 """
     )
     rp, sp = write_inputs()

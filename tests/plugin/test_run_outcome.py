@@ -22,8 +22,8 @@ PASSING_CHECK = """
 import pytest
 
 @pytest.mark.check("dra-support")
-def test_dra(check):
-    check.emit("RESULT: dra ok")
+def test_dra(aicr_check):
+    aicr_check.emit("RESULT: dra ok")
 """
 
 USER_CHECKS = """
@@ -31,15 +31,15 @@ import pytest
 from aicr_pytest import Inconclusive
 
 @pytest.mark.check("operator-health")
-def test_ok(check):
-    check.emit("fine")
+def test_ok(aicr_check):
+    aicr_check.emit("fine")
 
 @pytest.mark.check("expected-resources")
-def test_fails(check):
-    check.fail("0/1 available")
+def test_fails(aicr_check):
+    aicr_check.fail("0/1 available")
 
 @pytest.mark.check("dra-support")
-def test_other(check):
+def test_other(aicr_check):
     raise Inconclusive("API unreachable")
 """
 

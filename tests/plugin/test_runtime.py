@@ -1,4 +1,4 @@
-"""Issue #17 runtime: interrupts and the deadline, output streams, readiness lines (both entry points)."""
+"""The runtime of a run: interrupts and the deadline, output streams, readiness lines (both entry points)."""
 
 from __future__ import annotations
 
@@ -22,17 +22,17 @@ CHECKS = """
 import pathlib, time, pytest
 
 @pytest.mark.check("operator-health")
-def test_quick(check):
-    check.emit("quick done")
+def test_quick(aicr_check):
+    aicr_check.emit("quick done")
 
 @pytest.mark.check("expected-resources")
-def test_slow(check):
-    check.emit("slow started")
+def test_slow(aicr_check):
+    aicr_check.emit("slow started")
     pathlib.Path("started").write_text("1")
     time.sleep(60)
 
 @pytest.mark.check("gpu-operator-version")
-def test_never(check):
+def test_never(aicr_check):
     pass
 """
 
@@ -44,7 +44,7 @@ import signal
 import pytest
 
 @pytest.mark.check("operator-health")
-def test_no_alarm(check):
+def test_no_alarm(aicr_check):
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0, "a whole-run deadline was armed"
 """
 
@@ -123,6 +123,7 @@ def _assert_interrupted(proc: subprocess.CompletedProcess[str], out: Path, junit
     assert table and table[0].split()[1] == "interrupted", table
 
 
+@pytest.mark.usefixtures("sigint_raises")  # the child inherits SIGINT's default action
 @pytest.mark.parametrize(
     ("kind", "sig", "reason", "code"),
     [
@@ -256,7 +257,7 @@ from aicr_pytest.core import progress
 from aicr_pytest.core.clock import SYSTEM_CLOCK
 
 @pytest.mark.check("operator-health")
-def test_waits(check):
+def test_waits(aicr_check):
     end = SYSTEM_CLOCK.time() + 30
     waiting = progress.Waiting("the operator", clock=SYSTEM_CLOCK, deadline=end, every=0.2)
     for _ in range(8):
@@ -310,24 +311,25 @@ def helper():
     raise RuntimeError("API server unreachable: connection refused")
 
 @pytest.mark.check("operator-health")
-def test_other(check):
+def test_other(aicr_check):
     helper()
 
 @pytest.mark.check("expected-resources")
-def test_failed(check):
+def test_failed(aicr_check):
     assert 1 == 2, "gpu-operator Deployment not ready\\nsecond line"
 
 @pytest.mark.check("nccl-all-reduce-bw")
-def test_bw(check):
-    check.measure(records.Measurement(name="bus bandwidth", value=452.64, unit="GB/s", constraint=">= 300",
-                                      tolerance=0.1, effective_threshold=270.0, passed=True))
+def test_bw(aicr_check):
+    aicr_check.measure(records.Measurement(name="bus bandwidth", value=452.64, unit="GB/s",
+                                           constraint=">= 300", tolerance=0.1, effective_threshold=270.0,
+                                           passed=True))
 
 @pytest.mark.check("inference-perf")
-def test_perf(check):
-    check.measure(records.Measurement(name="inference TTFT p99", value=2500.0, unit="ms",
-                                      constraint="<= 2000", tolerance=0.1, effective_threshold=2200.0,
-                                      passed=False))
-    check.fail("TTFT p99 2500.00 ms does not satisfy <= 2000")
+def test_perf(aicr_check):
+    aicr_check.measure(records.Measurement(name="inference TTFT p99", value=2500.0, unit="ms",
+                                           constraint="<= 2000", tolerance=0.1, effective_threshold=2200.0,
+                                           passed=False))
+    aicr_check.fail("TTFT p99 2500.00 ms does not satisfy <= 2000")
 """
 
 

@@ -1,5 +1,5 @@
-"""``aicr-pytest validate`` without ``--snapshot`` captures one first (spec validator-runtime-deployment.md
-§2.1 step 12), in a real process against the simulated cluster (``--simulate``).
+"""``aicr-pytest validate`` without ``--snapshot`` captures one first, in a real
+process against the simulated cluster (``--simulate``).
 
 The captured file is what readiness evaluates: with the agent's log cut inside its sysctl section
 (fault ``snapshot-agent-log-truncated``) the H100 recipe's kernel constraint cannot be evaluated and

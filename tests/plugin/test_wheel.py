@@ -135,8 +135,8 @@ def test_a_project_with_its_own_checks_package_and_a_user_check_runs_both(
     (project / "conftest.py").write_text(
         "import pytest\n\n"
         "@pytest.mark.check('gang-scheduling')\n"
-        "def test_user_gang(check):\n"
-        "    check.emit('user check ran')\n"
+        "def test_user_gang(aicr_check):\n"
+        "    aicr_check.emit('user check ran')\n"
     )
     rp, sp = _inputs(project, deployment=["operator-health"], conformance=["gang-scheduling"])
     report = tmp_path / "ctrf.json"

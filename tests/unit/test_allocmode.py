@@ -1,4 +1,4 @@
-"""GPU allocation-mode probe and policy verification (conformance §1.8, performance §B.4)."""
+"""GPU allocation-mode probe and policy verification."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Path A (#14, conformance spec §3.8): a normal run's CTRF report rendered into one file per CNCF
+"""Path A: a normal run's CTRF report rendered into one file per CNCF
 conformance check plus ``index.md``, compared with fixtures written from the spec's format
 (``tests/fixtures/cncf/rendered/``); and the feature-file layout of path B."""
 

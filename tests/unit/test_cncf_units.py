@@ -1,6 +1,6 @@
-"""CNCF AI-conformance evidence (#14), pure parts: features and aliases, the single-verdict rule
-(conformance spec §3.5, its positive and negative examples), ELB redaction, secret scrubbing, the
-option validation, the outcome -> verdict mapping and the header facts."""
+"""CNCF AI-conformance evidence, pure parts: features and aliases, the single-verdict rule
+(with its positive and negative examples), ELB redaction, secret scrubbing, the option validation,
+the outcome -> verdict mapping and the header facts."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_an_unknown_feature_lists_the_valid_ones() -> None:
         features.resolve_features(["robust-controller"])
 
 
-# -- the single-verdict rule (spec §3.5) ------------------------------------------------------------
+# -- the single-verdict rule ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -239,7 +239,7 @@ def test_secret_values_come_from_the_environment_and_every_kubeconfig_credential
     assert secrets.scrub("t=bearer-123456 k=hf_abcdefgh", got) == "t=<redacted> k=<redacted>"
 
 
-# -- option validation (spec §3.1) ------------------------------------------------------------------
+# -- option validation ------------------------------------------------------------------
 
 
 def test_option_combinations_are_validated_with_the_specs_texts(tmp_path: Path) -> None:

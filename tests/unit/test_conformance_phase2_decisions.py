@@ -21,6 +21,7 @@ from aicr_pytest.conformance.endpoints import (
     ServiceEndpoint,
     access_mode,
 )
+from aicr_pytest.conformance.inference_gateway import go_parse_bool
 from aicr_pytest.core.errors import Inconclusive, UsageError
 from aicr_pytest.kube.podexec import ExecResult, exec_status
 from aicr_pytest.kube.rawhttp import RawResponse, apiserver_status, service_proxy_path
@@ -215,12 +216,12 @@ def test_custom_metrics_discovery_parse_and_report() -> None:
 
 @pytest.mark.parametrize("value", ["1", "t", "T", "TRUE", "true", "True", " true "])
 def test_go_parse_bool_truthy(value: str) -> None:
-    assert gw.go_parse_bool(value)
+    assert go_parse_bool(value)
 
 
 @pytest.mark.parametrize("value", [None, "", "yes", "on", "y", "tRUE", "0", "false", "2"])
 def test_go_parse_bool_falsy(value: str | None) -> None:
-    assert not gw.go_parse_bool(value)
+    assert not go_parse_bool(value)
 
 
 def test_proxy_name_predicate() -> None:

@@ -1,4 +1,4 @@
-"""Parity vectors for the constraint language (spec §5.3–5.7; AICR's constraint/version table tests)."""
+"""Parity vectors for the constraint language (after AICR's constraint/version table tests)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ from aicr_pytest.core.snapshot import Snapshot, parse_snapshot
         ("<2.0", Operator.LT, "2.0"),
         ("==ubuntu", Operator.EQ, "ubuntu"),
         ("!=rhel", Operator.NE, "rhel"),
-        # not operators: the whole trimmed text is an exact-match literal (spec §5.3)
+        # not operators: the whole trimmed text is an exact-match literal
         ("= 1.30", Operator.EXACT, "= 1.30"),
         ("=> 1.30", Operator.EXACT, "=> 1.30"),
         ("!ubuntu", Operator.EXACT, "!ubuntu"),
@@ -154,7 +154,7 @@ def test_validate_expression_rejects_ranges_up_front() -> None:
         ("== not-a-version", "not-a-version", True),
         ("!= not-a-version", "different", True),
         ("ubuntu", "  ubuntu  ", True),
-        # spec §5.4 table
+        # the operator table
         (">= 1.34", "v1.33.0-eks-abc", False),
         (">= 1.32.4", "v1.33.0", True),
         (">= 6.8", "6.8.0-1015-aws", True),
@@ -470,7 +470,7 @@ def test_constraint_result_is_serializable() -> None:
     }
 
 
-# --- 10 % tolerance (spec §5.7 worked examples) ----------------------------------------------------------
+# --- 10 % tolerance ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(

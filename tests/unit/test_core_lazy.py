@@ -30,3 +30,17 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         getattr_("nope")
     value = getattr_("parse_go_duration")
     assert value("1m30s") == 90.0 and namespace["parse_go_duration"] is value
+
+
+def test_names_of_one_module_come_from_one_copy_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytester drops modules an inner run imported: a function and the exception class it raises,
+    cached at different times, would come from two copies and ``pytest.raises`` would miss."""
+    from aicr_pytest.nccl import verdict
+
+    namespace: dict[str, object] = {"__name__": "pkg"}
+    names = {"TransportError": verdict.__name__, "verify_transport": verdict.__name__}
+    getattr_, _ = lazy_exports(namespace, names)
+    error_class = getattr_("TransportError")
+    monkeypatch.delitem(sys.modules, verdict.__name__)  # as pytester's snapshot restore does
+    check = getattr_("verify_transport")
+    assert check.__globals__["TransportError"] is error_class

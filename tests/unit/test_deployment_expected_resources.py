@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (exact user-facing messages are asserted verbatim)
-"""expected-resources (spec §5.2): namespaces, expectedResources, readiness signals, health checks."""
+"""expected-resources: namespaces, expectedResources, readiness signals, health checks."""
 
 from __future__ import annotations
 

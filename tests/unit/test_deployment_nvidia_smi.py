@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (exact user-facing messages are asserted verbatim)
-"""check-nvidia-smi (spec §5.4): node discovery, busy test, pod manifests, output parsing, verdict."""
+"""check-nvidia-smi: node discovery, busy test, pod manifests, output parsing, verdict."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""operator-health (spec §5.1) and component-ref helpers."""
+"""operator-health and component-ref helpers."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (exact user-facing messages are asserted verbatim)
-"""gpu-operator-version (spec §5.3)."""
+"""gpu-operator-version."""
 
 from __future__ import annotations
 

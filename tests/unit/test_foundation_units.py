@@ -24,8 +24,9 @@ def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
         "expected-resources",
         "gpu-operator-version",
         "check-nvidia-smi",
+        "gke-gpu-nic-networks",  # upstream AICR v1.x
     ]
-    assert len(by_phase["conformance"]) == 13
+    assert len(by_phase["conformance"]) == 14  # with upstream AICR v1.x's slinky-slurm-gpu-access
     assert set(by_phase["performance"]) == {
         "nccl-all-reduce-bw",
         "nccl-all-reduce-bw-net",

@@ -126,7 +126,7 @@ def test_all_passed_run() -> None:
     assert page.overall.key == "passed" and page.overall.word == "PASSED"
     assert [c.name for c in page.checks] == ["operator-health", "nccl-all-reduce-bw"]
     assert page.checks[0].results == ["operator pods running: 1/1"]
-    # conformance has no result: not validated, so no row (the terminal's table, #17)
+    # conformance has no result: not validated, so no row (the terminal's table)
     assert [(r.phase, r.status.key) for r in page.phases] == [
         ("deployment", "passed"),
         ("performance", "passed"),

@@ -1,4 +1,4 @@
-"""AIPerf parsing (fail closed), evaluation lines, AIPerf Job, names, redaction (spec §B.5, §B.8-9, §E.9)."""
+"""AIPerf parsing (fail closed), evaluation lines, AIPerf Job, names, redaction."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def wrap(data: object) -> str:
 
 
 def test_missing_ttft_key_fails_naming_it() -> None:
-    # AICR reads the missing p99 as 0 and would PASS a "<= 2000" gate (spec §E.9); we fail closed
+    # AICR reads the missing p99 as 0 and would PASS a "<= 2000" gate; we fail closed
     data = {"output_token_throughput": {"avg": 60000.0}, "time_to_first_token": {"avg": 40.0}}
     metrics = inf.read_aiperf_metrics(wrap(data))
     assert metrics.throughput_tokens_per_s == 60000.0 and metrics.ttft_p99_ms is None

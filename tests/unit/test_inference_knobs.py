@@ -1,4 +1,4 @@
-"""inference-perf guards A/B/C, knob resolution and validation, comparator checks (spec §B.2, §B.3, §B.9)."""
+"""inference-perf guards A/B/C, knob resolution and validation, comparator checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""inference-perf GPU node choice: candidates, occupancy ledgers, selection, evidence (spec §B.4)."""
+"""inference-perf GPU node choice: candidates, occupancy ledgers, selection, evidence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""runtimes/inference templates render for both routing modes and both GPU wirings (spec §B.6)."""
+"""runtimes/inference templates render for both routing modes and both GPU wirings."""
 
 from __future__ import annotations
 

@@ -339,6 +339,7 @@ def _raising(reason: str) -> Any:
     return handler
 
 
+@pytest.mark.usefixtures("sigint_raises")
 def test_a_second_signal_is_held_too_and_the_first_reaches_the_previous_handler() -> None:
     lines: list[str] = []
     previous = signal.signal(signal.SIGTERM, _raising("interrupted by SIGTERM"))
@@ -366,6 +367,7 @@ def test_the_deadline_during_cleanup_waits_for_it_and_keeps_its_reason() -> None
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.usefixtures("sigint_raises")
 def test_a_third_interrupt_abandons_cleanup_and_says_what_is_left() -> None:
     server = MiniServer()
     server.preexisting_ns.add("aicr-validation")
@@ -406,3 +408,20 @@ def test_an_existing_sigterm_handler_is_kept() -> None:
             assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_defer_signals_leaves_an_ignored_signal_ignored() -> None:
+    """Started with SIGINT ignored (a background job), a SIGINT during cleanup interrupts nothing."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        done: list[str] = []
+        with defer_signals():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN  # SIGTERM is still held
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.pthread_sigmask(signal.SIG_BLOCK, [])  # let a handler run, were there one
+            done.append("after signal")
+        assert done == ["after signal"]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)

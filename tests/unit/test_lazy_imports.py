@@ -2,7 +2,7 @@
 
 Both entry points, in a fresh interpreter each: the plugin connects lazily (a check that needs the
 cluster builds the client), and :mod:`aicr_pytest.testing` is imported only when a user asks for a
-simulated cluster (``--simulate``, the ``fake_cluster`` fixtures).
+simulated cluster (``--simulate``, the ``aicr_fake_cluster`` fixtures).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def test_the_probe_sees_the_simulator_when_it_is_used(tmp_path: Path) -> None:
     assert "aicr_pytest.testing" in heavy and "kubernetes" in heavy
 
 
-# --- start-up (#17 item 10): what a --no-cluster run of the example leaves unimported ------------
+# --- start-up: what a --no-cluster run of the example leaves unimported ------------
 
 #: prints which of the start-up-relevant modules the code before it loaded
 _STARTUP_REPORT = (

@@ -16,7 +16,7 @@ from aicr_pytest import nccl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nccl"
 
-# AICR's parser (spec §A.12), used only to document where we deliberately differ.
+# AICR's parser, used only to document where we deliberately differ.
 AICR_REGEX = re.compile(r"\s+(\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)")
 
 
@@ -138,7 +138,7 @@ FIXTURE_VALUES: dict[str, tuple[float, int, float | None]] = {
     # ssh/mpirun warnings around the table, NCCL INFO lines between rows, full 1K..16G sweep
     "eks-launcher-warnings-interleaved.log": (481.76, 17179869184, 481.76),
     # NCCL INFO ring listings after the table: AICR's regex takes "8 ... 15" from a ring line
-    # (spec §A.12) and reports 15 GB/s; only table rows count here.
+    # and reports 15 GB/s; only table rows count here.
     "info-ring-after-table.log": (333.5, 8589934592, 15.0),
     # older nccl-tests layout (no root column, float "error" column): AICR's regex never matches
     # (it needs an integer root), we read it.

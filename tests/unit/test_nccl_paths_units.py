@@ -20,7 +20,7 @@ RUNTIME = "nccl-bw-rt-0123456789-r1"
 H100 = "NVIDIA-H100-80GB-HBM3"
 
 
-# --- Trainer admission race (spec §A.11-4, AICR #1670) -------------------------------------------------
+# --- Trainer admission race (AICR #1670) -------------------------------------------------
 @pytest.mark.parametrize(
     ("status", "text", "expected"),
     [

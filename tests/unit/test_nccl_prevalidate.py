@@ -48,7 +48,7 @@ def test_bad_comparator_is_a_usage_error(value: str, fragment: str) -> None:
 def test_an_invalid_fabric_is_rejected_whenever_an_nccl_check_is_selected(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the guide: "any other value is rejected" (#17); the value itself still only shapes -net
+    # the guide: "any other value is rejected"; the value itself still only shapes -net
     monkeypatch.setenv("AICR_NCCL_FABRIC", "bogus")
     for r in (
         recipe("h100", [BW], nccl_all_reduce_bw=">= 300"),

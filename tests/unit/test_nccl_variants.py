@@ -27,7 +27,7 @@ def resolve(
     return nccl.resolve_variant(check_name, crit(service, acc), constraints, env or {})
 
 
-# --- applicability matrix (spec §A.2) ---------------------------------------------------------
+# --- applicability matrix ---------------------------------------------------------
 
 SUPPORTED = {
     (BW, "eks", "h100"): "h100/eks/runtime.yaml",
@@ -122,7 +122,7 @@ def test_unknown_check_name() -> None:
         nccl.resolve_variant("nccl-all-reduce-bw-foo", crit("eks", "h100"), {}, {})
 
 
-# --- nccl-benchmark-profile (spec §A.4) ------------------------------------------------------------
+# --- nccl-benchmark-profile ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("raw", ["gb200", "gb200/eks/x", "/eks", "gb200/", " / ", "gb200//eks"])
@@ -180,7 +180,7 @@ def test_any_profile_requires_node_selector() -> None:
     assert plan.requires_node_selector
 
 
-# --- AICR_NCCL_FABRIC (spec §A.2, §E.13) -------------------------------------------------------------
+# --- AICR_NCCL_FABRIC -------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -323,7 +323,7 @@ def test_evaluate_failure() -> None:
     assert v.failure == 'NCCL bandwidth 250.00 GB/s does not satisfy constraint ">= 300"'
 
 
-# --- nccl-benchmark-runtime-ref (spec §A.5, guide) ------------------------------------------------------
+# --- nccl-benchmark-runtime-ref ------------------------------------------------------
 
 
 def jobs_yaml(replicated_jobs: str) -> str:
@@ -606,7 +606,7 @@ def test_multi_document_private_runtime_fails(data_dir: Path, data: DataTree) ->
     )
 
 
-# --- node discovery, sizing, census (spec §A.7) --------------------------------------------------------
+# --- node discovery, sizing, census --------------------------------------------------------
 
 
 def node(
@@ -759,7 +759,7 @@ def test_max_message_size_tcp_fallback() -> None:
     assert nccl.max_message_size(gke, None) == "16G"
 
 
-# --- worker scheduling (spec §A.9) ----------------------------------------------------------------------
+# --- worker scheduling ----------------------------------------------------------------------
 
 
 def test_platform_defaults() -> None:

@@ -71,7 +71,7 @@ def invalid(text: str) -> str:
     return INVALID_REQUEST_PREFIX + text
 
 
-# -- truth table (spec §7.4) ----------------------------------------------------------------
+# -- truth table ----------------------------------------------------------------
 
 
 def test_no_recipe_is_unspecified(tree: DataTree) -> None:

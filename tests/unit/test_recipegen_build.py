@@ -1,4 +1,4 @@
-"""Recipe generation (spec §3.1–§3.5): loading the tree, matching, leaves, the OS guard, chains,
+"""Recipe generation: loading the tree, matching, leaves, the OS guard, chains,
 snapshot-aware exclusion, registry defaults and the finished document."""
 
 from __future__ import annotations

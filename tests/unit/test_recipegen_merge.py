@@ -1,4 +1,4 @@
-"""Recipe generation: the merge rules of spec §3.3, mixins, dependencies and deploymentOrder."""
+"""Recipe generation: the merge rules, mixins, dependencies and deploymentOrder."""
 
 from __future__ import annotations
 

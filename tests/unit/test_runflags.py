@@ -1,4 +1,4 @@
-"""The #17 drop-in flags' domain functions: skip-check, require-gpu, version skew, phase keys,
+"""The `aicr validate` drop-in flags' domain functions: skip-check, require-gpu, version skew, phase keys,
 coherence, --timeout, --config, report destinations, pull secrets, AICR readiness texts, logging."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Snapshot model, loader, path grammar and extraction (spec §1.3, §4, §5.1–5.2; AICR extractor tests)."""
+"""Snapshot model, loader, path grammar and extraction (after AICR's extractor tests)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from aicr_pytest.core.snapshot import (
 
 # --- Go %v rendering -------------------------------------------------------------------------------------
 
-# Expected strings printed by Go's fmt.Printf("%v", f) (go1.2x), see spec §1.3.
+# Expected strings printed by Go's fmt.Printf("%v", f) (go1.2x).
 GO_FLOATS = [
     (1.0, "1"),
     (123456.0, "123456"),

@@ -1,6 +1,6 @@
 """API-side measurements, the agent's manifests, and the written document (what core.snapshot loads).
 
-Rules from ../shared/spec/recipe-snapshot-constraints.md §4.1-§4.3 and §6 (cm:// keys).
+Rules of AICR's collectors and snapshot document, and of ``cm://`` keys.
 """
 
 from __future__ import annotations

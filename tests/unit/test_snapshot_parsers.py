@@ -1,7 +1,6 @@
 """The snapshot family's parsers on the formats nodes really print (fixtures written for this project).
 
-Rules from ../shared/spec/recipe-snapshot-constraints.md §4.2 (what each measurement holds and how
-AICR's collectors read it).
+Rules of AICR's collectors (what each measurement holds and how they read it).
 """
 
 from __future__ import annotations

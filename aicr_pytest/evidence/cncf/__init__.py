@@ -1,4 +1,4 @@
-"""CNCF AI-conformance evidence (conformance spec §3): the files a CNCF submission is filed with.
+"""CNCF AI-conformance evidence: the files a CNCF submission is filed with.
 
 Two producers write markdown into ``--evidence-dir``:
 
@@ -11,6 +11,12 @@ Two producers write markdown into ``--evidence-dir``:
 :mod:`.features` holds the nine features (names, aliases, files, requirement ids), :mod:`.markdown`
 the file formats, :mod:`.secrets` what is scrubbed, :mod:`.settings` the options.  This package sits
 above the check families (it calls the conformance checks) and below the plugin.
+
+The submission kit (pure functions, for the program's checklist): :mod:`.checklist` loads a
+version's template, :mod:`.requirements` maps its requirement ids to our checks and to the
+program's automated test names, :mod:`.outcomes` gathers the run's verdicts, :mod:`.product`
+fills ``PRODUCT.yaml``, :mod:`.hybrid` writes ``results/junit.xml`` and ``results/e2e.log``, and
+:mod:`.offline_check` applies the program's submission rules to a ``PRODUCT.yaml``.
 """
 
 from __future__ import annotations

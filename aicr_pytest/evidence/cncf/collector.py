@@ -1,4 +1,4 @@
-"""Path B (conformance spec §3.3-§3.6): ``--cncf-submission``, one evidence file per feature.
+"""Path B: ``--cncf-submission``, one evidence file per feature.
 
 Each feature runs the behavioural check of :mod:`aicr_pytest.conformance` that covers it (the same
 ``run_<check>(ctx)`` function the conformance phase runs, so the two never disagree) with its own
@@ -34,6 +34,7 @@ from aicr_pytest.core import catalog, components
 from aicr_pytest.core.artifacts import Artifact
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
+from aicr_pytest.core.settings import Placement
 from aicr_pytest.evidence.cncf.features import Feature
 from aicr_pytest.evidence.cncf.markdown import ClusterInfo, FeatureDocument, cluster_info, feature_markdown
 from aicr_pytest.evidence.cncf.secrets import scrub
@@ -73,8 +74,8 @@ class SubmissionPlan:
     component_refs: tuple[dict[str, Any], ...] = ()
     has_recipe: bool = False
     allocation_policy: str = "unspecified"
-    tolerations: tuple[dict[str, str], ...] | None = None
-    node_selector: dict[str, str] | None = None
+    #: the run's placement: the checks' inner pods take its tolerations
+    placement: Placement = field(default_factory=Placement)
     #: what of the environment the checks may read (``AICR_*`` knobs), never secrets
     env: Mapping[str, str] = field(default_factory=dict)
     #: values scrubbed from every file
@@ -119,7 +120,7 @@ class SubmissionResult:
 
 
 def checks_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The ``AICR_*`` knobs the checks read, without the ambient allocation policy (spec §3.1)."""
+    """The ``AICR_*`` knobs the checks read, without the ambient allocation policy."""
     return {k: v for k, v in environ.items() if k.startswith("AICR_") and k != AMBIENT_POLICY_ENV}
 
 
@@ -144,7 +145,7 @@ def describe_cluster(cluster: Cluster) -> ClusterInfo:
 def feature_refs(
     feature: Feature, cluster: Cluster, refs: tuple[dict[str, Any], ...]
 ) -> tuple[tuple[dict[str, Any], ...], list[str]]:
-    """The component refs the feature's check gets, and what detection found (spec §3.6)."""
+    """The component refs the feature's check gets, and what detection found."""
     wanted = DETECTED.get(feature.name)
     if not wanted:
         return refs, []
@@ -176,7 +177,7 @@ def cleanup_lines(report: CleanupReport) -> list[str]:
 
 
 def redact_directory(directory: Path) -> None:
-    """AWS ELB hostnames redacted in every ``*.md`` of the evidence directory (spec §3.4)."""
+    """AWS ELB hostnames redacted in every ``*.md`` of the evidence directory."""
     for path in sorted(directory.glob("*.md")):
         text = path.read_text(encoding="utf-8")
         redacted = redact_elb(text)
@@ -247,8 +248,7 @@ class _Collector:
                 lambda line: log.debug("%s: %s", feature.name, line),
                 component_refs=refs,
                 allocation_policy=self.plan.allocation_policy,
-                tolerations=self.plan.tolerations,
-                node_selector=self.plan.node_selector,
+                tolerations=self.plan.placement.tolerations_k8s(),
                 clock=self.clock,
                 timeout_s=budget,
                 env=self.plan.env,

@@ -1,4 +1,4 @@
-"""The nine CNCF AI-conformance features (conformance spec §3.2) and ``--feature`` resolution (§3.1).
+"""The nine CNCF AI-conformance features and ``--feature`` resolution.
 
 Each :class:`Feature` names its canonical ``--feature`` spelling, its aliases, the evidence file it
 writes and its CNCF requirement id.  The conformance check whose behaviour it exercises is the
@@ -123,6 +123,8 @@ FEATURES: Final[tuple[Feature, ...]] = (
 BY_NAME: Final[dict[str, Feature]] = {f.name: f for f in FEATURES}
 BY_SPELLING: Final[dict[str, Feature]] = {s: f for f in FEATURES for s in f.spellings}
 BY_CHECK: Final[dict[str, Feature]] = {f.check: f for f in FEATURES}
+#: a feature by the checklist template's requirement id (``secure_accelerator_access``)
+BY_REQUIREMENT: Final[dict[str, Feature]] = {f.requirement: f for f in FEATURES}
 
 MSG_UNKNOWN: Final = '[INVALID_REQUEST] unknown feature "{feature}"; valid features: {valid}'
 
@@ -134,8 +136,9 @@ def valid_features_text() -> str:
 def resolve_features(names: Sequence[str] | None) -> tuple[Feature, ...]:
     """The features ``--feature`` asks for, in the user's order (duplicates kept, as AICR does).
 
+    A feature is named by its name, an alias or its checklist requirement id (``gang_scheduling``).
     Empty, or any ``all``: every feature in table order.  An unknown name is a :class:`UsageError`
-    naming the valid features (spec §3.1).
+    naming the valid features.
     """
     given = [n.strip() for n in names or ()]
     resolved: list[Feature] = []
@@ -144,7 +147,7 @@ def resolve_features(names: Sequence[str] | None) -> tuple[Feature, ...]:
         if name == ALL:
             wildcard = True
             continue
-        feature = BY_SPELLING.get(name)
+        feature = BY_SPELLING.get(name) or BY_REQUIREMENT.get(name)
         if feature is None:
             raise UsageError(MSG_UNKNOWN.format(feature=name, valid=valid_features_text()))
         resolved.append(feature)
@@ -157,6 +160,7 @@ __all__ = [
     "ALL",
     "BY_CHECK",
     "BY_NAME",
+    "BY_REQUIREMENT",
     "BY_SPELLING",
     "FEATURES",
     "MSG_UNKNOWN",

@@ -1,7 +1,7 @@
 """Markdown of the CNCF evidence files: the submission feature files (path B) and the renderer of a
-normal run's conformance results (path A, conformance spec §3.8).  Pure functions over plain data.
+normal run's conformance results (path A).  Pure functions over plain data.
 
-Feature file (spec §3.5)::
+Feature file::
 
     # <title>
 
@@ -42,7 +42,7 @@ UNKNOWN = "unknown"
 
 @dataclass(frozen=True)
 class ClusterInfo:
-    """The header block's facts (spec §3.4): ``description`` is ``EKS / <instance> / <product>`` etc."""
+    """The header block's facts: ``description`` is ``EKS / <instance> / <product>`` etc."""
 
     description: str = UNKNOWN
     kubernetes_version: str = UNKNOWN

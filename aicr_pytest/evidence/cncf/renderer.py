@@ -1,4 +1,4 @@
-"""Path A (conformance spec §3.8): ``--evidence-dir`` without ``--cncf-submission``.
+"""Path A: ``--evidence-dir`` without ``--cncf-submission``.
 
 After a normal run, one markdown file per CNCF conformance check that ran (skipped tests are left
 out), built from the check's structured artifacts (CTRF ``extra["aicr.artifacts"]``, never

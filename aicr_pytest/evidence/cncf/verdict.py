@@ -1,4 +1,4 @@
-"""The single-verdict rule of a CNCF evidence file (conformance spec §3.5) and AWS ELB redaction.
+"""The single-verdict rule of a CNCF evidence file and AWS ELB redaction.
 
 A feature file records its verdict in exactly one line that starts at column 0::
 

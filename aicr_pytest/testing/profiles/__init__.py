@@ -108,6 +108,8 @@ Faults:
 * ``gateway-open`` -- the inference gateway's LoadBalancer has no ``loadBalancerSourceRanges``;
 * ``slurm-controller-down``, ``imex-channels-shared`` -- (Slinky) slurmctld does not answer; two
   concurrent IMEX jobs get the same channel;
+* ``slurm-gpu-isolation-broken`` -- (Slinky) the GPU NodeSet holds its nodes' GPUs, and a Slurm job
+  without a GPU request can open every one of them;
 * ``snapshot-agent-log-truncated`` -- the snapshot agent's log is cut inside its ``sysctl`` section
   (:mod:`aicr_pytest.testing.players.snapshot_agent`).
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aicr_pytest.testing.builders import ROCE_DEVICE_CLASS, ROCE_DRIVER, add_namespace, daemonset
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
 from aicr_pytest.testing.players.autoscaling import install_karpenter
-from aicr_pytest.testing.players.inference import install_gateway, install_gateway_api
+from aicr_pytest.testing.players.gateway import install_gateway, install_gateway_api
 from aicr_pytest.testing.players.slinky import install_slinky
 from aicr_pytest.testing.profiles.components import (
     install_cert_manager,
@@ -17,8 +17,8 @@ from aicr_pytest.testing.profiles.components import (
     install_kubeflow_trainer,
     install_nfd,
     install_nvsentinel,
-    install_prometheus,
 )
+from aicr_pytest.testing.profiles.monitoring import install_prometheus
 from aicr_pytest.testing.simulator import NodeProfile
 
 

@@ -182,6 +182,14 @@ def fault_slurm_stub(profile: ClusterProfile) -> None:
     """Recorded; :mod:`aicr_pytest.testing.players.slinky` honours it."""
 
 
+def fault_slurm_gpu_isolation_broken(profile: ClusterProfile) -> None:
+    """Slinky's GPU NodeSet holds its nodes' GPUs, but Slurm does not confine a job without a GPU
+    request (:mod:`aicr_pytest.testing.players.slinky` honours the recorded name)."""
+    comp = profile.component("slinky-slurm")
+    if comp is not None:
+        comp.options["nodeset_gpus"] = True
+
+
 FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "prometheus-down": fault_metrics_stub,
     "dcgm-exporter-no-gpu-series": fault_metrics_stub,
@@ -192,6 +200,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gateway-open": fault_gateway_open,
     "slurm-controller-down": fault_slurm_stub,
     "imex-channels-shared": fault_slurm_stub,
+    "slurm-gpu-isolation-broken": fault_slurm_gpu_isolation_broken,
     "dynamo-crd-missing": fault_dynamo_crd_missing,
     "no-default-storageclass": fault_no_default_storageclass,
     "inference-low-throughput": fault_inference_stub,

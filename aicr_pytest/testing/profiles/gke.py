@@ -21,7 +21,8 @@ def install_gke_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
     """GKE's kube-system with multi-NIC GPUDirect-TCPXO networking (a3-megagpu-8g).
 
     * ``networks.networking.gke.io`` / ``gkenetworkparamsets.networking.gke.io`` (cluster-scoped) with
-      the ``default`` Network and ``gpu-nic0``..``gpu-nic<N-1>`` (``options["gpu_nics"]``, default 8);
+      the ``default`` Network and ``gpu-nic0``..``gpu-nic<N-1>`` (``options["gpu_nics"]``, default 8),
+      each ``Ready`` and ``ParamsReady`` (bound to its GKENetworkParamSet);
     * the TCPXO NCCL plugin installer DaemonSet (:data:`TCPXO_INSTALLER`) on every GPU node but
       ``options["tcpxo_missing"]`` and GKE's NRI ``device-injector`` DaemonSet;
     * ``standard-rwo`` as the default StorageClass.
@@ -94,7 +95,12 @@ def install_gke_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
                     "type": "Device",
                     "parametersRef": {"group": group, "kind": "GKENetworkParamSet", "name": name},
                 },
-                "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "GNPParamsReady"}]},
+                "status": {
+                    "conditions": [
+                        {"type": "Ready", "status": "True", "reason": "GNPParamsReady"},
+                        {"type": "ParamsReady", "status": "True", "reason": "GNPReady"},
+                    ]
+                },
             }
         )
     default_storage_class(fc, "standard-rwo", "pd.csi.storage.gke.io")

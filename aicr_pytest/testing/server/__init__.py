@@ -4,14 +4,14 @@ Why our own server (stdlib ``http.server.ThreadingHTTPServer``) rather than kmoc
 
 * no new dependencies -- the project already needs the ``kubernetes`` client, pyyaml and the
   standard library, nothing else; kmock drags in aiohttp, attrs, yarl and jsonpatch, and its
-  pytest plugin breaks pytest runs without ``pytest-asyncio`` (spec R6 section 1.4);
+  pytest plugin breaks pytest runs without ``pytest-asyncio``;
 * the fake is exercised by *synchronous* client code from pytest's thread; a threaded server needs
   no event loop in a side thread and cannot deadlock against a blocking client call;
 * kmock's emulator lacked most semantics we need (selectors, uid/resourceVersion, generateName,
   namespaces, 201 on custom-object create, status subresource, logs); subclassing it would have
   meant overriding nearly all of it. The semantics here live in :mod:`aicr_pytest.testing.store`,
   the HTTP layer is routing, serialization, streaming (chunked transfer encoding for watch and
-  ``follow``, :mod:`.http`) and fault injection (:mod:`.faults`).
+  ``follow``, :mod:`.http`; ``pods/log`` in :mod:`.logs`) and fault injection (:mod:`.faults`).
 
 It serves the REST paths the official python client uses: discovery (``/api``, ``/api/v1``,
 ``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``), ``/version``, collection and item
@@ -44,7 +44,15 @@ import yaml
 
 from aicr_pytest.testing.resources import ResourceType
 from aicr_pytest.testing.server.faults import Fault, Faults
-from aicr_pytest.testing.server.http import JSON_CT, Response, _Handler, _HTTPServer, _status_error
+from aicr_pytest.testing.server.http import (
+    JSON_CT,
+    Response,
+    _Handler,
+    _HTTPServer,
+    _status_error,
+    query_int,
+)
+from aicr_pytest.testing.server.logs import serve_log
 from aicr_pytest.testing.server.websocket import ExecHandler, ExecOutcome
 from aicr_pytest.testing.store import APPLY_PATCH, ApiError, Obj, Store
 
@@ -342,7 +350,7 @@ class FakeApiServer:
         if method == "GET":
             if q.get("watch") in ("true", "1"):
                 return self._watch(route, rt, q, alive)
-            limit = _int(q.get("limit"), "limit")
+            limit = query_int(q.get("limit"), "limit")
             return Response(
                 200,
                 store.list(
@@ -388,7 +396,7 @@ class FakeApiServer:
         if sub == "log":
             if method != "GET":
                 raise _status_error(405, "the server does not allow this method on the requested resource")
-            return self._log(ns or "default", name, q, alive)
+            return serve_log(self.store, ns or "default", name, q, alive, lambda: self.stopping)
         if sub == "binding":
             return self._bind(rt, ns, name, body)
         if sub == "eviction":
@@ -511,7 +519,7 @@ class FakeApiServer:
     # ------------------------------------------------------------------------------- watch --
     def _watch(self, route: _Route, rt: ResourceType, q: dict[str, str], alive: Any) -> Response:
         path_fault = self.faults.take("GET", _watch_path(route, rt), True, ("expire-watch",))
-        timeout = _int(q.get("timeoutSeconds"), "timeoutSeconds")
+        timeout = query_int(q.get("timeoutSeconds"), "timeoutSeconds")
         if path_fault is not None:
             rv = q.get("resourceVersion") or str(self.store.resource_version)
             event = {
@@ -540,100 +548,10 @@ class FakeApiServer:
 
         return Response(200, stream=gen())
 
-    # --------------------------------------------------------------------------------- logs --
-    def _log(self, ns: str, name: str, q: dict[str, str], alive: Any) -> Response:
-        store = self.store
-        pods = store.resource("", "v1", "pods")
-        assert pods is not None
-        pod = store.get(pods, ns, name)
-        spec, status = pod.get("spec") or {}, pod.get("status") or {}
-        names = [c.get("name") for c in spec.get("containers") or []]
-        all_names = names + [c.get("name") for c in spec.get("initContainers") or []]
-        container = q.get("container")
-        if not container:
-            if len(names) != 1:
-                raise ApiError.bad_request(
-                    f"a container name must be specified for pod {name}, "
-                    f"choose one of: [{' '.join(str(n) for n in all_names)}]"
-                )
-            container = str(names[0])
-        if container not in all_names:
-            raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
-        previous = q.get("previous") in ("true", "1")
-        key = (ns, name, container)
-        if previous:
-            if key not in store.previous_logs:
-                raise ApiError.bad_request(
-                    f'previous terminated container "{container}" in pod "{name}" not found'
-                )
-        else:
-            waiting = _waiting_reason(status, container)
-            if waiting is not None and key not in store.logs:
-                raise ApiError.bad_request(
-                    f'container "{container}" in pod "{name}" is waiting to start: {waiting}'
-                )
-        tail = _int(q.get("tailLines"), "tailLines")
-        limit_bytes = _int(q.get("limitBytes"), "limitBytes")
-        source = store.previous_logs if previous else store.logs
-        with store.lock:
-            text = source.get(key, "")
-        out = _tail(text, tail) if tail is not None else text
-        if limit_bytes is not None:
-            out = out.encode()[:limit_bytes].decode(errors="ignore")
-        if q.get("follow") not in ("true", "1") or previous:
-            return Response(200, out, content_type="text/plain")
-        sent = len(text)
-        budget = None if limit_bytes is None else limit_bytes - len(out.encode())
-
-        def stopped() -> bool:
-            return self.stopping or not alive()
-
-        def gen() -> Iterator[bytes]:
-            nonlocal sent, budget
-            delivered = bool(out)
-            if out:
-                yield out.encode()
-            while not self.stopping and alive() and (budget is None or budget > 0):
-                with store.cond:
-                    current = source.get(key, "")
-                    live = store.peek(pods, ns, name)
-                    done = live is None or _terminated(live, container)
-                    if len(current) <= sent:
-                        if done:
-                            return
-                        store.wait_for_change(0.2, stopped=stopped, delivered=delivered)
-                        delivered = False
-                        continue
-                chunk = current[sent:].encode()
-                sent = len(current)
-                if budget is not None:
-                    chunk = chunk[:budget]
-                    budget -= len(chunk)
-                yield chunk
-                delivered = True
-
-        return Response(200, stream=gen(), content_type="text/plain")
-
 
 def _watch_path(route: _Route, rt: ResourceType) -> str:
     prefix = f"/apis/{rt.group}/{rt.version}" if rt.group else "/api/v1"
     return prefix + (f"/namespaces/{route.namespace}" if route.namespace else "") + f"/{rt.plural}"
-
-
-def _int(value: str | None, name: str) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        return int(value)
-    except ValueError as exc:
-        raise ApiError.bad_request(f"invalid value for {name}: {value!r}") from exc
-
-
-def _tail(text: str, lines: int) -> str:
-    if lines <= 0:
-        return ""
-    parts = text.splitlines(keepends=True)
-    return "".join(parts[-lines:])
 
 
 def _delete_options(q: dict[str, str], body: Any) -> Obj:
@@ -645,33 +563,3 @@ def _delete_options(q: dict[str, str], body: Any) -> Obj:
     if "dryRun" in q:
         opts.setdefault("dryRun", [q["dryRun"]])
     return opts
-
-
-def _container_status(status: Obj, container: str) -> Obj | None:
-    for key in ("containerStatuses", "initContainerStatuses"):
-        for cs in status.get(key) or []:
-            if cs.get("name") == container:
-                return dict(cs)
-    return None
-
-
-def _waiting_reason(status: Obj, container: str) -> str | None:
-    cs = _container_status(status, container)
-    if cs is None:
-        return "ContainerCreating" if status.get("phase", "Pending") == "Pending" else None
-    state = cs.get("state") or {}
-    if (
-        "waiting" in state
-        and not cs.get("restartCount")
-        and not (cs.get("lastState") or {}).get("terminated")
-    ):
-        return str(state["waiting"].get("reason") or "ContainerCreating")
-    return None
-
-
-def _terminated(pod: Obj, container: str) -> bool:
-    status = pod.get("status") or {}
-    if status.get("phase") in ("Succeeded", "Failed"):
-        return True
-    cs = _container_status(status, container)
-    return bool(cs and "terminated" in (cs.get("state") or {}))

@@ -50,6 +50,16 @@ def _status_error(code: int, message: str) -> ApiError:
     return ApiError(code, reasons.get(code, "Unknown"), message)
 
 
+def query_int(value: str | None, name: str) -> int | None:
+    """An integer query parameter (absent or empty: ``None``); anything else is a 400."""
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ApiError.bad_request(f"invalid value for {name}: {value!r}") from exc
+
+
 class ApiFrontEnd(Protocol):
     """What the HTTP handler needs of the API server behind it."""
 

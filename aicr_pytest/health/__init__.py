@@ -1,0 +1,25 @@
+"""Node health: which GPU node is broken?  The domain layer of ``gpu-inventory``,
+``gpu-diagnostics``, ``gpu-health``, ``parse dcgm`` and bad-node isolation for the NCCL checks.
+
+Plain functions over plain data (no cluster I/O, no pytest); the checks, the CLI and the
+simulator call them:
+
+* :mod:`.dcgm` — ``dcgmi diag -r LEVEL -j`` output: the run levels and their time budgets
+  (:func:`~.dcgm.diag_level`), the parser (:func:`~.dcgm.parse_diag`), the verdict
+  (:func:`~.dcgm.check_diagnostics`) and the offline report of ``parse dcgm``
+  (:func:`~.dcgm.analyse`, :func:`~.dcgm.render_text`, :func:`~.dcgm.run_parse_dcgm`).
+* :mod:`.inventory` — allocatable vs advertised vs driver-reported GPUs, and the homogeneity of the
+  node set in product, GPU count and fabric devices (:func:`~.inventory.inventory`,
+  :func:`~.inventory.check_inventory`).
+* :mod:`.exporter` — a strict Prometheus text parser for the DCGM exporter and the passive health
+  verdict over two scrapes (:func:`~.exporter.check_exporter_health`).
+* :mod:`.isolation` — the bad-node isolation planner for NCCL (:func:`~.isolation.isolate`).
+* :mod:`.proof` — proof that a pod really ran (:func:`~.proof.prove_execution`).
+
+Outcomes follow the other families: a ``check_*`` function returns its pass message, raises
+:class:`~.common.HealthCheckFailed` (an ``AssertionError``: CTRF ``failed``) or
+:class:`~aicr_pytest.core.errors.Inconclusive` (CTRF ``other``); bad knobs raise
+:class:`~aicr_pytest.core.errors.UsageError` (one line).
+"""
+
+from __future__ import annotations

@@ -1,0 +1,209 @@
+"""Proof of execution: did the pod a check read really run?
+
+A check that passes on what a pod printed must first know the pod ran.  :func:`prove_execution`
+reads the pod object (as the API returns it) and requires, for every container it names (default:
+every container of ``spec.containers``):
+
+* a terminated state — ``state.terminated``, or ``lastState.terminated`` after a restart — with a
+  ``startedAt`` time (the container really started);
+* a non-empty ``imageID`` (an image was pulled and run);
+* exit code 0.
+
+and that the pod's node is not one KWOK simulates: KWOK manages nodes carrying the annotation (or
+label) ``kwok.x-k8s.io/node: fake`` (its selector flags ``--manage-nodes-with-annotation-selector`` /
+``--manage-nodes-with-label-selector``, https://kwok.sigs.k8s.io/docs/user/kwok-manage-nodes-and-pods/);
+nothing executes there, however the pod's status reads.  Such a
+node is refused unless ``allow_fake_nodes`` (the run expects fake nodes); the container checks
+still apply then.
+
+Anything missing raises :class:`NoProofOfExecution` (an
+:class:`~aicr_pytest.core.errors.Inconclusive`: CTRF ``other``) with one line saying what is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from aicr_pytest.core.errors import Inconclusive
+
+KWOK_NODE_KEY: Final = "kwok.x-k8s.io/node"
+KWOK_FAKE: Final = "fake"
+
+MSG_NO_PROOF: Final = "no proof of execution for pod {pod} on node {node}: {why}"
+WHY_FAKE_NODE: Final = (
+    "KWOK marks the node as fake (kwok.x-k8s.io/node=fake), so nothing ran there "
+    "(--allow-fake-nodes accepts fake nodes)"
+)
+WHY_UNSCHEDULED: Final = "the pod was never scheduled"
+WHY_NO_STATUSES: Final = "no container status (the pod never started)"
+WHY_NO_CONTAINERS: Final = "the pod has no containers"
+WHY_NO_STATUS: Final = "container {c} has no status (it never started)"
+WHY_RUNNING: Final = "container {c} has not finished (running)"
+WHY_WAITING: Final = "container {c} never ran (waiting: {reason})"
+WHY_NOT_TERMINATED: Final = "container {c} has no terminated state"
+WHY_NO_START: Final = "container {c} never started (no startedAt)"
+WHY_NO_IMAGE_ID: Final = "container {c} has an empty imageID"
+WHY_EXIT: Final = "container {c} exited with code {code}{reason}"
+NO_NODE: Final = "(none)"
+
+
+class NoProofOfExecution(Inconclusive):
+    """The pod cannot be shown to have run; ``str()`` is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class ContainerProof:
+    name: str
+    image_id: str
+    started_at: str
+    finished_at: str | None
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class ExecutionProof:
+    pod: str
+    node: str
+    containers: tuple[ContainerProof, ...]
+
+    def as_extra(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "node": self.node,
+            "containers": [
+                {
+                    "name": c.name,
+                    "imageID": c.image_id,
+                    "startedAt": c.started_at,
+                    "finishedAt": c.finished_at,
+                    "exitCode": c.exit_code,
+                }
+                for c in self.containers
+            ],
+        }
+
+
+def _map(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def is_fake_node(node: Mapping[str, Any]) -> bool:
+    """The node carries KWOK's ``kwok.x-k8s.io/node: fake`` annotation or label."""
+    meta = _map(node.get("metadata"))
+    return any(_map(meta.get(k)).get(KWOK_NODE_KEY) == KWOK_FAKE for k in ("annotations", "labels"))
+
+
+def _container(name: str, status: Mapping[str, Any] | None) -> ContainerProof | str:
+    """The proof for one container, or why there is none."""
+    if status is None:
+        return WHY_NO_STATUS.format(c=name)
+    state, last = _map(status.get("state")), _map(status.get("lastState"))
+    term = _map(state.get("terminated")) or _map(last.get("terminated"))
+    if not term:
+        if "running" in state:
+            return WHY_RUNNING.format(c=name)
+        if "waiting" in state:
+            reason = str(_map(state.get("waiting")).get("reason") or "no reason given")
+            return WHY_WAITING.format(c=name, reason=reason)
+        return WHY_NOT_TERMINATED.format(c=name)
+    started = term.get("startedAt")
+    if not isinstance(started, str) or not started.strip():
+        return WHY_NO_START.format(c=name)
+    image_id = status.get("imageID")
+    if not isinstance(image_id, str) or not image_id.strip():
+        return WHY_NO_IMAGE_ID.format(c=name)
+    code = term.get("exitCode")
+    if not isinstance(code, int) or isinstance(code, bool) or code != 0:
+        reason = f" ({term['reason']})" if term.get("reason") else ""
+        return WHY_EXIT.format(c=name, code=code if code is not None else "unknown", reason=reason)
+    finished = term.get("finishedAt")
+    return ContainerProof(name, image_id, started, finished if isinstance(finished, str) else None, 0)
+
+
+def prove_execution(
+    pod: Mapping[str, Any],
+    *,
+    node: Mapping[str, Any] | None = None,
+    containers: Sequence[str] | None = None,
+    allow_fake_nodes: bool = False,
+) -> ExecutionProof:
+    """The proof that ``pod`` ran (see the module docstring), or :class:`NoProofOfExecution`.
+
+    ``node`` is the pod's Node object when the caller has it (needed for the KWOK check).
+    """
+    meta, spec, status = _map(pod.get("metadata")), _map(pod.get("spec")), _map(pod.get("status"))
+    name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
+    node_name = str(spec.get("nodeName") or "") or NO_NODE
+
+    def refuse(why: str) -> NoProofOfExecution:
+        return NoProofOfExecution(MSG_NO_PROOF.format(pod=name, node=node_name, why=why))
+
+    if node_name == NO_NODE:
+        raise refuse(WHY_UNSCHEDULED)
+    if node is not None and not allow_fake_nodes and is_fake_node(node):
+        raise refuse(WHY_FAKE_NODE)
+    wanted = (
+        list(containers)
+        if containers is not None
+        else [str(_map(c).get("name")) for c in spec.get("containers") or []]
+    )
+    if not wanted:
+        raise refuse(WHY_NO_CONTAINERS)
+    statuses = [s for s in status.get("containerStatuses") or [] if isinstance(s, Mapping)]
+    if not statuses:
+        raise refuse(WHY_NO_STATUSES)
+    by_name = {str(s.get("name")): s for s in statuses}
+    proofs: list[ContainerProof] = []
+    problems: list[str] = []
+    for c in wanted:
+        result = _container(c, by_name.get(c))
+        if isinstance(result, str):
+            problems.append(result)
+        else:
+            proofs.append(result)
+    if problems:
+        raise refuse("; ".join(problems))
+    return ExecutionProof(name, node_name, tuple(proofs))
+
+
+def prove_all(
+    pods: Sequence[Mapping[str, Any]],
+    *,
+    nodes: Mapping[str, Mapping[str, Any]] | None = None,
+    containers: Sequence[str] | None = None,
+    allow_fake_nodes: bool = False,
+) -> tuple[ExecutionProof, ...]:
+    """:func:`prove_execution` for every pod (``nodes``: node name → Node object); one line per pod
+    without proof, all of them in one :class:`NoProofOfExecution`."""
+    proofs: list[ExecutionProof] = []
+    problems: list[str] = []
+    for pod in pods:
+        node_name = str(_map(pod.get("spec")).get("nodeName") or "")
+        try:
+            proofs.append(
+                prove_execution(
+                    pod,
+                    node=(nodes or {}).get(node_name),
+                    containers=containers,
+                    allow_fake_nodes=allow_fake_nodes,
+                )
+            )
+        except NoProofOfExecution as exc:
+            problems.append(str(exc))
+    if problems:
+        raise NoProofOfExecution("\n".join(problems))
+    return tuple(proofs)
+
+
+__all__ = [
+    "KWOK_FAKE",
+    "KWOK_NODE_KEY",
+    "ContainerProof",
+    "ExecutionProof",
+    "NoProofOfExecution",
+    "is_fake_node",
+    "prove_all",
+    "prove_execution",
+]

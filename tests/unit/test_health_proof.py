@@ -1,0 +1,151 @@
+"""health.proof: a pod counts as run only with a started, terminated container, an imageID and exit 0,
+on a node KWOK does not fake."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.health import proof
+
+STARTED = "2026-01-05T10:00:00Z"
+FINISHED = "2026-01-05T10:00:09Z"
+IMAGE_ID = "nvcr.io/nvidia/cuda@sha256:" + "ab" * 32
+PREFIX = "no proof of execution for pod ns/verify on node gpu-1: "
+
+
+def status(
+    name: str = "main",
+    *,
+    exit_code: int | None = 0,
+    started: str | None = STARTED,
+    image_id: str | None = IMAGE_ID,
+    state: dict[str, Any] | None = None,
+    last: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    term: dict[str, Any] = {"finishedAt": FINISHED, "reason": "Completed" if exit_code == 0 else "Error"}
+    if exit_code is not None:
+        term["exitCode"] = exit_code
+    if started is not None:
+        term["startedAt"] = started
+    out: dict[str, Any] = {"name": name, "state": state if state is not None else {"terminated": term}}
+    if last is not None:
+        out["lastState"] = last
+    if image_id is not None:
+        out["imageID"] = image_id
+    return out
+
+
+def pod(
+    *statuses: dict[str, Any], node: str | None = "gpu-1", containers: tuple[str, ...] = ("main",)
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": c, "image": "cuda"} for c in containers]}
+    if node:
+        spec["nodeName"] = node
+    st: dict[str, Any] = {"phase": "Succeeded"}
+    if statuses:
+        st["containerStatuses"] = list(statuses)
+    return {"metadata": {"name": "verify", "namespace": "ns"}, "spec": spec, "status": st}
+
+
+def kwok_node(where: str = "annotations") -> dict[str, Any]:
+    return {"metadata": {"name": "gpu-1", where: {"kwok.x-k8s.io/node": "fake"}}}
+
+
+def test_a_real_run_is_proven() -> None:
+    p = proof.prove_execution(pod(status()), node={"metadata": {"name": "gpu-1"}})
+    assert (p.pod, p.node) == ("ns/verify", "gpu-1")
+    assert p.as_extra()["containers"] == [
+        {"name": "main", "imageID": IMAGE_ID, "startedAt": STARTED, "finishedAt": FINISHED, "exitCode": 0}
+    ]
+
+
+def test_a_restarted_container_is_proven_from_its_last_state() -> None:
+    last = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": FINISHED}}
+    p = proof.prove_execution(pod(status(state={"waiting": {"reason": "CrashLoopBackOff"}}, last=last)))
+    assert p.containers[0].exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "why"),
+    [
+        (pod(status(image_id="")), "container main has an empty imageID"),
+        (pod(status(image_id=None)), "container main has an empty imageID"),
+        (pod(status(started=None)), "container main never started (no startedAt)"),
+        (pod(status(started="")), "container main never started (no startedAt)"),
+        (pod(status(exit_code=3)), "container main exited with code 3 (Error)"),
+        (pod(status(exit_code=None)), "container main exited with code unknown (Error)"),
+        (pod(status(state={"running": {"startedAt": STARTED}})), "container main has not finished (running)"),
+        (
+            pod(status(state={"waiting": {"reason": "ImagePullBackOff"}})),
+            "container main never ran (waiting: ImagePullBackOff)",
+        ),
+        (pod(status(state={})), "container main has no terminated state"),
+        (pod(), "no container status (the pod never started)"),
+        (pod(status("other")), "container main has no status (it never started)"),
+        (pod(status(), containers=()), "the pod has no containers"),
+    ],
+)
+def test_missing_evidence_is_one_inconclusive_line(the_pod: dict[str, Any], why: str) -> None:
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_execution(the_pod)
+    assert str(err.value) == PREFIX + why
+    assert isinstance(err.value, Inconclusive) and "\n" not in str(err.value)
+
+
+def test_an_unscheduled_pod_has_no_node() -> None:
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_execution(pod(status(), node=None))
+    assert (
+        str(err.value)
+        == "no proof of execution for pod ns/verify on node (none): the pod was never scheduled"
+    )
+
+
+def test_every_named_container_must_prove_itself() -> None:
+    the_pod = pod(status("a"), status("b", image_id=""), status("c", exit_code=1), containers=("a", "b", "c"))
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_execution(the_pod)
+    assert (
+        str(err.value) == PREFIX + "container b has an empty imageID; container c exited with code 1 (Error)"
+    )
+    assert [c.name for c in proof.prove_execution(the_pod, containers=["a"]).containers] == ["a"]
+
+
+@pytest.mark.parametrize("where", ["annotations", "labels"])
+def test_kwok_fake_nodes_are_refused_unless_allowed(where: str) -> None:
+    assert proof.is_fake_node(kwok_node(where))
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_execution(pod(status()), node=kwok_node(where))
+    assert str(err.value) == PREFIX + (
+        "KWOK marks the node as fake (kwok.x-k8s.io/node=fake), so nothing ran there "
+        "(--allow-fake-nodes accepts fake nodes)"
+    )
+    assert proof.prove_execution(pod(status()), node=kwok_node(where), allow_fake_nodes=True).node == "gpu-1"
+
+
+def test_allowing_fake_nodes_still_requires_a_real_container_status() -> None:
+    # the shape AICR accepted on KWOK nodes: nothing started, no image
+    empty = {"name": "main", "imageID": "", "started": False, "state": {"waiting": {}}}
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_execution(pod(empty), node=kwok_node(), allow_fake_nodes=True)
+    assert str(err.value) == PREFIX + "container main never ran (waiting: no reason given)"
+
+
+def test_prove_all_reports_every_pod_without_proof() -> None:
+    good = pod(status(), node="gpu-3")
+    bad = pod(status(image_id=""), node="gpu-2")
+    bad["metadata"]["name"] = "verify-2"
+    fake = pod(status(), node="gpu-1")
+    nodes = {"gpu-1": kwok_node(), "gpu-3": {"metadata": {"name": "gpu-3"}}}
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_all([good, bad, fake], nodes=nodes)
+    assert str(err.value).splitlines() == [
+        "no proof of execution for pod ns/verify-2 on node gpu-2: container main has an empty imageID",
+        PREFIX + "KWOK marks the node as fake (kwok.x-k8s.io/node=fake), so nothing ran there "
+        "(--allow-fake-nodes accepts fake nodes)",
+    ]
+    proofs = proof.prove_all([good, fake], nodes=nodes, allow_fake_nodes=True)
+    assert [p.node for p in proofs] == ["gpu-3", "gpu-1"]
