@@ -259,13 +259,17 @@ def _details_at(config: pytest.Config, state: plugin_state.PluginState) -> list[
     return where
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The reports, written last: after pytest's own ``pytest_sessionfinish`` has torn down what an
+    interrupt left set up (an interrupted check's cleanup runs there), so its kubectl hints count."""
     state = plugin_state.controller_state(session.config)
     if state is None:
         return
     watch = _feature(session.config, interrupt.WATCH_NAME, interrupt.InterruptWatch)
     if watch is not None:
         watch.stop_deadline()  # the reports are written whatever the clock says
+        interrupt.collect_late_hints(watch.collected, state.results)
     report = plugin_state.build_report(state, interrupted=watch.reason if watch is not None else None)
     if state.settings.ctrf_report:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)

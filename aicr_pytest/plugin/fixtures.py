@@ -150,16 +150,21 @@ def aicr_run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
         namespace=s.placement.namespace,
         image_pull_secrets=s.placement.image_pull_secrets,
     )
-    with install_signal_handlers():
-        try:
-            yield scope
-        finally:
-            with defer_signals():
-                report = scope.cleanup()
-    ctx = request.node.stash.get(CTX_KEY, None)
-    if report.warnings:
-        for warning in report.warnings:
-            log.warning("cleanup: %s", warning)
-        if ctx is not None:
-            ctx.extra["aicr.cleanupWarnings"] = list(report.warnings)
-    request.node.stash[HINTS_KEY] = report.lines()
+    try:
+        with install_signal_handlers():
+            try:
+                yield scope
+            finally:
+                with defer_signals():
+                    scope.cleanup()
+    finally:
+        # also when an interrupt ends the run here (a signal held during cleanup is acted on as the
+        # block ends, a third one abandons cleanup): what was kept or left is still reported
+        report = scope.cleanup()  # the first call's report; nothing is deleted twice
+        ctx = request.node.stash.get(CTX_KEY, None)
+        if report.warnings:
+            for warning in report.warnings:
+                log.warning("cleanup: %s", warning)
+            if ctx is not None:
+                ctx.extra["aicr.cleanupWarnings"] = list(report.warnings)
+        request.node.stash[HINTS_KEY] = report.lines()

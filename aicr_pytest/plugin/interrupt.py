@@ -17,6 +17,7 @@ SIGTERM`` or ``timed out after 5m0s``.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
-from aicr_pytest.plugin.state import ITEM_KEY
+from aicr_pytest.plugin.state import HINTS_KEY, ITEM_KEY
 from aicr_pytest.report import results as r
 
 SIGINT_REASON = "interrupted by SIGINT"
@@ -64,6 +65,38 @@ def install_sigterm() -> Callable[[], None]:
 
     def undo() -> None:
         signal.signal(signal.SIGTERM, previous)
+
+    return undo
+
+
+#: what a second SIGINT/SIGTERM prints once the run is already stopping
+MSG_STOPPING = (
+    "aicr-pytest: already stopping: cleaning up and writing the reports first "
+    "(interrupt twice more to quit at once, leaving both unfinished)"
+)
+#: SIGINT/SIGTERM received while stopping before the run gives up on cleanup and reports
+STOP_INSIST = 3
+
+
+def hold_signals(notify: Callable[[str], None] | None = None) -> Callable[[], None]:
+    """Once the run is stopping, a second SIGINT/SIGTERM is held (with a line) so that cleanup and
+    the reports still finish; the third raises ``KeyboardInterrupt``.  Returns the undo."""
+    if not _main_thread():
+        return lambda: None
+    say = notify or (lambda line: print(line, file=sys.stderr, flush=True))
+    count = [1]  # the interrupt that started the stop
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        count[0] += 1
+        if count[0] >= STOP_INSIST:
+            raise KeyboardInterrupt(f"received signal {signum} {count[0]} times while stopping")
+        say(MSG_STOPPING)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def undo() -> None:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
     return undo
 
@@ -107,11 +140,14 @@ def arm_deadline(seconds: float) -> Callable[[], None]:
 
 
 __all__ = [
+    "MSG_STOPPING",
     "SIGINT_REASON",
     "SIGTERM_REASON",
+    "STOP_INSIST",
     "TIMEOUT_REASON",
     "RunInterrupted",
     "arm_deadline",
+    "hold_signals",
     "install_sigterm",
     "reason_of",
     "timeout_seconds",
@@ -121,7 +157,8 @@ __all__ = [
 def unfinished_reports(
     collected: Sequence[pytest.Item], results: r.RunResults, reason: str
 ) -> list[pytest.TestReport]:
-    """Reports (call + teardown) that end every item the run did not finish as ``other``.
+    """Reports (call + teardown) that end every item the run did not finish as ``other``; an item
+    whose call had already reported (the interrupt came during its cleanup) gets its teardown only.
 
     ``collected`` are the selected items of this process's collection, ``results`` the
     controller's; on an xdist controller (which collects nothing) only the items a worker had
@@ -151,7 +188,12 @@ def unfinished_reports(
             wanted[nodeid] = ((nodeid, None, nodeid), known)
     reports: list[pytest.TestReport] = []
     for nodeid, (location, identity) in wanted.items():
-        for when, outcome in (("call", "failed"), ("teardown", "passed")):
+        pending = results.pending.get(nodeid)
+        # a check whose verdict was in before the interrupt (it came during its cleanup) keeps it:
+        # only its teardown is reported, so it is counted once
+        decided = pending is not None and pending.decided
+        phases = (("teardown", "passed"),) if decided else (("call", "failed"), ("teardown", "passed"))
+        for when, outcome in phases:
             reports.append(
                 pytest.TestReport(
                     nodeid=nodeid,
@@ -166,7 +208,16 @@ def unfinished_reports(
     return reports
 
 
-__all__ += ["unfinished_reports"]
+def collect_late_hints(collected: Sequence[pytest.Item], results: r.RunResults) -> None:
+    """The cleanup hints of items torn down after the run was interrupted (no teardown report
+    carried them): kept objects' kubectl commands, or what an abandoned cleanup left."""
+    for item in collected:
+        for hint in item.stash.get(HINTS_KEY, None) or ():
+            if hint not in results.cleanup_hints:
+                results.cleanup_hints.append(hint)
+
+
+__all__ += ["collect_late_hints", "unfinished_reports"]
 
 #: the plugin name of the registered :class:`InterruptWatch`
 WATCH_NAME = "aicr-interrupt-watch"
@@ -184,6 +235,7 @@ class InterruptWatch:
         self.collected: list[pytest.Item] = []
         self._undo: list[Callable[[], None]] = []
         self._disarm_deadline: Callable[[], None] | None = None
+        self._undo_hold: Callable[[], None] | None = None
 
     def arm(self, seconds: float | None) -> None:
         """SIGTERM unwinds like Ctrl-C; with ``seconds``, the whole-run deadline too."""
@@ -211,11 +263,15 @@ class InterruptWatch:
         if self.reason is not None:
             return
         self.reason = reason_of(excinfo.value)
+        self._undo_hold = hold_signals()  # the run is stopping: cleanup and the reports finish first
         for report in unfinished_reports(self.collected, self.results, self.reason):
             self.config.hook.pytest_runtest_logreport(report=report)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.disarm()
+        undo, self._undo_hold = self._undo_hold, None
+        if undo is not None:
+            undo()
 
 
 def configure(config: pytest.Config, results: r.RunResults) -> None:
