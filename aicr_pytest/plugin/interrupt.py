@@ -6,7 +6,8 @@ reports, and ``aicr-pytest validate`` exits 5.  The plugin then marks every item
 finish ``other`` with the reason (:func:`reason_of`): ``interrupted by SIGINT``, ``interrupted by
 SIGTERM`` or ``timed out after 5m0s``.
 
-* :func:`install_sigterm` — SIGTERM unwinds like SIGINT (main thread only; returns an undo);
+* :class:`StopSignals` and :func:`install_stop_signals` — SIGINT and SIGTERM stop the run once, with their
+  reason, and are held while it stops (a second interrupt cannot cut cleanup or the reports short);
 * :func:`arm_deadline` — the whole-run deadline (``--timeout``): ``SIGALRM`` after ``seconds``;
   the function it returns cancels it;
 * :class:`InterruptWatch` — the plugin object that arms both on the controller of an active run
@@ -53,22 +54,6 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def install_sigterm() -> Callable[[], None]:
-    """Make SIGTERM raise :class:`RunInterrupted` (``interrupted by SIGTERM``); returns the undo."""
-    if not _main_thread():
-        return lambda: None
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise RunInterrupted(SIGTERM_REASON)
-
-    previous = signal.signal(signal.SIGTERM, handler)
-
-    def undo() -> None:
-        signal.signal(signal.SIGTERM, previous)
-
-    return undo
-
-
 #: what a second SIGINT/SIGTERM prints once the run is already stopping
 MSG_STOPPING = (
     "aicr-pytest: already stopping: cleaning up and writing the reports first "
@@ -78,21 +63,40 @@ MSG_STOPPING = (
 STOP_INSIST = 3
 
 
-def hold_signals(notify: Callable[[str], None] | None = None) -> Callable[[], None]:
-    """Once the run is stopping, a second SIGINT/SIGTERM is held (with a line) so that cleanup and
-    the reports still finish; the third raises ``KeyboardInterrupt``.  Returns the undo."""
+class StopSignals:
+    """SIGINT, SIGTERM and the deadline end the run once, with their reason; later ones are held.
+
+    The first raises :class:`RunInterrupted`.  While the run is stopping (fixtures cleaning up, the
+    reports being written) a second SIGINT/SIGTERM only prints :data:`MSG_STOPPING`, so nothing is
+    lost to an impatient double Ctrl-C; the third raises ``KeyboardInterrupt`` for a user who
+    insists.  A signal held during a cleanup (:func:`aicr_pytest.kube.signals.defer_signals`) is
+    handed here once that cleanup is done.
+    """
+
+    def __init__(self, notify: Callable[[str], None] | None = None) -> None:
+        self.count = 0
+        self._notify = notify or (lambda line: print(line, file=sys.stderr, flush=True))
+
+    def stop(self, reason: str) -> None:
+        self.count += 1
+        if self.count == 1:
+            raise RunInterrupted(reason)
+        if self.count >= STOP_INSIST:
+            raise KeyboardInterrupt(f"interrupted {self.count} times while stopping")
+        self._notify(MSG_STOPPING)
+
+    def handler(self, signum: int, frame: FrameType | None) -> None:
+        self.stop(SIGINT_REASON if signum == signal.SIGINT else SIGTERM_REASON)
+
+
+def install_stop_signals(stop: StopSignals) -> Callable[[], None]:
+    """SIGTERM (and SIGINT, unless the process ignores it) go to ``stop``; returns the undo."""
     if not _main_thread():
         return lambda: None
-    say = notify or (lambda line: print(line, file=sys.stderr, flush=True))
-    count = [1]  # the interrupt that started the stop
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        count[0] += 1
-        if count[0] >= STOP_INSIST:
-            raise KeyboardInterrupt(f"received signal {signum} {count[0]} times while stopping")
-        say(MSG_STOPPING)
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    wanted = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job stays deaf to it
+        wanted.append(signal.SIGINT)
+    previous = {s: signal.signal(s, stop.handler) for s in wanted}
 
     def undo() -> None:
         for s, h in previous.items():
@@ -117,16 +121,19 @@ def timeout_seconds(value: Any) -> float | None:
     return seconds or None
 
 
-def arm_deadline(seconds: float) -> Callable[[], None]:
+def arm_deadline(seconds: float, stop: StopSignals | None = None) -> Callable[[], None]:
     """End the run with ``timed out after <duration>`` after ``seconds``; returns the disarm.
 
-    Uses ``SIGALRM`` (the main thread of a POSIX process); elsewhere nothing is armed.
+    Uses ``SIGALRM`` (the main thread of a POSIX process); elsewhere nothing is armed.  With
+    ``stop``, the deadline is one more way the run stops (later interrupts are then held).
     """
     if seconds <= 0 or not _main_thread() or not hasattr(signal, "setitimer"):
         return lambda: None
     reason = TIMEOUT_REASON.format(duration=format_go_duration(seconds))
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if stop is not None:
+            stop.stop(reason)
         raise RunInterrupted(reason)
 
     previous = signal.signal(signal.SIGALRM, handler)
@@ -146,9 +153,9 @@ __all__ = [
     "STOP_INSIST",
     "TIMEOUT_REASON",
     "RunInterrupted",
+    "StopSignals",
     "arm_deadline",
-    "hold_signals",
-    "install_sigterm",
+    "install_stop_signals",
     "reason_of",
     "timeout_seconds",
 ]
@@ -235,13 +242,14 @@ class InterruptWatch:
         self.collected: list[pytest.Item] = []
         self._undo: list[Callable[[], None]] = []
         self._disarm_deadline: Callable[[], None] | None = None
-        self._undo_hold: Callable[[], None] | None = None
+        self._undo_signals: Callable[[], None] | None = None
+        self.stop = StopSignals()
 
     def arm(self, seconds: float | None) -> None:
-        """SIGTERM unwinds like Ctrl-C; with ``seconds``, the whole-run deadline too."""
-        self._undo.append(install_sigterm())
+        """SIGINT and SIGTERM stop the run once (then are held); with ``seconds``, the deadline too."""
+        self._undo_signals = install_stop_signals(self.stop)
         if seconds is not None:
-            self._disarm_deadline = arm_deadline(seconds)
+            self._disarm_deadline = arm_deadline(seconds, self.stop)
             self._undo.append(self.stop_deadline)
 
     def stop_deadline(self) -> None:
@@ -259,17 +267,18 @@ class InterruptWatch:
         self.collected = [item for item in session.items if item.stash.get(ITEM_KEY, None)]
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        self.disarm()
+        self.disarm()  # the deadline; SIGINT/SIGTERM stay held until the reports are written
         if self.reason is not None:
             return
         self.reason = reason_of(excinfo.value)
-        self._undo_hold = hold_signals()  # the run is stopping: cleanup and the reports finish first
+        if self.stop.count == 0:  # stopped by a KeyboardInterrupt no signal raised (a test's own)
+            self.stop.count = 1
         for report in unfinished_reports(self.collected, self.results, self.reason):
             self.config.hook.pytest_runtest_logreport(report=report)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.disarm()
-        undo, self._undo_hold = self._undo_hold, None
+        undo, self._undo_signals = self._undo_signals, None
         if undo is not None:
             undo()
 
