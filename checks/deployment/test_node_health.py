@@ -1,0 +1,32 @@
+"""Node health: which GPU node is broken?  ``gpu-inventory``, ``gpu-diagnostics``, ``gpu-health``.
+
+aicr-pytest extensions (AICR's catalog has none of them): they run when ``--node-health`` is
+given or the recipe names them.  The logic lives in :mod:`aicr_pytest.health`; these tests only
+wire fixtures to it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aicr_pytest.health import cluster as health_cluster
+
+if TYPE_CHECKING:  # annotations only
+    from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.plugin.check import CheckContext
+
+
+def test_gpu_inventory(check: CheckContext, cluster: Cluster, allocation_policy: AllocationPolicy) -> None:
+    extra: dict[str, object] = {}
+    try:
+        health_cluster.run_gpu_inventory(
+            cluster,
+            policy=allocation_policy.mode,
+            node_selector=check.node_selector,
+            emit=check.emit,
+            extra=extra,
+        )
+    finally:
+        if extra:
+            check.extra["aicr.gpuInventory"] = extra
