@@ -72,6 +72,7 @@ def _m(minutes: int) -> int:
 
 _DEPLOYMENT = "deployment/test_deployment.py::"
 _NODE_HEALTH = "deployment/test_node_health.py::"
+_HEALTH_HOOKS = "aicr_pytest.health.hooks"
 _CONFORMANCE_1 = "conformance/test_conformance_phase1.py::test_conformance"
 _CONFORMANCE_2 = "conformance/test_conformance_phase2.py::"
 _NCCL = "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw"
@@ -119,6 +120,16 @@ CATALOG: tuple[CheckSpec, ...] = (
         _m(2),
         "every targeted GPU node hands out the GPUs it advertises; the nodes match",
         test=_NODE_HEALTH + "test_gpu_inventory",
+        hooks=_HEALTH_HOOKS,
+        group=HEALTH,
+    ),
+    CheckSpec(
+        "gpu-diagnostics",
+        "deployment",
+        _m(5),
+        "dcgmi diag on every targeted GPU node, in parallel (the level's own time budget)",
+        test=_NODE_HEALTH + "test_gpu_diagnostics",
+        hooks=_HEALTH_HOOKS,
         group=HEALTH,
     ),
     CheckSpec(

@@ -20,6 +20,8 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.goduration import parse_positive_go_duration
 
 DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
+#: ``--dcgm-image``: the image of gpu-diagnostics' ``dcgmi diag`` pods (health.diagnostics says the same)
+DEFAULT_DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
 #: AICR's ``--namespace`` default (kube.run.DEFAULT_NAMESPACE is the same value)
 DEFAULT_NAMESPACE = "aicr-validation"
 #: AICR's ``--timeout`` default (``defaults.CLISnapshotTimeout``)
@@ -177,6 +179,9 @@ class Settings(BaseModel):
     no_cleanup: bool = False
     ctrf_report: str | None = None
     nvidia_smi_image: str = DEFAULT_NVIDIA_SMI_IMAGE
+    # --- node health: raw knob values, validated up front by aicr_pytest.health.hooks ---------
+    dcgm_image: str = DEFAULT_DCGM_IMAGE
+    dcgm_diag_level: str = "1"
     evidence_dir: Path | None = None
     #: ``--html``: where the HTML report of the run goes
     html: str | None = None

@@ -91,14 +91,20 @@ def _driver_reports(nodes: Sequence[Mapping[str, Any]]) -> dict[str, str | int]:
     return out
 
 
+def gpu_nodes(cluster: Cluster, policy: str | None) -> tuple[list[JSON], dict[str, int], list[JSON]]:
+    """Every Node, the usable ``gpu.nvidia.com`` devices per node and the ResourceSlices they come
+    from (listed only when the policy may count DRA devices)."""
+    nodes = _list(cluster, "Nodes", "v1", "nodes")
+    slices = resource_slices(cluster) if allocmode.normalize_policy(policy) in _SLICE_POLICIES else []
+    return nodes, allocmode.validated_driver_nodes(nodes, slices, inv.GPU_DRIVER), slices
+
+
 def read_inventory(
     cluster: Cluster, *, policy: str | None, node_selector: Mapping[str, str] | None
 ) -> inv.InventoryReport:
     """List what ``gpu-inventory`` needs and build its report (the verdict is the caller's)."""
     mode = allocmode.normalize_policy(policy)
-    nodes = _list(cluster, "Nodes", "v1", "nodes")
-    slices = resource_slices(cluster) if mode in _SLICE_POLICIES else []
-    dra = allocmode.validated_driver_nodes(nodes, slices, inv.GPU_DRIVER)
+    nodes, dra, slices = gpu_nodes(cluster, mode)
     targeted = targeted_gpu_nodes(nodes, dra, node_selector)
     return inv.inventory(
         targeted,
@@ -132,6 +138,7 @@ def run_gpu_inventory(
 
 __all__ = [
     "MSG_LIST_FAILED",
+    "gpu_nodes",
     "is_gpu_node",
     "read_inventory",
     "resource_slices",

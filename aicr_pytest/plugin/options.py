@@ -43,6 +43,7 @@ from typing import Any, Final, Literal, Protocol
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import (
+    DEFAULT_DCGM_IMAGE,
     DEFAULT_NAMESPACE,
     DEFAULT_NVIDIA_SMI_IMAGE,
     DEFAULT_TIMEOUT,
@@ -396,6 +397,26 @@ OPTIONS: tuple[Option, ...] = (
         default=DEFAULT_NVIDIA_SMI_IMAGE,
         env="AICR_NVIDIA_SMI_IMAGE",
         metavar="IMAGE",
+    ),
+    # --- node health (gpu-inventory, gpu-diagnostics, gpu-health): read by checks/deployment/
+    # test_node_health.py; the knobs are validated up front by aicr_pytest.health.hooks ---------
+    Option(
+        "dcgm_image",
+        ("--dcgm-image",),
+        "DCGM image for gpu-diagnostics' dcgmi diag pods, for air-gapped clusters",
+        setting="dcgm_image",
+        default=DEFAULT_DCGM_IMAGE,
+        env="AICR_DCGM_IMAGE",
+        metavar="IMAGE",
+    ),
+    Option(
+        "dcgm_diag_level",
+        ("--dcgm-diag-level",),
+        "dcgmi diag run level for gpu-diagnostics: 1 (seconds) to 4 (hours), or quick, medium, long, xlong",
+        setting="dcgm_diag_level",
+        default="1",
+        env="AICR_DCGM_DIAG_LEVEL",
+        metavar="LEVEL",
     ),
     Option(
         "evidence_dir",

@@ -10,10 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aicr_pytest.health import cluster as health_cluster
+from aicr_pytest.health import diagnostics_run, knobs
 
 if TYPE_CHECKING:  # annotations only
+    from aicr_pytest.core.clock import Clock
     from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.settings import Settings
     from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
     from aicr_pytest.plugin.check import CheckContext
 
 
@@ -30,3 +34,30 @@ def test_gpu_inventory(check: CheckContext, cluster: Cluster, allocation_policy:
     finally:
         if extra:
             check.extra["aicr.gpuInventory"] = extra
+
+
+def test_gpu_diagnostics(
+    check: CheckContext,
+    cluster: Cluster,
+    run: RunScope,
+    aicr_settings: Settings,
+    allocation_policy: AllocationPolicy,
+    aicr_clock: Clock,
+) -> None:
+    record = diagnostics_run.DiagnosticsRun()
+    try:
+        diagnostics_run.run_gpu_diagnostics(
+            cluster,
+            run,
+            image=knobs.dcgm_image(aicr_settings),
+            level=knobs.diag_level(aicr_settings),
+            policy=allocation_policy.mode,
+            node_selector=check.node_selector,
+            tolerations=check.tolerations,
+            clock=aicr_clock,
+            emit=check.emit,
+            record=record,
+        )
+    finally:
+        if record.namespace:
+            check.extra["aicr.gpuDiagnostics"] = record.as_extra()

@@ -41,6 +41,7 @@ FILES: dict[str, str] = {
         "validation:\n  performance:\n    checks: [nccl-all-reduce-bw]\n"
         "    constraints: [{name: nccl-all-reduce-bw, value: '>= 300'}]\n"
     ),
+    "diag.yaml": _recipe("validation:\n  deployment: {checks: [gpu-diagnostics]}\n"),
     "no-primary.yaml": _recipe(DEPLOY, "componentRefs:\n  - {name: gpu-operator, type: Helm}\n"),
     "chart-no-source.yaml": _recipe(DEPLOY, GPU_OP + "  - {name: extra, type: Helm, chart: extra-chart}\n"),
     "no-version.yaml": _recipe(
@@ -324,6 +325,24 @@ CASES: list[Case] = [
         ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {"AICR_NCCL_FABRIC": "bogus"},
         FABRIC,
+    ),
+    # node health: the knobs of a selected node-health check, before the run starts
+    *_both(
+        ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--dcgm-diag-level", "5"],
+        {},
+        "--dcgm-diag-level: DCGM diagnostic level '5' is not valid (expected 1, 2, 3 or 4, or quick, "
+        "medium, long, xlong)",
+    ),
+    *_both(
+        ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_DCGM_DIAG_LEVEL": "fast"},
+        "--dcgm-diag-level: DCGM diagnostic level 'fast' is not valid (expected 1, 2, 3 or 4, or quick, "
+        "medium, long, xlong)",
+    ),
+    *_both(
+        ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--dcgm-image", " "],
+        {},
+        "--dcgm-image is empty (give the DCGM image gpu-diagnostics runs)",
     ),
     # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
     # plain pytest a test-kit fixture may write the kubeconfig during the session)

@@ -31,6 +31,7 @@ BUILTINS = (
     "autoscaling",
     "slinky",
     "snapshot-agent",
+    "dcgm-diag",
 )
 
 

@@ -75,3 +75,110 @@ def test_inventory_skips_when_the_run_skips_it(pytester: pytest.Pytester, fake_c
     )
     assert run.tests["gpu-inventory"]["status"] == "skipped"
     assert run.tests["operator-health"]["status"] == "passed"
+
+
+# --------------------------------------------------------------------------- gpu-diagnostics --
+def diag_pods(fc: FakeCluster) -> list[dict[str, Any]]:
+    return fc.list("v1", "Pod", None, label_selector="app.kubernetes.io/name=aicr-dcgm-diag")
+
+
+def test_diagnostics_pass_with_one_pod_per_node_holding_all_its_gpus(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    created: list[dict[str, Any]] = []
+    fc.sim.on_create("", "v1", "pods", lambda sim, pod: created.append(pod))
+    run = run_checks(pytester, fc, "gpu-diagnostics")
+    test = run.tests["gpu-diagnostics"]
+    assert test["status"] == "passed", test.get("message")
+    assert test["stdout"][-1] == (
+        "DCGM diagnostics level 1 passed on 4 nodes: 32 GPUs, every test that ran passed (4 tests ran)"
+    )
+    pods = [p for p in created if p["metadata"]["labels"].get("app.kubernetes.io/name") == "aicr-dcgm-diag"]
+    assert sorted(p["spec"]["nodeName"] for p in pods) == GPU_NODES
+    for pod in pods:
+        container = pod["spec"]["containers"][0]
+        assert container["image"] == "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+        assert "dcgmi diag -r 1 -j" in container["args"][0]
+        assert pod["metadata"]["labels"]["aicr.run/run-id"] == run.run_id
+        assert pod["metadata"]["name"].endswith(run.run_id)
+    assert diag_pods(fc) == []  # the run cleaned up after itself
+    extra = test["extra"]["aicr.gpuDiagnostics"]
+    assert extra["level"] == 1 and sorted(extra["pods"]) == GPU_NODES
+
+
+def test_diag_fail_names_node_gpu_test_and_warning(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
+    run = run_checks(
+        pytester,
+        fc,
+        "gpu-diagnostics",
+        extra=("--dcgm-diag-level", "2", "--dcgm-image", "registry.local/dcgm:4"),
+    )
+    test = run.tests["gpu-diagnostics"]
+    assert test["status"] == "failed"
+    lines = test["message"].splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("node h100-3 GPU 7 (serial ")
+    assert "memory failed: DCGM error 999: GPU 7: memory test found 3 uncorrectable errors" in lines[0]
+    assert test["extra"]["aicr.gpuDiagnostics"]["image"] == "registry.local/dcgm:4"
+
+
+def test_diag_fail_does_not_show_at_level_1(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
+    assert run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]["status"] == "passed"
+
+
+def test_an_image_that_never_pulls_is_other_naming_the_node(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    from aicr_pytest.testing.simulator import PodScript
+
+    fc = fake_cluster_factory(PROFILE)
+    fc.sim.script(
+        PodScript(
+            labels={"app.kubernetes.io/name": "aicr-dcgm-diag"},
+            predicate=lambda pod: pod["spec"]["nodeName"] == "h100-1",
+            waiting_reason="ImagePullBackOff",
+        )
+    )
+    test = run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]
+    assert test["status"] == "other"
+    assert test["message"].startswith(
+        "node h100-1: the DCGM image nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04 cannot be pulled"
+    )
+
+
+def test_unparsable_diag_output_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    from aicr_pytest.testing.simulator import PodScript
+
+    fc = fake_cluster_factory(PROFILE)
+    fc.sim.script(
+        PodScript(
+            labels={"app.kubernetes.io/name": "aicr-dcgm-diag"},
+            predicate=lambda pod: pod["spec"]["nodeName"] == "h100-2",
+            logs="Error: unable to connect to host engine\n",
+            exit_code=1,
+        )
+    )
+    test = run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]
+    assert test["status"] == "other"
+    assert test["message"].startswith("node h100-2: not JSON (")
+
+
+@pytest.mark.parametrize("level", ["0", "5", "fast"])
+def test_a_bad_level_is_one_line_before_any_work(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, level: str
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    run = run_checks(pytester, fc, "gpu-diagnostics", extra=("--dcgm-diag-level", level))
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    err = run.result.stderr.str().strip().splitlines()
+    assert err == [
+        f"ERROR: --dcgm-diag-level: DCGM diagnostic level {level!r} is not valid "
+        "(expected 1, 2, 3 or 4, or quick, medium, long, xlong)"
+    ]
+    assert diag_pods(fc) == []

@@ -263,6 +263,11 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "dra-support",
         "--debug",
         "--log-json",
+        # node health
+        "--dcgm-image",
+        "dcgm:1",
+        "--dcgm-diag-level",
+        "2",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)

@@ -69,6 +69,10 @@ def _lose_one_allocatable_gpu(fc: SimulatedCluster, profile: ClusterProfile, com
         fc.add(node)
 
 
+def fault_gpu_diag_fail(profile: ClusterProfile) -> None:
+    """The last GPU of the last GPU node in name order fails DCGM's memory test (diag level 2 and up)."""
+
+
 def fault_gpu_missing(profile: ClusterProfile) -> None:
     """The last GPU node in name order advertises 8 GPUs (GFD) but only 7 are allocatable."""
     profile.components.append(Component("gpu-missing", _lose_one_allocatable_gpu))
@@ -232,6 +236,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gpu-node-cordoned": fault_gpu_node_cordoned,
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
     "gpu-missing": fault_gpu_missing,
+    "gpu-diag-fail": fault_gpu_diag_fail,
     "nccl-launcher-log-rotated": fault_nccl_stub,
     "trainer-webhook-cache-lag": fault_nccl_stub,
     "trainer-webhook-never-admits": fault_nccl_stub,
