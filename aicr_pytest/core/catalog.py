@@ -133,6 +133,15 @@ CATALOG: tuple[CheckSpec, ...] = (
         group=HEALTH,
     ),
     CheckSpec(
+        "gpu-health",
+        "deployment",
+        _m(5),
+        "no XID, uncorrectable ECC, row-remap or NVLink errors in the DCGM exporter over a window",
+        test=_NODE_HEALTH + "test_gpu_health",
+        hooks=_HEALTH_HOOKS,
+        group=HEALTH,
+    ),
+    CheckSpec(
         "dra-support",
         "conformance",
         _m(5),

@@ -182,6 +182,8 @@ class Settings(BaseModel):
     # --- node health: raw knob values, validated up front by aicr_pytest.health.hooks ---------
     dcgm_image: str = DEFAULT_DCGM_IMAGE
     dcgm_diag_level: str = "1"
+    gpu_health_window: str | None = None
+    gpu_health_thresholds: tuple[str, ...] = ()
     evidence_dir: Path | None = None
     #: ``--html``: where the HTML report of the run goes
     html: str | None = None
@@ -244,6 +246,7 @@ def build_settings(raw: Mapping[str, Any]) -> Settings:
     timeout = values.pop("timeout_s", None)
     timeout_s = parse_timeout(timeout) if isinstance(timeout, str) else timeout
     values["skip_checks"] = tuple(v for v in (values.get("skip_checks") or ()) if v)
+    values["gpu_health_thresholds"] = tuple(values.get("gpu_health_thresholds") or ())
     return Settings(
         timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
         **values,

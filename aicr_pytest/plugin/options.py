@@ -419,6 +419,25 @@ OPTIONS: tuple[Option, ...] = (
         metavar="LEVEL",
     ),
     Option(
+        "gpu_health_window",
+        ("--gpu-health-window",),
+        "seconds (or a Go duration: 30s, 2m) between gpu-health's two DCGM exporter scrapes, at most 1h",
+        setting="gpu_health_window",
+        default_text="60s",
+        env="AICR_GPU_HEALTH_WINDOW",
+        metavar="DURATION",
+    ),
+    Option(
+        "gpu_health_threshold",
+        ("--gpu-health-threshold",),
+        "a gpu-health threshold KEY=VALUE (repeatable): ecc_dbe_max, remapped_rows_max, "
+        "nvlink_errors_max (new errors allowed over the window, default 0), xid_ignore (XID codes), "
+        "xid_window_only (true: only an XID raised during the window fails), required (DCGM fields)",
+        setting="gpu_health_thresholds",
+        action="append",
+        metavar="KEY=VALUE",
+    ),
+    Option(
         "evidence_dir",
         ("--evidence-dir",),
         "write evidence files here: plots, logs and the CNCF evidence markdown (one file per "

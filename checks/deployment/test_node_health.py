@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aicr_pytest.health import cluster as health_cluster
-from aicr_pytest.health import diagnostics_run, knobs
+from aicr_pytest.health import diagnostics_run, exporter_run, knobs
 
 if TYPE_CHECKING:  # annotations only
     from aicr_pytest.core.clock import Clock
@@ -61,3 +61,26 @@ def test_gpu_diagnostics(
     finally:
         if record.namespace:
             check.extra["aicr.gpuDiagnostics"] = record.as_extra()
+
+
+def test_gpu_health(
+    check: CheckContext,
+    cluster: Cluster,
+    aicr_settings: Settings,
+    allocation_policy: AllocationPolicy,
+    aicr_clock: Clock,
+) -> None:
+    extra: dict[str, object] = {}
+    try:
+        exporter_run.run_gpu_health(
+            cluster,
+            thresholds=knobs.health_thresholds(aicr_settings),
+            policy=allocation_policy.mode,
+            node_selector=check.node_selector,
+            clock=aicr_clock,
+            emit=check.emit,
+            extra=extra,
+        )
+    finally:
+        if extra:
+            check.extra["aicr.gpuHealth"] = extra

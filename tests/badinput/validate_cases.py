@@ -42,6 +42,7 @@ FILES: dict[str, str] = {
         "    constraints: [{name: nccl-all-reduce-bw, value: '>= 300'}]\n"
     ),
     "diag.yaml": _recipe("validation:\n  deployment: {checks: [gpu-diagnostics]}\n"),
+    "health.yaml": _recipe("validation:\n  deployment: {checks: [gpu-health]}\n"),
     "no-primary.yaml": _recipe(DEPLOY, "componentRefs:\n  - {name: gpu-operator, type: Helm}\n"),
     "chart-no-source.yaml": _recipe(DEPLOY, GPU_OP + "  - {name: extra, type: Helm, chart: extra-chart}\n"),
     "no-version.yaml": _recipe(
@@ -343,6 +344,17 @@ CASES: list[Case] = [
         ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--dcgm-image", " "],
         {},
         "--dcgm-image is empty (give the DCGM image gpu-diagnostics runs)",
+    ),
+    *_both(
+        ["-r", "{tmp}/health.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--gpu-health-window", "2h"],
+        {},
+        "gpu-health: invalid window='2h': input should be less than or equal to 3600",
+    ),
+    *_both(
+        ["-r", "{tmp}/health.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--gpu-health-threshold",
+         "ecc_dbe_max=-1"],
+        {},
+        "gpu-health: invalid ecc_dbe_max='-1': input should be greater than or equal to 0",
     ),
     # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
     # plain pytest a test-kit fixture may write the kubeconfig during the session)

@@ -32,6 +32,7 @@ BUILTINS = (
     "slinky",
     "snapshot-agent",
     "dcgm-diag",
+    "gpu-health",
 )
 
 

@@ -182,3 +182,66 @@ def test_a_bad_level_is_one_line_before_any_work(
         "(expected 1, 2, 3 or 4, or quick, medium, long, xlong)"
     ]
     assert diag_pods(fc) == []
+
+
+# -------------------------------------------------------------------------------- gpu-health --
+def test_health_passes_scraping_every_nodes_exporter_twice(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    start = fc.clock.time()
+    test = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-window", "2m")).tests["gpu-health"]
+    assert test["status"] == "passed", test.get("message")
+    assert test["stdout"][-1] == (
+        "GPU health clean on 4 nodes: 32 GPUs, no XID, ECC, row-remap or NVLink errors over 2m0s"
+    )
+    assert sorted(test["extra"]["aicr.gpuHealth"]["exporters"]) == GPU_NODES
+    assert fc.clock.time() - start >= 120  # the window passed (on the fake's virtual clock)
+    proxied = [r.path for r in fc.server.requests if "/pods/" in r.path and r.path.endswith("/proxy/metrics")]
+    assert len(proxied) == 8
+
+
+def test_gpu_xid_fails_naming_node_and_gpu(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-xid"])
+    test = run_checks(pytester, fc, "gpu-health").tests["gpu-health"]
+    assert test["status"] == "failed"
+    lines = test["message"].splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("node h100-3 GPU 7 (GPU-")
+    assert lines[0].endswith("XID 79 during the 1m0s window (DCGM_FI_DEV_XID_ERRORS)")
+
+
+def test_an_ignored_xid_passes(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-xid"])
+    run = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-threshold", "xid_ignore=79"))
+    assert run.tests["gpu-health"]["status"] == "passed", run.tests["gpu-health"].get("message")
+
+
+def test_an_unreachable_exporter_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    fc.faults.server_error(path=r"/pods/nvidia-dcgm-exporter-[^/]+/proxy/metrics$", times=None)
+    test = run_checks(pytester, fc, "gpu-health").tests["gpu-health"]
+    assert test["status"] == "other"
+    assert all(" answered HTTP 500: " in line for line in test["message"].splitlines())
+    assert len(test["message"].splitlines()) == 4
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (("--gpu-health-window", "soon"), "gpu-health: invalid window='soon': not a duration"),
+        (
+            ("--gpu-health-threshold", "ecc_dbe_max"),
+            "--gpu-health-threshold 'ecc_dbe_max': expected KEY=VALUE",
+        ),
+        (("--gpu-health-threshold", "bogus=1"), "gpu-health: unknown threshold 'bogus'"),
+    ],
+)
+def test_a_bad_health_knob_is_one_line_before_any_work(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, argv: tuple[str, ...], line: str
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    run = run_checks(pytester, fc, "gpu-health", extra=argv)
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    err = run.result.stderr.str().strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ERROR: {line}"), err

@@ -268,6 +268,10 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "dcgm:1",
         "--dcgm-diag-level",
         "2",
+        "--gpu-health-window",
+        "30s",
+        "--gpu-health-threshold",
+        "ecc_dbe_max=1",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)

@@ -73,6 +73,10 @@ def fault_gpu_diag_fail(profile: ClusterProfile) -> None:
     """The last GPU of the last GPU node in name order fails DCGM's memory test (diag level 2 and up)."""
 
 
+def fault_gpu_xid(profile: ClusterProfile) -> None:
+    """The last GPU of the last GPU node in name order raises XID 79 during gpu-health's window."""
+
+
 def fault_gpu_missing(profile: ClusterProfile) -> None:
     """The last GPU node in name order advertises 8 GPUs (GFD) but only 7 are allocatable."""
     profile.components.append(Component("gpu-missing", _lose_one_allocatable_gpu))
@@ -237,6 +241,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
     "gpu-missing": fault_gpu_missing,
     "gpu-diag-fail": fault_gpu_diag_fail,
+    "gpu-xid": fault_gpu_xid,
     "nccl-launcher-log-rotated": fault_nccl_stub,
     "trainer-webhook-cache-lag": fault_nccl_stub,
     "trainer-webhook-never-admits": fault_nccl_stub,
