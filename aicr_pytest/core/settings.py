@@ -180,6 +180,8 @@ class Settings(BaseModel):
     ctrf_report: str | None = None
     nvidia_smi_image: str = DEFAULT_NVIDIA_SMI_IMAGE
     # --- node health: raw knob values, validated up front by aicr_pytest.health.hooks ---------
+    #: ``--node-health`` (or ``-m health``): add the node-health checks to the deployment phase
+    node_health: bool = False
     dcgm_image: str = DEFAULT_DCGM_IMAGE
     dcgm_diag_level: str = "1"
     gpu_health_window: str | None = None

@@ -401,6 +401,16 @@ OPTIONS: tuple[Option, ...] = (
     # --- node health (gpu-inventory, gpu-diagnostics, gpu-health): read by checks/deployment/
     # test_node_health.py; the knobs are validated up front by aicr_pytest.health.hooks ---------
     Option(
+        "node_health",
+        ("--node-health",),
+        "add the node-health checks (gpu-inventory, gpu-diagnostics, gpu-health) to the deployment "
+        "phase; an aicr-pytest extension (a recipe may also name them; AICR's aicr rejects that recipe)",
+        setting="node_health",
+        action="store_true",
+        default=False,
+        config_key="execution.nodeHealth",
+    ),
+    Option(
         "dcgm_image",
         ("--dcgm-image",),
         "DCGM image for gpu-diagnostics' dcgmi diag pods, for air-gapped clusters",

@@ -245,3 +245,50 @@ def test_a_bad_health_knob_is_one_line_before_any_work(
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     err = run.result.stderr.str().strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"ERROR: {line}"), err
+
+
+# ------------------------------------------------------------------------------------ opt-in --
+HEALTH = ["gpu-inventory", "gpu-diagnostics", "gpu-health"]
+AICR_DEPLOYMENT = ["operator-health", "expected-resources", "gpu-operator-version", "check-nvidia-smi"]
+
+
+def run_example(pytester: pytest.Pytester, fc: FakeCluster, *extra: str) -> PhaseRun:
+    return run_on_fake(pytester, fc, phase="deployment", recipe=RECIPE, snapshot=SNAPSHOT, extra=extra)
+
+
+def test_the_example_recipe_runs_no_node_health_check_unless_asked(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-missing", "gpu-xid"])
+    run = run_example(pytester, fc)
+    assert list(run.tests) == AICR_DEPLOYMENT
+    assert {t["status"] for t in run.tests.values()} == {"passed"}  # what AICR reports for it
+
+
+def test_node_health_adds_the_three_checks_after_aicrs(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-missing"])
+    run = run_example(pytester, fc, "--node-health")
+    assert list(run.tests) == [*AICR_DEPLOYMENT, *HEALTH]
+    assert run.tests["gpu-inventory"]["status"] == "failed"
+    assert run.tests["gpu-inventory"]["message"].startswith("node h100-3: 7 of 8 GPUs allocatable")
+    assert run.tests["check-nvidia-smi"]["status"] == "passed"  # its pod gets the 7 allocatable GPUs
+
+
+def test_the_config_key_turns_node_health_on(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    config = pytester.path / "aicr-config.yaml"
+    config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {nodeHealth: true}\n")
+    run = run_example(pytester, fc, "--config", str(config))
+    assert list(run.tests) == [*AICR_DEPLOYMENT, *HEALTH]
+    assert {run.tests[n]["status"] for n in HEALTH} == {"passed"}
+
+
+def test_marker_health_runs_only_the_node_health_checks(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    run = run_example(pytester, fc, "-m", "health")
+    assert [n for n, t in run.tests.items() if t["status"] != "skipped"] == HEALTH, run.tests
+    assert {run.tests[n]["status"] for n in HEALTH} == {"passed"}

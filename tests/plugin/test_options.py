@@ -264,6 +264,7 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--debug",
         "--log-json",
         # node health
+        "--node-health",
         "--dcgm-image",
         "dcgm:1",
         "--dcgm-diag-level",
