@@ -65,6 +65,7 @@ EntryPoint = Literal[
     "evidence verify",
     "parse nccl",
     "parse aiperf",
+    "parse dcgm",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -75,6 +76,7 @@ SNAPSHOT: Final = "snapshot"
 EVIDENCE_VERIFY: Final = "evidence verify"
 PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
+PARSE_DCGM: Final = "parse dcgm"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -87,6 +89,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     EVIDENCE_VERIFY,
     PARSE_NCCL,
     PARSE_AIPERF,
+    PARSE_DCGM,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
@@ -1087,7 +1090,7 @@ OPTIONS: tuple[Option, ...] = (
         choices=("default", "net", "nvls"),
         default="default",
     ),
-    Option("file", ("file",), "", setting=None, entry_points=(PARSE_AIPERF,), positional=True),
+    Option("file", ("file",), "", setting=None, entry_points=(PARSE_AIPERF, PARSE_DCGM), positional=True),
     Option(
         "format",
         ("--format",),
@@ -1096,6 +1099,16 @@ OPTIONS: tuple[Option, ...] = (
         entry_points=(PARSE_NCCL, PARSE_AIPERF),
         choices=("text", "json"),
         default="text",
+    ),
+    # parse dcgm (node health: a saved `dcgmi diag -j` document; FILE is the option above)
+    Option(
+        "json",
+        ("--json",),
+        "print the analysis as JSON instead of the per-GPU table",
+        setting=None,
+        entry_points=(PARSE_DCGM,),
+        action="store_true",
+        default=False,
     ),
 )
 
@@ -1318,6 +1331,7 @@ __all__ = [
     "MSG_REPEATED",
     "OPTIONS",
     "PARSE_AIPERF",
+    "PARSE_DCGM",
     "PARSE_NCCL",
     "PROGRAM",
     "PYTEST",

@@ -42,6 +42,9 @@ FILES: dict[str, str] = {
         "    constraints: [{name: nccl-all-reduce-bw, value: '>= 300'}]\n"
     ),
     "diag.yaml": _recipe("validation:\n  deployment: {checks: [gpu-diagnostics]}\n"),
+    "not-dcgm.json": '{"a": 1}\n',
+    "dcgm-runtime.json": '{"DCGM Diagnostic": {"runtime_error": "Unable to connect to the host engine"}, '
+    '"metadata": {"version": "4.2.3"}}\n',
     "health.yaml": _recipe("validation:\n  deployment: {checks: [gpu-health]}\n"),
     "no-primary.yaml": _recipe(DEPLOY, "componentRefs:\n  - {name: gpu-operator, type: Helm}\n"),
     "chart-no-source.yaml": _recipe(DEPLOY, GPU_OP + "  - {name: extra, type: Helm, chart: extra-chart}\n"),
@@ -419,6 +422,31 @@ CASES: list[Case] = [
         2,
         E + CFG + "bomb-cfg.yaml: not valid YAML: document contains excessive aliasing",
     ),
+    # parse dcgm: a file that is not a DCGM diagnostic, a runtime error, no file
+    (
+        "parse",
+        ["dcgm", "{tmp}/not-dcgm.json"],
+        {},
+        2,
+        E + "DCGM diagnostic {tmp}/not-dcgm.json: not a DCGM diagnostic document "
+        '(no "DCGM Diagnostic" object)',
+    ),
+    (
+        "parse",
+        ["dcgm", "{tmp}/afile"],
+        {},
+        2,
+        E + "DCGM diagnostic {tmp}/afile: not JSON (Expecting value at line 1 column 1)",
+    ),
+    (
+        "parse",
+        ["dcgm", "{tmp}/dcgm-runtime.json"],
+        {},
+        2,
+        E + "DCGM diagnostic {tmp}/dcgm-runtime.json: dcgmi diag reported a runtime error: Unable to connect "
+        "to the host engine",
+    ),
+    ("parse", ["dcgm", "{tmp}/missing.json"], {}, 2, E + "DCGM diagnostic {tmp}/missing.json: no such file"),
     # simulate
     ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),
 ]

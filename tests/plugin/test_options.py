@@ -340,6 +340,7 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.EVIDENCE_VERIFY: ["evidence", "verify"],
     options.PARSE_NCCL: ["parse", "nccl"],
     options.PARSE_AIPERF: ["parse", "aiperf"],
+    options.PARSE_DCGM: ["parse", "dcgm"],
 }
 
 

@@ -81,6 +81,7 @@ def documented(entry_point: EntryPoint) -> set[str]:
         options.SIMULATE: "aicr-pytest simulate",
         options.PARSE_NCCL: "aicr-pytest parse nccl",
         options.PARSE_AIPERF: "aicr-pytest parse aiperf",
+        options.PARSE_DCGM: "aicr-pytest parse dcgm",
     }[entry_point]
     return synopsis_flags(text, command)
 
