@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.clock import Clock
@@ -26,10 +26,10 @@ from aicr_pytest.health import cluster as hc
 from aicr_pytest.health import dcgm
 from aicr_pytest.health import diagnostics as dg
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
-from aicr_pytest.kube.errors import ApiError, WaitTimeout
+from aicr_pytest.kube.errors import ApiError
 from aicr_pytest.kube.logs import read_log
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.kube.wait import observe, summarize
+from aicr_pytest.kube.wait import await_pod_outcomes, summarize
 
 log = logging.getLogger("aicr_pytest.health.diagnostics")
 
@@ -79,42 +79,26 @@ def await_diag_pods(
     cluster: Cluster, namespace: str, pods: Sequence[DiagPod], *, selector: str, budget_s: float, clock: Clock
 ) -> None:
     """Wait until every pod ended, vanished or cannot pull its image, or the budget; sets ``outcome``."""
-    waiting = {p.name: p for p in pods}
-    if not waiting:
-        return
 
-    def settle(view: dict[str, JSON]) -> bool | None:
-        current = {str((p.get("metadata") or {}).get("name")): p for p in view.values()}
-        for name, p in list(waiting.items()):
-            pod = current.get(name)
-            if pod is None:
-                p.outcome = "vanished"
-            else:
-                p.last = pod
-                if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-                    p.outcome = "ended"
-                elif dg.pull_failure(pod) is not None:
-                    p.outcome = "pull"
-            if p.outcome is not None:
-                del waiting[name]
-        return True if not waiting else None
+    def outcome_of(pod: JSON) -> str | None:
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return "ended"
+        return "pull" if dg.pull_failure(pod) is not None else None
 
-    try:
-        observe(
-            cluster,
-            "v1",
-            "pods",
-            namespace,
-            settle,
-            timeout=budget_s,
-            clock=clock,
-            what=f"DCGM diagnostic pods {selector}",
-            describe=lambda view: f"{len(waiting)} of {len(pods)} DCGM diagnostic pods still running",
-            label_selector=selector,
-        )
-    except WaitTimeout:
-        for p in waiting.values():
-            p.outcome = "timeout"
+    ended = await_pod_outcomes(
+        cluster,
+        namespace,
+        [p.name for p in pods],
+        outcome_of,
+        selector=selector,
+        timeout=budget_s,
+        clock=clock,
+        what=f"DCGM diagnostic pods {selector}",
+        noun="DCGM diagnostic pods",
+    )
+    for p in pods:
+        outcome, p.last = ended[p.name]
+        p.outcome = cast(Outcome, outcome)
 
 
 def judge_pod(

@@ -25,6 +25,7 @@ import re
 import zlib
 from typing import TYPE_CHECKING, Any, Final
 
+from aicr_pytest.testing.players.podscripts import script_each_pod
 from aicr_pytest.testing.simulator import PodScript, Simulator, parse_quantity
 from aicr_pytest.testing.store import Obj
 
@@ -129,13 +130,8 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
     if FAULT_DIAG_FAIL in profile.faults:
         nodes = sorted(profile.gpu_node_names())
         failing_node = nodes[-1] if nodes else None
-    scripts: dict[str, PodScript] = {}
 
-    def on_pod(sim: Simulator, pod: Obj) -> None:
-        if not _is_diag_pod(pod) or any(s.matches(pod) for s in sim.scripts):
-            return
-        meta = pod.get("metadata") or {}
-        uid = str(meta.get("uid"))
+    def build(sim: Simulator, pod: Obj) -> PodScript:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         gpus, level = _held_gpus(sim, pod), _level(pod)
         failing = gpus - 1 if node == failing_node and gpus > 0 and level >= 2 else None
@@ -146,15 +142,7 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
             times=1,
             exit_code=1 if failing is not None else 0,
         )
-        script.predicate = lambda p: str((p.get("metadata") or {}).get("uid")) == uid
         script.logs = json.dumps(doc, indent=2) + "\n"
-        scripts[uid] = script
-        sim.script(script)
+        return script
 
-    def on_pod_deleted(sim: Simulator, pod: Obj) -> None:
-        script = scripts.pop(str((pod.get("metadata") or {}).get("uid")), None)
-        if script is not None:
-            sim.scripts[:] = [s for s in sim.scripts if s is not script]
-
-    fc.sim.on_create("", "v1", "pods", on_pod)
-    fc.sim.on_delete("", "v1", "pods", on_pod_deleted)
+    script_each_pod(fc, _is_diag_pod, build)

@@ -300,18 +300,13 @@ class FakeApiServer:
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes, alive: Any
     ) -> Response:
         method = method.upper()
-        proxied = _PROXY_PATH.match(path)
-        if proxied is not None:
-            subpath = proxied.group(3) or "/"
-            if query:
-                subpath += "?" + urlencode(query)
-            return self._proxy(method, proxied.group(1), proxied.group(2), subpath, raw)
-        pod_proxied = _POD_PROXY_PATH.match(path)
-        if pod_proxied is not None:
-            subpath = pod_proxied.group(3) or "/"
-            if query:
-                subpath += "?" + urlencode(query)
-            return self._pod_proxy(method, pod_proxied.group(1), pod_proxied.group(2), subpath, raw)
+        for pattern, proxy in ((_PROXY_PATH, self._proxy), (_POD_PROXY_PATH, self._pod_proxy)):
+            proxied = pattern.match(path)
+            if proxied is not None:
+                subpath = proxied.group(3) or "/"
+                if query:
+                    subpath += "?" + urlencode(query)
+                return proxy(method, proxied.group(1), proxied.group(2), subpath, raw)
         aggregated = self._aggregated(method, path, query)
         if aggregated is not None:
             return aggregated
