@@ -139,7 +139,7 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
         doc = diag_document(node, gpus, level, failing_gpu=failing)
         script = PodScript(
             start_after=2.0,
-            run_for=RUN_FOR_S.get(level, 20.0),
+            run_for=RUN_FOR_S.get(level, 3.0),
             times=1,
             exit_code=1 if failing is not None else 0,
         )
