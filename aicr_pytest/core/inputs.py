@@ -164,7 +164,7 @@ def load_run_state(
     readiness = evaluate_readiness(recipe, snapshot)
     if settings.require_gpu and (no_gpu := runflags.require_gpu_result(snapshot)) is not None:
         readiness.results.append(no_gpu)
-    if not declared:
+    if not asked:
         warnings.append(runflags.MSG_NO_CHECKS)
     skew = runflags.version_skew_warning(
         binary_version,
@@ -174,10 +174,10 @@ def load_run_state(
     if skew is not None:
         warnings.append(skew)
 
-    if settings.phases_explicit and not recipe.declared_phases():
+    if settings.phases_explicit and not asked:
         warnings.append("recipe has no validation section; requested phases will have no checks")
     for phase in settings.phases if settings.phases_explicit else ():
-        if not recipe.phase_checks(phase):
+        if not asked.get(phase):
             warnings.append(
                 f"phase requested but no checks defined in recipe; phase will be empty phase={phase}"
             )
