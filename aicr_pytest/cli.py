@@ -5,7 +5,7 @@ Subcommands:
 * ``validate`` — mirrors ``aicr validate`` (flags, CTRF output, exit codes) and runs the bundled
   checks through pytest.  Arguments after ``--`` go to pytest unchanged.
 * ``simulate`` — serve a simulated GPU cluster on loopback (for trying the flow without GPUs).
-* ``parse nccl|aiperf`` — run a check's parser on a saved log, for offline debugging.
+* ``parse nccl|aiperf|dcgm`` — run a check's parser on a saved log, for offline debugging.
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
@@ -135,6 +135,10 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(
         psub.add_parser("aiperf", help="AIPerf profile export JSON or the Job log that carries it"),
         options.PARSE_AIPERF,
+    )
+    command(
+        psub.add_parser("dcgm", help="a saved `dcgmi diag -j` document (gpu-diagnostics)"),
+        options.PARSE_DCGM,
     )
 
     c = sub.add_parser("cncf", help="CNCF AI Conformance submissions")
@@ -405,6 +409,11 @@ def cmd_parse(ns: argparse.Namespace) -> int:
 
         nccl = options.command_values(ns, options.PARSE_NCCL)
         return run_parse_nccl(nccl["logfile"], nccl["variant"], nccl["format"], sys.stdout)
+    if ns.what == "dcgm":
+        from aicr_pytest.health.dcgm import run_parse_dcgm
+
+        dcgm = options.command_values(ns, options.PARSE_DCGM)
+        return run_parse_dcgm(dcgm["file"], "json" if dcgm["json"] else "text", sys.stdout)
     from aicr_pytest.inference.cli import run_parse_aiperf
 
     aiperf = options.command_values(ns, options.PARSE_AIPERF)

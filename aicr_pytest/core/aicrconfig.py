@@ -43,6 +43,7 @@ KNOWN_KEYS: Final[dict[str, str]] = {
     "execution.noCleanup": "bool",
     "execution.timeout": "string",
     "execution.skipChecks": "list",
+    "execution.nodeHealth": "bool",  # an aicr-pytest extension: --node-health
     "agent.namespace": "string",
     "agent.image": "string",
     "agent.imagePullSecrets": "list",

@@ -46,6 +46,9 @@ class CheckSpec:
     ``hooks``: the family's hooks module (``pytest_aicr_prevalidate`` …), registered when the check
     is selected.
     ``cncf_feature``: the name of the CNCF AI-conformance feature whose evidence the check produces.
+    ``group``: an opt-in group of aicr-pytest extensions AICR's catalog does not have (``health``:
+    the node-health checks); such a check runs only when the recipe names it or the group's flag
+    asks for it (``--node-health``), and carries the group's marker (``-m health``).
     """
 
     name: str
@@ -56,6 +59,11 @@ class CheckSpec:
     entry: str | None = None
     hooks: str | None = None
     cncf_feature: str | None = None
+    group: str | None = None
+
+
+#: the node-health group (``--node-health``, marker ``health``)
+HEALTH: str = "health"
 
 
 def _m(minutes: int) -> int:
@@ -63,6 +71,8 @@ def _m(minutes: int) -> int:
 
 
 _DEPLOYMENT = "deployment/test_deployment.py::"
+_NODE_HEALTH = "deployment/test_node_health.py::"
+_HEALTH_HOOKS = "aicr_pytest.health.hooks"
 _CONFORMANCE_1 = "conformance/test_conformance_phase1.py::test_conformance"
 _CONFORMANCE_2 = "conformance/test_conformance_phase2.py::"
 _NCCL = "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw"
@@ -108,6 +118,35 @@ CATALOG: tuple[CheckSpec, ...] = (
         _m(2),
         "GKE GPU NIC networks for GPUDirect TCPXO (skipped unless the recipe declares gke-nccl-tcpxo)",
         test="deployment/test_gke_gpu_nics.py::test_gke_gpu_nic_networks",
+    ),
+    # node health: aicr-pytest extensions AICR's catalog does not have; they run only when asked for
+    # (`--node-health`, or the recipe names them)
+    CheckSpec(
+        "gpu-inventory",
+        "deployment",
+        _m(2),
+        "every targeted GPU node hands out the GPUs it advertises; the nodes match",
+        test=_NODE_HEALTH + "test_gpu_inventory",
+        hooks=_HEALTH_HOOKS,
+        group=HEALTH,
+    ),
+    CheckSpec(
+        "gpu-diagnostics",
+        "deployment",
+        _m(5),
+        "dcgmi diag on every targeted GPU node, in parallel (the level's own time budget)",
+        test=_NODE_HEALTH + "test_gpu_diagnostics",
+        hooks=_HEALTH_HOOKS,
+        group=HEALTH,
+    ),
+    CheckSpec(
+        "gpu-health",
+        "deployment",
+        _m(5),
+        "no XID, uncorrectable ECC, row-remap or NVLink errors in the DCGM exporter over a window",
+        test=_NODE_HEALTH + "test_gpu_health",
+        hooks=_HEALTH_HOOKS,
+        group=HEALTH,
     ),
     CheckSpec(
         "dra-support",
@@ -329,6 +368,11 @@ def check_of_feature(feature: str) -> str:
 
 def names_in_phase(phase: str) -> list[str]:
     return [c.name for c in CATALOG if c.phase == phase]
+
+
+def names_in_group(group: str) -> list[str]:
+    """The checks of opt-in group ``group``, in catalog order."""
+    return [c.name for c in CATALOG if c.group == group]
 
 
 def parse_phases(values: Sequence[str] | None) -> list[str]:

@@ -8,7 +8,7 @@ inputs, so collection stays a pure function of the inputs).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aicr_pytest.core import catalog, constraints, runflags
@@ -97,6 +97,16 @@ def evaluate_readiness(recipe: Recipe, snapshot: Snapshot | None) -> ReadinessOu
     return outcome
 
 
+def with_node_health(declared: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """``declared`` plus the node-health checks (``--node-health``), each in its phase, once."""
+    out = {phase: list(names) for phase, names in declared.items()}
+    for name in catalog.names_in_group(catalog.HEALTH):
+        names = out.setdefault(catalog.BY_NAME[name].phase, [])
+        if name not in names:
+            names.append(name)
+    return out
+
+
 def load_run_state(
     settings: Settings,
     configmap_reader: ConfigMapReader | None = None,
@@ -135,8 +145,9 @@ def load_run_state(
     for c in recipe.constraints:
         constraints.validate_expression(c.value)
     declared = {p: recipe.phase_checks(p) for p in recipe.declared_phases()}
-    selected = catalog.select_checks(declared, settings.phases)
-    warnings.extend(runflags.preflight_skip_checks(settings.skip_checks, declared, settings.phases))
+    asked = with_node_health(declared) if settings.node_health else declared
+    selected = catalog.select_checks(asked, settings.phases)
+    warnings.extend(runflags.preflight_skip_checks(settings.skip_checks, asked, settings.phases))
 
     snapshot_constraints: list[SnapshotConstraint] = []
     for phase in settings.phases:
@@ -153,7 +164,7 @@ def load_run_state(
     readiness = evaluate_readiness(recipe, snapshot)
     if settings.require_gpu and (no_gpu := runflags.require_gpu_result(snapshot)) is not None:
         readiness.results.append(no_gpu)
-    if not declared:
+    if not asked:
         warnings.append(runflags.MSG_NO_CHECKS)
     skew = runflags.version_skew_warning(
         binary_version,
@@ -163,10 +174,10 @@ def load_run_state(
     if skew is not None:
         warnings.append(skew)
 
-    if settings.phases_explicit and not recipe.declared_phases():
+    if settings.phases_explicit and not asked:
         warnings.append("recipe has no validation section; requested phases will have no checks")
     for phase in settings.phases if settings.phases_explicit else ():
-        if not recipe.phase_checks(phase):
+        if not asked.get(phase):
             warnings.append(
                 f"phase requested but no checks defined in recipe; phase will be empty phase={phase}"
             )

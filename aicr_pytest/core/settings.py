@@ -20,6 +20,8 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.goduration import parse_positive_go_duration
 
 DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
+#: ``--dcgm-image``: the image of gpu-diagnostics' ``dcgmi diag`` pods (health.diagnostics says the same)
+DEFAULT_DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
 #: AICR's ``--namespace`` default (kube.run.DEFAULT_NAMESPACE is the same value)
 DEFAULT_NAMESPACE = "aicr-validation"
 #: AICR's ``--timeout`` default (``defaults.CLISnapshotTimeout``)
@@ -177,6 +179,13 @@ class Settings(BaseModel):
     no_cleanup: bool = False
     ctrf_report: str | None = None
     nvidia_smi_image: str = DEFAULT_NVIDIA_SMI_IMAGE
+    # --- node health: raw knob values, validated up front by aicr_pytest.health.hooks ---------
+    #: ``--node-health`` (or ``-m health``): add the node-health checks to the deployment phase
+    node_health: bool = False
+    dcgm_image: str = DEFAULT_DCGM_IMAGE
+    dcgm_diag_level: str = "1"
+    gpu_health_window: str | None = None
+    gpu_health_thresholds: tuple[str, ...] = ()
     evidence_dir: Path | None = None
     #: ``--html``: where the HTML report of the run goes
     html: str | None = None
@@ -239,6 +248,7 @@ def build_settings(raw: Mapping[str, Any]) -> Settings:
     timeout = values.pop("timeout_s", None)
     timeout_s = parse_timeout(timeout) if isinstance(timeout, str) else timeout
     values["skip_checks"] = tuple(v for v in (values.get("skip_checks") or ()) if v)
+    values["gpu_health_thresholds"] = tuple(values.get("gpu_health_thresholds") or ())
     return Settings(
         timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
         **values,

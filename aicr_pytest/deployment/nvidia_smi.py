@@ -12,7 +12,7 @@ cluster through the facade:
    ``dra-resource-claim`` policy, a ResourceClaim for it) through :class:`RunScope`, so
    names never collide with a concurrent run or a leftover and cleanup is the ``aicr_run`` fixture's;
 4. wait for *all* pods at once within the check's budget: one label-selected watch over the run's
-   verify pods (:func:`~aicr_pytest.kube.wait.observe`: list, then watch from its
+   verify pods (:func:`~aicr_pytest.kube.wait.await_pod_outcomes`: list, then watch from its
    resourceVersion, resume, re-list on 410 Gone), with the deadline on the injected clock (the
    fake cluster's auto-advance moves that clock while the watch blocks, so a never-starting pod
    costs no real time), instead of AICR's sequential per-node waits;
@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
@@ -52,10 +52,10 @@ from aicr_pytest.deployment.nvidia_smi_plan import (
     verify_pod_name,
 )
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
-from aicr_pytest.kube.errors import MSG_VANISHED, MSG_WAIT_TIMEOUT, ApiError, WaitTimeout
+from aicr_pytest.kube.errors import MSG_VANISHED, MSG_WAIT_TIMEOUT, ApiError
 from aicr_pytest.kube.logs import read_log
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.kube.wait import observe, summarize
+from aicr_pytest.kube.wait import await_pod_outcomes, summarize
 
 log = logging.getLogger("aicr_pytest.deployment.nvidia_smi")
 
@@ -219,46 +219,23 @@ def await_pods(
     read from the injected clock. A pod missing from the watched view (never listed, or deleted
     while waiting) has vanished.
     """
-    waiting = {w.name: w for w in waits}
-    if not waiting:
-        return
-
-    def settle(view: dict[str, JSON]) -> bool | None:
-        current = {str((p.get("metadata") or {}).get("name")): p for p in view.values()}
-        for name, w in list(waiting.items()):
-            pod = current.get(name)
-            if pod is None:
-                w.outcome = "vanished"
-            else:
-                w.last = pod
-                phase = (pod.get("status") or {}).get("phase")
-                if phase == "Succeeded":
-                    w.outcome = "succeeded"
-                elif phase == "Failed":
-                    w.outcome = "failed"
-            if w.outcome is not None:
-                del waiting[name]
-        return True if not waiting else None
-
-    def describe(view: dict[str, JSON]) -> str:
-        return f"{len(waiting)} of {len(waits)} verify pods still running"
-
-    try:
-        observe(
-            cluster,
-            "v1",
-            "pods",
-            namespace,
-            settle,
-            timeout=max(0.0, deadline - clock.time()),
-            clock=clock,
-            what=f"verify pods {selector}",
-            describe=describe,
-            label_selector=selector,
-        )
-    except WaitTimeout:
-        for w in waiting.values():
-            w.outcome = "timeout"
+    phases: dict[str, Outcome] = {"Succeeded": "succeeded", "Failed": "failed"}
+    ended = await_pod_outcomes(
+        cluster,
+        namespace,
+        [w.name for w in waits],
+        lambda pod: phases.get(str((pod.get("status") or {}).get("phase"))),
+        selector=selector,
+        timeout=max(0.0, deadline - clock.time()),
+        clock=clock,
+        what=f"verify pods {selector}",
+        noun="verify pods",
+    )
+    for w in waits:
+        outcome, last = ended[w.name]
+        w.outcome = cast(Outcome, outcome)
+        if last is not None:
+            w.last = last
 
 
 def _read_log_or_empty(cluster: Cluster, namespace: str, pod: str) -> str:

@@ -1,8 +1,8 @@
 """Node health: which GPU node is broken?  The domain layer of ``gpu-inventory``,
 ``gpu-diagnostics``, ``gpu-health``, ``parse dcgm`` and bad-node isolation for the NCCL checks.
 
-Plain functions over plain data (no cluster I/O, no pytest); the checks, the CLI and the
-simulator call them:
+The domain modules are plain functions over plain data (no cluster I/O, no pytest); the checks,
+the CLI and the simulator call them:
 
 * :mod:`.dcgm` — ``dcgmi diag -r LEVEL -j`` output: the run levels and their time budgets
   (:func:`~.dcgm.diag_level`), the parser (:func:`~.dcgm.parse_diag`), the verdict
@@ -15,6 +15,12 @@ simulator call them:
   verdict over two scrapes (:func:`~.exporter.check_exporter_health`).
 * :mod:`.isolation` — the bad-node isolation planner for NCCL (:func:`~.isolation.isolate`).
 * :mod:`.proof` — proof that a pod really ran (:func:`~.proof.prove_execution`).
+* :mod:`.diagnostics` — the ``gpu-diagnostics`` pod and how its end reads (pure).
+
+The cluster I/O of the three checks, each feeding its domain module: :mod:`.cluster` (the targeted
+GPU nodes, ``gpu-inventory``), :mod:`.diagnostics_run` (``gpu-diagnostics``), :mod:`.exporter_run`
+(``gpu-health``); :mod:`.knobs` reads and validates their knobs from the run's settings, and
+:mod:`.hooks` does so before a run starts.
 
 Outcomes follow the other families: a ``check_*`` function returns its pass message, raises
 :class:`~.common.HealthCheckFailed` (an ``AssertionError``: CTRF ``failed``) or

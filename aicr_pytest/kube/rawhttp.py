@@ -27,7 +27,7 @@ from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import MSG_UNREACHABLE, AccessDenied, ApiUnreachable
 from aicr_pytest.kube.transport import Query, Target, _transport_errors, map_status_error
 
-__all__ = ["RawResponse", "apiserver_status", "send_once", "service_proxy_path"]
+__all__ = ["RawResponse", "apiserver_status", "pod_proxy_path", "send_once", "service_proxy_path"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,13 @@ def service_proxy_path(namespace: str, service: str, port: int | str, path: str,
     target = f"{scheme}:{service}:{port}" if scheme else f"{service}:{port}"
     sub = path if path.startswith("/") else "/" + path
     return f"/api/v1/namespaces/{quote(namespace, safe='')}/services/{quote(target, safe=':')}/proxy{sub}"
+
+
+def pod_proxy_path(namespace: str, pod: str, port: int | str, path: str) -> str:
+    """``/api/v1/namespaces/<ns>/pods/<name>:<port>/proxy<path>`` (path starts with ``/``)."""
+    sub = path if path.startswith("/") else "/" + path
+    target = quote(f"{pod}:{port}", safe=":")
+    return f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{target}/proxy{sub}"
 
 
 def apiserver_status(response: RawResponse) -> dict[str, Any] | None:

@@ -230,6 +230,66 @@ def observe(
         guard.retire()
 
 
+#: how :func:`await_pod_outcomes` says a pod left the view or outlived the wait
+POD_VANISHED = "vanished"
+POD_TIMEOUT = "timeout"
+
+
+def await_pod_outcomes(
+    cluster: Cluster,
+    namespace: str,
+    names: Collection[str],
+    outcome_of: Callable[[JSON], str | None],
+    *,
+    selector: str,
+    timeout: float,
+    clock: Clock,
+    what: str,
+    noun: str,
+) -> dict[str, tuple[str, JSON | None]]:
+    """Wait for each of the pods ``names`` (in ``namespace``, all matched by ``selector``) to end.
+
+    One watch answers for all of them.  A pod ends with ``outcome_of(pod)`` when that is not
+    ``None``, with :data:`POD_VANISHED` when it leaves the watched view, and with
+    :data:`POD_TIMEOUT` when the deadline passes first.  Returns name → (outcome, the pod as last
+    seen, ``None`` if never).
+    """
+    waiting = set(names)
+    last: dict[str, JSON | None] = dict.fromkeys(names)
+    ended: dict[str, tuple[str, JSON | None]] = {}
+    if not waiting:
+        return ended
+
+    def settle(view: dict[str, JSON]) -> bool | None:
+        current = {str((p.get("metadata") or {}).get("name")): p for p in view.values()}
+        for name in sorted(waiting):
+            pod = current.get(name)
+            outcome = POD_VANISHED if pod is None else outcome_of(pod)
+            if pod is not None:
+                last[name] = pod
+            if outcome is not None:
+                ended[name] = (outcome, last[name])
+                waiting.discard(name)
+        return True if not waiting else None
+
+    try:
+        observe(
+            cluster,
+            "v1",
+            "pods",
+            namespace,
+            settle,
+            timeout=timeout,
+            clock=clock,
+            what=what,
+            describe=lambda view: f"{len(waiting)} of {len(names)} {noun} still running",
+            label_selector=selector,
+        )
+    except WaitTimeout:
+        ended.update({name: (POD_TIMEOUT, last[name]) for name in waiting})
+    return ended
+
+
 def wait_for(
     cluster: Cluster,
     api_version: str,
@@ -421,6 +481,9 @@ def wait_deleted(
 
 __all__ = [
     "MAX_WATCH_SECONDS",
+    "POD_TIMEOUT",
+    "POD_VANISHED",
+    "await_pod_outcomes",
     "job_outcome",
     "observe",
     "summarize",

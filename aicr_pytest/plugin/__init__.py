@@ -74,6 +74,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     collection.register_markers(config)
     state = plugin_state.start(config)
+    collection.opt_in_by_marker(config, state)
     cncf = cncf_wiring.configure(config, state.settings)  # before anything touches the cluster
     if not cncf.submission:  # with --cncf-submission there are no phases: the collector replaces them
         _start_run(config, state, cncf)

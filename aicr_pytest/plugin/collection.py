@@ -27,6 +27,10 @@ from aicr_pytest.report import outcome
 from aicr_pytest.report.results import PROP_KIND, PROP_NAME, PROP_ORDER, PROP_PHASE
 
 PHASE_MARKER_DOCS = catalog.PHASE_DESCRIPTIONS
+GROUP_MARKER_DOCS = {
+    catalog.HEALTH: "node-health checks (gpu-inventory, gpu-diagnostics, gpu-health); `-m health` "
+    "runs them (as --node-health does) and nothing else",
+}
 
 #: the indirectly parametrized fixtures of :mod:`aicr_pytest.plugin.fixtures`
 CHECK_FIXTURE = "aicr_check"
@@ -36,10 +40,41 @@ CONSTRAINT_FIXTURE = "aicr_snapshot_constraint"
 def register_markers(config: pytest.Config) -> None:
     for phase, doc in PHASE_MARKER_DOCS.items():
         config.addinivalue_line("markers", f"{phase}: {doc}")
+    for group, doc in GROUP_MARKER_DOCS.items():
+        config.addinivalue_line("markers", f"{group}: {doc}")
     config.addinivalue_line(
         "markers",
         "check(*names): the catalog check name(s) this test implements; the recipe selects them",
     )
+
+
+def markexpr_asks_for(markexpr: str, group: str) -> bool:
+    """Whether ``-m markexpr`` asks for the opt-in ``group`` by name: it selects a check carrying the
+    group's marker and its phase marker, and not one carrying the phase marker alone."""
+    if not markexpr.strip():
+        return False
+    from _pytest.mark.expression import Expression
+
+    try:
+        expr = Expression.compile(markexpr)
+    except Exception:  # pytest reports a malformed -m itself
+        return False
+
+    def selects(markers: frozenset[str]) -> bool:
+        def matcher(name: str, /, **kwargs: str | int | bool | None) -> bool:
+            return name in markers
+
+        return expr.evaluate(matcher)
+
+    phases = {c.phase for c in catalog.CATALOG if c.group == group}
+    return any(selects(frozenset({p, group})) and not selects(frozenset({p})) for p in phases)
+
+
+def opt_in_by_marker(config: pytest.Config, state: PluginState) -> None:
+    """``-m health`` asks for the node-health checks as ``--node-health`` does (before inputs load)."""
+    markexpr = str(getattr(config.option, "markexpr", "") or "")
+    if not state.settings.node_health and markexpr_asks_for(markexpr, catalog.HEALTH):
+        state.settings = state.settings.model_copy(update={"node_health": True})
 
 
 def add_bundled_checks(config: pytest.Config, state: PluginState) -> None:
@@ -162,6 +197,9 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
         info = item.stash[ITEM_KEY]
         info.order = order
         item.add_marker(info.phase)
+        group = catalog.BY_NAME[info.name].group if info.kind == "check" else None
+        if group is not None:
+            item.add_marker(group)
         item.user_properties.extend(
             [(PROP_NAME, info.name), (PROP_PHASE, info.phase), (PROP_ORDER, order), (PROP_KIND, info.kind)]
         )

@@ -43,6 +43,7 @@ from typing import Any, Final, Literal, Protocol
 from aicr_pytest import __version__
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import (
+    DEFAULT_DCGM_IMAGE,
     DEFAULT_NAMESPACE,
     DEFAULT_NVIDIA_SMI_IMAGE,
     DEFAULT_TIMEOUT,
@@ -66,6 +67,7 @@ EntryPoint = Literal[
     "parse nccl",
     "parse aiperf",
     "cncf check",
+    "parse dcgm",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -77,6 +79,7 @@ EVIDENCE_VERIFY: Final = "evidence verify"
 PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
 CNCF_CHECK: Final = "cncf check"
+PARSE_DCGM: Final = "parse dcgm"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -90,6 +93,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     PARSE_NCCL,
     PARSE_AIPERF,
     CNCF_CHECK,
+    PARSE_DCGM,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
@@ -400,6 +404,55 @@ OPTIONS: tuple[Option, ...] = (
         default=DEFAULT_NVIDIA_SMI_IMAGE,
         env="AICR_NVIDIA_SMI_IMAGE",
         metavar="IMAGE",
+    ),
+    # --- node health (gpu-inventory, gpu-diagnostics, gpu-health): read by checks/deployment/
+    # test_node_health.py; the knobs are validated up front by aicr_pytest.health.hooks ---------
+    Option(
+        "node_health",
+        ("--node-health",),
+        "add the node-health checks (gpu-inventory, gpu-diagnostics, gpu-health) to the deployment "
+        "phase; an aicr-pytest extension (a recipe may also name them; AICR's aicr rejects that recipe)",
+        setting="node_health",
+        action="store_true",
+        default=False,
+        config_key="execution.nodeHealth",
+    ),
+    Option(
+        "dcgm_image",
+        ("--dcgm-image",),
+        "DCGM image for gpu-diagnostics' dcgmi diag pods, for air-gapped clusters",
+        setting="dcgm_image",
+        default=DEFAULT_DCGM_IMAGE,
+        env="AICR_DCGM_IMAGE",
+        metavar="IMAGE",
+    ),
+    Option(
+        "dcgm_diag_level",
+        ("--dcgm-diag-level",),
+        "dcgmi diag run level for gpu-diagnostics: 1 (seconds) to 4 (hours), or quick, medium, long, xlong",
+        setting="dcgm_diag_level",
+        default="1",
+        env="AICR_DCGM_DIAG_LEVEL",
+        metavar="LEVEL",
+    ),
+    Option(
+        "gpu_health_window",
+        ("--gpu-health-window",),
+        "seconds (or a Go duration: 30s, 2m) between gpu-health's two DCGM exporter scrapes, at most 1h",
+        setting="gpu_health_window",
+        default_text="60s",
+        env="AICR_GPU_HEALTH_WINDOW",
+        metavar="DURATION",
+    ),
+    Option(
+        "gpu_health_threshold",
+        ("--gpu-health-threshold",),
+        "a gpu-health threshold KEY=VALUE (repeatable): ecc_dbe_max, remapped_rows_max, "
+        "nvlink_errors_max (new errors allowed over the window, default 0), xid_ignore (XID codes), "
+        "xid_window_only (true: only an XID raised during the window fails), required (DCGM fields)",
+        setting="gpu_health_thresholds",
+        action="append",
+        metavar="KEY=VALUE",
     ),
     Option(
         "evidence_dir",
@@ -1063,7 +1116,7 @@ OPTIONS: tuple[Option, ...] = (
         choices=("default", "net", "nvls"),
         default="default",
     ),
-    Option("file", ("file",), "", setting=None, entry_points=(PARSE_AIPERF,), positional=True),
+    Option("file", ("file",), "", setting=None, entry_points=(PARSE_AIPERF, PARSE_DCGM), positional=True),
     Option(
         "format",
         ("--format",),
@@ -1090,6 +1143,16 @@ OPTIONS: tuple[Option, ...] = (
         entry_points=(CNCF_CHECK,),
         once=True,
         metavar="FILE",
+    ),
+    # parse dcgm (node health: a saved `dcgmi diag -j` document; FILE is the option above)
+    Option(
+        "json",
+        ("--json",),
+        "print the analysis as JSON instead of the per-GPU table",
+        setting=None,
+        entry_points=(PARSE_DCGM,),
+        action="store_true",
+        default=False,
     ),
 )
 
@@ -1313,6 +1376,7 @@ __all__ = [
     "MSG_REPEATED",
     "OPTIONS",
     "PARSE_AIPERF",
+    "PARSE_DCGM",
     "PARSE_NCCL",
     "PROGRAM",
     "PYTEST",

@@ -13,7 +13,15 @@ import pytest
 from tests.badinput.validate_cases import CASES, FILES
 
 #: environment variables a case must not inherit from the shell running the suite
-_CLEARED = ("AICR_NCCL_FABRIC", "AICR_NAMESPACE", "AICR_REQUIRE_GPU", "AICR_DEBUG", "AICR_LOG_JSON")
+_CLEARED = (
+    "AICR_NCCL_FABRIC",
+    "AICR_DCGM_DIAG_LEVEL",
+    "AICR_DCGM_IMAGE",
+    "AICR_NAMESPACE",
+    "AICR_REQUIRE_GPU",
+    "AICR_DEBUG",
+    "AICR_LOG_JSON",
+)
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,11 @@ FILES: dict[str, str] = {
         "validation:\n  performance:\n    checks: [nccl-all-reduce-bw]\n"
         "    constraints: [{name: nccl-all-reduce-bw, value: '>= 300'}]\n"
     ),
+    "diag.yaml": _recipe("validation:\n  deployment: {checks: [gpu-diagnostics]}\n"),
+    "not-dcgm.json": '{"a": 1}\n',
+    "dcgm-runtime.json": '{"DCGM Diagnostic": {"runtime_error": "Unable to connect to the host engine"}, '
+    '"metadata": {"version": "4.2.3"}}\n',
+    "health.yaml": _recipe("validation:\n  deployment: {checks: [gpu-health]}\n"),
     "no-primary.yaml": _recipe(DEPLOY, "componentRefs:\n  - {name: gpu-operator, type: Helm}\n"),
     "chart-no-source.yaml": _recipe(DEPLOY, GPU_OP + "  - {name: extra, type: Helm, chart: extra-chart}\n"),
     "no-version.yaml": _recipe(
@@ -338,6 +343,35 @@ CASES: list[Case] = [
         {"AICR_NCCL_FABRIC": "bogus"},
         FABRIC,
     ),
+    # node health: the knobs of a selected node-health check, before the run starts
+    *_both(
+        ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--dcgm-diag-level", "5"],
+        {},
+        "--dcgm-diag-level: DCGM diagnostic level '5' is not valid (expected 1, 2, 3 or 4, or quick, "
+        "medium, long, xlong)",
+    ),
+    *_both(
+        ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_DCGM_DIAG_LEVEL": "fast"},
+        "--dcgm-diag-level: DCGM diagnostic level 'fast' is not valid (expected 1, 2, 3 or 4, or quick, "
+        "medium, long, xlong)",
+    ),
+    *_both(
+        ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--dcgm-image", " "],
+        {},
+        "--dcgm-image is empty (give the DCGM image gpu-diagnostics runs)",
+    ),
+    *_both(
+        ["-r", "{tmp}/health.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--gpu-health-window", "2h"],
+        {},
+        "gpu-health: invalid window='2h': input should be less than or equal to 3600",
+    ),
+    *_both(
+        ["-r", "{tmp}/health.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--gpu-health-threshold",
+         "ecc_dbe_max=-1"],
+        {},
+        "gpu-health: invalid ecc_dbe_max='-1': input should be greater than or equal to 0",
+    ),
     # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
     # plain pytest a test-kit fixture may write the kubeconfig during the session)
     (
@@ -401,6 +435,31 @@ CASES: list[Case] = [
         2,
         E + CFG + "bomb-cfg.yaml: not valid YAML: document contains excessive aliasing",
     ),
+    # parse dcgm: a file that is not a DCGM diagnostic, a runtime error, no file
+    (
+        "parse",
+        ["dcgm", "{tmp}/not-dcgm.json"],
+        {},
+        2,
+        E + "DCGM diagnostic {tmp}/not-dcgm.json: not a DCGM diagnostic document "
+        '(no "DCGM Diagnostic" object)',
+    ),
+    (
+        "parse",
+        ["dcgm", "{tmp}/afile"],
+        {},
+        2,
+        E + "DCGM diagnostic {tmp}/afile: not JSON (Expecting value at line 1 column 1)",
+    ),
+    (
+        "parse",
+        ["dcgm", "{tmp}/dcgm-runtime.json"],
+        {},
+        2,
+        E + "DCGM diagnostic {tmp}/dcgm-runtime.json: dcgmi diag reported a runtime error: Unable to connect "
+        "to the host engine",
+    ),
+    ("parse", ["dcgm", "{tmp}/missing.json"], {}, 2, E + "DCGM diagnostic {tmp}/missing.json: no such file"),
     # simulate
     ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),
 ]

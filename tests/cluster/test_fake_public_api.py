@@ -31,6 +31,8 @@ BUILTINS = (
     "autoscaling",
     "slinky",
     "snapshot-agent",
+    "dcgm-diag",
+    "gpu-health",
 )
 
 

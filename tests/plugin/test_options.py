@@ -267,6 +267,16 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "dra-support",
         "--debug",
         "--log-json",
+        # node health
+        "--node-health",
+        "--dcgm-image",
+        "dcgm:1",
+        "--dcgm-diag-level",
+        "2",
+        "--gpu-health-window",
+        "30s",
+        "--gpu-health-threshold",
+        "ecc_dbe_max=1",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)
@@ -335,6 +345,7 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.PARSE_NCCL: ["parse", "nccl"],
     options.PARSE_AIPERF: ["parse", "aiperf"],
     options.CNCF_CHECK: ["cncf", "check"],
+    options.PARSE_DCGM: ["parse", "dcgm"],
 }
 
 

@@ -82,6 +82,7 @@ def documented(entry_point: EntryPoint) -> set[str]:
         options.PARSE_NCCL: "aicr-pytest parse nccl",
         options.PARSE_AIPERF: "aicr-pytest parse aiperf",
         options.CNCF_CHECK: "aicr-pytest cncf check",
+        options.PARSE_DCGM: "aicr-pytest parse dcgm",
     }[entry_point]
     return synopsis_flags(text, command)
 

@@ -18,7 +18,8 @@ from aicr_pytest.report.results import ResultAccumulator, build_ctrf, phase_tabl
 
 
 def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
-    by_phase = {p: catalog.names_in_phase(p) for p in catalog.PHASES}
+    aicr = {c.name for c in catalog.CATALOG if c.group is None}  # the rest: opt-in extensions
+    by_phase = {p: [n for n in catalog.names_in_phase(p) if n in aicr] for p in catalog.PHASES}
     assert by_phase["deployment"] == [
         "operator-health",
         "expected-resources",
@@ -33,6 +34,11 @@ def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
         "nccl-all-reduce-bw-nvls",
         "inference-perf",
     }
+
+
+def test_the_node_health_checks_are_an_opt_in_group() -> None:
+    assert catalog.names_in_group(catalog.HEALTH) == ["gpu-inventory", "gpu-diagnostics", "gpu-health"]
+    assert all(catalog.BY_NAME[n].phase == "deployment" for n in catalog.names_in_group(catalog.HEALTH))
 
 
 def test_catalog_rows_are_well_formed() -> None:

@@ -77,6 +77,7 @@ ALLOWANCE: set[Permission] = (
     | P("get", "gateway.networking.k8s.io", "gatewayclasses,gateways")  # inference-gateway
     | P("list", "slinky.slurm.net", "loginsets,nodesets")  # slinky-slurm-*
     | P("get,create", "", "pods/exec")  # slinky-slurm-*: scontrol/sinfo/srun in the login pod
+    | P("get", "", "pods/proxy")  # gpu-health: each node's DCGM exporter pod
 )
 
 

@@ -84,6 +84,16 @@ def _gpus(node: Obj) -> int:
         return 0
 
 
+def gpu_count(node: Obj) -> int:
+    """The GPUs the exporter on ``node`` reports (its allocatable ``nvidia.com/gpu``)."""
+    return _gpus(node)
+
+
+def gpu_labels(node: Obj, gpu: int) -> dict[str, str]:
+    """The labels of GPU ``gpu``'s series on ``node`` (``gpu``, ``UUID``, ``Hostname``, ...)."""
+    return _labels(node, gpu)
+
+
 def _value(metric: str, gpu: int) -> float:
     return {
         "DCGM_FI_DEV_GPU_UTIL": 0.0,

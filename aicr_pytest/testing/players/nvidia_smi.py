@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from aicr_pytest.testing.players.podscripts import script_each_pod
 from aicr_pytest.testing.simulator import PodScript, Simulator, parse_quantity
 from aicr_pytest.testing.store import Obj
 
@@ -362,23 +363,11 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
         if nodes:
             missing[nodes[-1]] = 1
 
-    scripts: dict[str, PodScript] = {}  # pod uid -> its script, dropped when the pod goes
-
-    def on_pod(sim: Simulator, pod: Obj) -> None:
-        if not _is_verify_pod(pod) or any(s.matches(pod) for s in sim.scripts):
-            return  # not ours, or a test scripted this pod itself
+    def build(sim: Simulator, pod: Obj) -> PodScript:
         meta = pod.get("metadata") or {}
-        ns, name, uid = str(meta.get("namespace", "")), str(meta.get("name", "")), str(meta.get("uid"))
         script = PodScript(start_after=2.0, run_for=1.0, times=1)
-        script.predicate = lambda p: str((p.get("metadata") or {}).get("uid")) == uid
+        ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
         script.logs = _VerifyLogs(sim, script, ns, name, missing)
-        scripts[uid] = script
-        sim.script(script)
+        return script
 
-    def on_pod_deleted(sim: Simulator, pod: Obj) -> None:
-        script = scripts.pop(str((pod.get("metadata") or {}).get("uid")), None)
-        if script is not None:
-            sim.scripts[:] = [s for s in sim.scripts if s is not script]
-
-    fc.sim.on_create("", "v1", "pods", on_pod)
-    fc.sim.on_delete("", "v1", "pods", on_pod_deleted)
+    script_each_pod(fc, _is_verify_pod, build)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aicr_pytest.testing.players.podscripts import script_each_pod
 from aicr_pytest.testing.players.snapshot_host import node_host
 from aicr_pytest.testing.simulator import PodScript, Simulator, parse_quantity
 from aicr_pytest.testing.store import Obj
@@ -209,23 +210,12 @@ class _AgentLogs(Mapping[str, str]):
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
     """Play every snapshot-agent pod (and the ``snapshot-agent-log-truncated`` fault)."""
     truncate = FAULT_TRUNCATED in profile.faults
-    scripts: dict[str, PodScript] = {}
 
-    def on_pod(sim: Simulator, pod: Obj) -> None:
-        if not is_agent_pod(pod) or any(s.matches(pod) for s in sim.scripts):
-            return  # not ours, or a test scripted this pod itself
+    def build(sim: Simulator, pod: Obj) -> PodScript:
         meta = pod.get("metadata") or {}
-        ns, name, uid = str(meta.get("namespace", "")), str(meta.get("name", "")), str(meta.get("uid"))
         script = PodScript(start_after=2.0, run_for=1.0, times=1)
-        script.predicate = lambda p: str((p.get("metadata") or {}).get("uid")) == uid
+        ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
         script.logs = _AgentLogs(sim, script, ns, name, truncate)
-        scripts[uid] = script
-        sim.script(script)
+        return script
 
-    def on_pod_deleted(sim: Simulator, pod: Obj) -> None:
-        script = scripts.pop(str((pod.get("metadata") or {}).get("uid")), None)
-        if script is not None:
-            sim.scripts[:] = [s for s in sim.scripts if s is not script]
-
-    fc.sim.on_create("", "v1", "pods", on_pod)
-    fc.sim.on_delete("", "v1", "pods", on_pod_deleted)
+    script_each_pod(fc, is_agent_pod, build)

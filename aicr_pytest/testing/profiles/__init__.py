@@ -80,8 +80,11 @@ Faults:
 * ``no-kai`` -- no KAI scheduler (pods asking for ``kai-scheduler`` stay Pending, no events);
 * ``gpu-node-cordoned`` -- the first GPU node is cordoned (``spec.unschedulable`` + the
   ``node.kubernetes.io/unschedulable:NoSchedule`` taint);
-* ``nvidia-smi-missing-gpu`` -- the last GPU node still advertises 8 GPUs but nvidia-smi lists 7
-  (the nvidia-smi player honours it);
+* ``gpu-missing`` -- the last GPU node in name order advertises 8 GPUs (GFD ``nvidia.com/gpu.count``)
+  but only 7 are allocatable (``gpu-inventory`` fails naming it; ``check-nvidia-smi`` passes, as
+  AICR's does: its pod gets the 7);
+* ``nvidia-smi-missing-gpu`` -- the older driver-side fault: the last GPU node still advertises 8
+  GPUs but nvidia-smi lists 7 (the nvidia-smi player honours it);
 * ``nccl-low-bandwidth``, ``nccl-socket-fallback``, ``nccl-launcher-never-starts`` -- recorded in
   ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
   (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
+from aicr_pytest.testing.store import Obj
 
 __all__ = ["FAULTS", "apply_fault"]
 
@@ -44,7 +45,41 @@ def fault_gpu_node_cordoned(profile: ClusterProfile) -> None:
 
 
 def fault_nvidia_smi_missing_gpu(profile: ClusterProfile) -> None:
-    """Stub: recorded in ``state["faults"]``; the nvidia-smi player shows one GPU fewer on the last node."""
+    """Older driver-side fault (see gpu-missing): nvidia-smi lists one GPU fewer on the last GPU node."""
+
+
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+def _last_gpu_node(fc: SimulatedCluster) -> Obj | None:
+    """The last node in name order that GFD labels with a GPU count, or ``None``."""
+    labelled = "nvidia.com/gpu.count"
+    nodes = [n for n in fc.list("v1", "Node") if labelled in (n["metadata"].get("labels") or {})]
+    return max(nodes, key=lambda n: str(n["metadata"]["name"])) if nodes else None
+
+
+def _lose_one_allocatable_gpu(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    node = _last_gpu_node(fc)
+    if node is None:
+        return
+    allocatable = node.setdefault("status", {}).setdefault("allocatable", {})
+    gpus = int(str(allocatable.get(GPU_RESOURCE, "0")))
+    if gpus > 0:
+        allocatable[GPU_RESOURCE] = str(gpus - 1)
+        fc.add(node)
+
+
+def fault_gpu_diag_fail(profile: ClusterProfile) -> None:
+    """The last GPU of the last GPU node in name order fails DCGM's memory test (diag level 2 and up)."""
+
+
+def fault_gpu_xid(profile: ClusterProfile) -> None:
+    """The last GPU of the last GPU node in name order raises XID 79 during gpu-health's window."""
+
+
+def fault_gpu_missing(profile: ClusterProfile) -> None:
+    """The last GPU node in name order advertises 8 GPUs (GFD) but only 7 are allocatable."""
+    profile.components.append(Component("gpu-missing", _lose_one_allocatable_gpu))
 
 
 def fault_nccl_low_bandwidth(profile: ClusterProfile) -> None:
@@ -213,6 +248,9 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "nccl-launcher-never-starts": fault_nccl_launcher_never_starts,
     "gpu-node-cordoned": fault_gpu_node_cordoned,
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
+    "gpu-missing": fault_gpu_missing,
+    "gpu-diag-fail": fault_gpu_diag_fail,
+    "gpu-xid": fault_gpu_xid,
     "nccl-launcher-log-rotated": fault_nccl_stub,
     "trainer-webhook-cache-lag": fault_nccl_stub,
     "trainer-webhook-never-admits": fault_nccl_stub,

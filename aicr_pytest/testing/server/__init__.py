@@ -77,6 +77,9 @@ ProxyHandler = Callable[[str, str, bytes], tuple[int, str]]
 #: a ``dict`` body is sent as JSON.
 AggregatedHandler = Callable[[str, str, dict[str, str]], tuple[int, "Obj | str"]]
 _PROXY_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/services/([^/]+)/proxy(/.*)?$")
+#: ``handler(method, the pod, path below /proxy [+ "?" query], request body) -> (status, body text)``.
+PodProxyHandler = Callable[[str, "Obj", str, bytes], tuple[int, str]]
+_POD_PROXY_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/proxy(/.*)?$")
 _EXEC_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/exec$")
 
 
@@ -127,6 +130,8 @@ class FakeApiServer:
         #: Service proxy (``/api/v1/namespaces/<ns>/services/<name>[:<port>]/proxy/...``) backends,
         #: keyed by ``(namespace, service name)``: a player stands in for the pods behind a Service.
         self.proxy_handlers: dict[tuple[str, str], ProxyHandler] = {}
+        #: Pod proxy (``/api/v1/namespaces/<ns>/pods/<name>[:<port>]/proxy/...``) backends, by namespace
+        self.pod_proxy_handlers: dict[str, PodProxyHandler] = {}
         #: Aggregated API backends keyed by ``(group, version)`` (an ``APIService`` and its server).
         self.aggregated: dict[tuple[str, str], AggregatedHandler] = {}
         #: ``pods/exec`` stand-ins keyed by ``(namespace, pod name)``; pod ``"*"`` serves any pod
@@ -295,12 +300,13 @@ class FakeApiServer:
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes, alive: Any
     ) -> Response:
         method = method.upper()
-        proxied = _PROXY_PATH.match(path)
-        if proxied is not None:
-            subpath = proxied.group(3) or "/"
-            if query:
-                subpath += "?" + urlencode(query)
-            return self._proxy(method, proxied.group(1), proxied.group(2), subpath, raw)
+        for pattern, proxy in ((_PROXY_PATH, self._proxy), (_POD_PROXY_PATH, self._pod_proxy)):
+            proxied = pattern.match(path)
+            if proxied is not None:
+                subpath = proxied.group(3) or "/"
+                if query:
+                    subpath += "?" + urlencode(query)
+                return proxy(method, proxied.group(1), proxied.group(2), subpath, raw)
         aggregated = self._aggregated(method, path, query)
         if aggregated is not None:
             return aggregated
@@ -448,6 +454,19 @@ class FakeApiServer:
         if handler is None:
             raise _status_error(503, f'no endpoints available for service "{name}"')
         status, text = handler(method, subpath, raw)
+        return Response(status, text)
+
+    def _pod_proxy(self, method: str, ns: str, target: str, subpath: str, raw: bytes) -> Response:
+        """The API server's pod proxy: 404 without the pod, 503 unless it runs and a backend answers."""
+        parts = target.split(":")
+        name = parts[1] if len(parts) == 3 else parts[0]  # [scheme:]name[:port]
+        pods = self.store.resource("", "v1", "pods")
+        assert pods is not None
+        pod = self.store.get(pods, ns, name)  # 404 NotFound when the pod does not exist
+        handler = self.pod_proxy_handlers.get(ns)
+        if handler is None or (pod.get("status") or {}).get("phase") != "Running":
+            raise _status_error(503, f'error trying to reach service: pod "{name}" is not serving')
+        status, text = handler(method, pod, subpath, raw)
         return Response(status, text)
 
     def _aggregated(self, method: str, path: str, query: dict[str, str]) -> Response | None:

@@ -1,0 +1,86 @@
+"""Node health: which GPU node is broken?  ``gpu-inventory``, ``gpu-diagnostics``, ``gpu-health``.
+
+aicr-pytest extensions (AICR's catalog has none of them): they run when ``--node-health`` is
+given or the recipe names them.  The logic lives in :mod:`aicr_pytest.health`; these tests only
+wire fixtures to it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aicr_pytest.health import cluster as health_cluster
+from aicr_pytest.health import diagnostics_run, exporter_run, knobs
+
+if TYPE_CHECKING:  # annotations only
+    from aicr_pytest.core.clock import Clock
+    from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.settings import Settings
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
+    from aicr_pytest.plugin.check import CheckContext
+
+
+def test_gpu_inventory(check: CheckContext, cluster: Cluster, allocation_policy: AllocationPolicy) -> None:
+    extra: dict[str, object] = {}
+    try:
+        health_cluster.run_gpu_inventory(
+            cluster,
+            policy=allocation_policy.mode,
+            node_selector=check.node_selector,
+            emit=check.emit,
+            extra=extra,
+        )
+    finally:
+        if extra:
+            check.extra["aicr.gpuInventory"] = extra
+
+
+def test_gpu_diagnostics(
+    check: CheckContext,
+    cluster: Cluster,
+    run: RunScope,
+    aicr_settings: Settings,
+    allocation_policy: AllocationPolicy,
+    aicr_clock: Clock,
+) -> None:
+    record = diagnostics_run.DiagnosticsRun()
+    try:
+        diagnostics_run.run_gpu_diagnostics(
+            cluster,
+            run,
+            image=knobs.dcgm_image(aicr_settings),
+            level=knobs.diag_level(aicr_settings),
+            policy=allocation_policy.mode,
+            node_selector=check.node_selector,
+            tolerations=check.tolerations,
+            clock=aicr_clock,
+            emit=check.emit,
+            record=record,
+        )
+    finally:
+        if record.namespace:
+            check.extra["aicr.gpuDiagnostics"] = record.as_extra()
+
+
+def test_gpu_health(
+    check: CheckContext,
+    cluster: Cluster,
+    aicr_settings: Settings,
+    allocation_policy: AllocationPolicy,
+    aicr_clock: Clock,
+) -> None:
+    extra: dict[str, object] = {}
+    try:
+        exporter_run.run_gpu_health(
+            cluster,
+            thresholds=knobs.health_thresholds(aicr_settings),
+            policy=allocation_policy.mode,
+            node_selector=check.node_selector,
+            clock=aicr_clock,
+            emit=check.emit,
+            extra=extra,
+        )
+    finally:
+        if extra:
+            check.extra["aicr.gpuHealth"] = extra

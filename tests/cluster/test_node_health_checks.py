@@ -1,0 +1,294 @@
+"""The node-health checks end to end: real plugin + real facade + the fake cluster's players.
+
+``gpu-inventory``, ``gpu-diagnostics`` and ``gpu-health`` run through pytester against a FakeCluster
+profile (its clock auto-advancing while a check blocks), with the example recipe naming the check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import aicr_pytest.core.inputs
+import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
+from aicr_pytest.core import yamlio
+from aicr_pytest.testing.cluster import FakeCluster
+from tests.cluster.check_runner import PhaseRun, run_on_fake
+
+REPO = Path(__file__).resolve().parents[2]
+RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
+SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
+PROFILE = "h100-eks-training"
+GPU_NODES = ["h100-0", "h100-1", "h100-2", "h100-3"]
+
+
+def recipe_with(*checks: str) -> dict[str, Any]:
+    doc = yamlio.load(RECIPE.read_text())
+    doc["validation"] = {"deployment": {"checks": list(checks)}}
+    return doc
+
+
+def run_checks(
+    pytester: pytest.Pytester, fc: FakeCluster, *checks: str, extra: tuple[str, ...] = ()
+) -> PhaseRun:
+    return run_on_fake(
+        pytester, fc, phase="deployment", recipe=recipe_with(*checks), snapshot=SNAPSHOT, extra=extra
+    )
+
+
+# ----------------------------------------------------------------------------- gpu-inventory --
+def test_inventory_passes_on_a_healthy_cluster(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
+    assert test["status"] == "passed", test.get("message")
+    assert test["stdout"][-1].startswith("GPU inventory consistent on 4 nodes: 8 x ")
+    nodes = test["extra"]["aicr.gpuInventory"]["nodes"]
+    assert [n["node"] for n in nodes] == GPU_NODES
+    assert {(n["allocatable"], n["advertised"], n["driver"]) for n in nodes} == {(8, 8, 8)}
+    assert any(line.startswith("h100-3: 8 allocatable") for line in test["stdout"])
+
+
+def test_gpu_missing_fails_naming_the_last_node(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-missing"])
+    test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
+    assert test["status"] == "failed"
+    assert test["message"].splitlines()[0] == "node h100-3: 7 of 8 GPUs allocatable"
+    assert "h100-0" not in test["message"]
+
+
+def test_inventory_is_other_when_nodes_cannot_be_listed(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    fc.faults.server_error(path=r"/api/v1/nodes$", times=None)
+    test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
+    assert test["status"] == "other"
+    assert test["message"].startswith("could not list Nodes: ")
+
+
+def test_inventory_skips_when_the_run_skips_it(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-missing"])
+    run = run_checks(
+        pytester, fc, "operator-health", "gpu-inventory", extra=("--skip-check", "gpu-inventory")
+    )
+    assert run.tests["gpu-inventory"]["status"] == "skipped"
+    assert run.tests["operator-health"]["status"] == "passed"
+
+
+# --------------------------------------------------------------------------- gpu-diagnostics --
+def diag_pods(fc: FakeCluster) -> list[dict[str, Any]]:
+    return fc.list("v1", "Pod", None, label_selector="app.kubernetes.io/name=aicr-dcgm-diag")
+
+
+def test_diagnostics_pass_with_one_pod_per_node_holding_all_its_gpus(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    created: list[dict[str, Any]] = []
+    fc.sim.on_create("", "v1", "pods", lambda sim, pod: created.append(pod))
+    run = run_checks(pytester, fc, "gpu-diagnostics")
+    test = run.tests["gpu-diagnostics"]
+    assert test["status"] == "passed", test.get("message")
+    assert test["stdout"][-1] == (
+        "DCGM diagnostics level 1 passed on 4 nodes: 32 GPUs, every test that ran passed (4 tests ran)"
+    )
+    pods = [p for p in created if p["metadata"]["labels"].get("app.kubernetes.io/name") == "aicr-dcgm-diag"]
+    assert sorted(p["spec"]["nodeName"] for p in pods) == GPU_NODES
+    for pod in pods:
+        container = pod["spec"]["containers"][0]
+        assert container["image"] == "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+        assert "dcgmi diag -r 1 -j" in container["args"][0]
+        assert pod["metadata"]["labels"]["aicr.run/run-id"] == run.run_id
+        assert pod["metadata"]["name"].endswith(run.run_id)
+    assert diag_pods(fc) == []  # the run cleaned up after itself
+    extra = test["extra"]["aicr.gpuDiagnostics"]
+    assert extra["level"] == 1 and sorted(extra["pods"]) == GPU_NODES
+
+
+def test_diag_fail_names_node_gpu_test_and_warning(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
+    run = run_checks(
+        pytester,
+        fc,
+        "gpu-diagnostics",
+        extra=("--dcgm-diag-level", "2", "--dcgm-image", "registry.local/dcgm:4"),
+    )
+    test = run.tests["gpu-diagnostics"]
+    assert test["status"] == "failed"
+    lines = test["message"].splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("node h100-3 GPU 7 (serial ")
+    assert "memory failed: DCGM error 999: GPU 7: memory test found 3 uncorrectable errors" in lines[0]
+    assert test["extra"]["aicr.gpuDiagnostics"]["image"] == "registry.local/dcgm:4"
+
+
+def test_diag_fail_does_not_show_at_level_1(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
+    assert run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]["status"] == "passed"
+
+
+def test_an_image_that_never_pulls_is_other_naming_the_node(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    from aicr_pytest.testing.simulator import PodScript
+
+    fc = fake_cluster_factory(PROFILE)
+    fc.sim.script(
+        PodScript(
+            labels={"app.kubernetes.io/name": "aicr-dcgm-diag"},
+            predicate=lambda pod: pod["spec"]["nodeName"] == "h100-1",
+            waiting_reason="ImagePullBackOff",
+        )
+    )
+    test = run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]
+    assert test["status"] == "other"
+    assert test["message"].startswith(
+        "node h100-1: the DCGM image nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04 cannot be pulled"
+    )
+
+
+def test_unparsable_diag_output_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    from aicr_pytest.testing.simulator import PodScript
+
+    fc = fake_cluster_factory(PROFILE)
+    fc.sim.script(
+        PodScript(
+            labels={"app.kubernetes.io/name": "aicr-dcgm-diag"},
+            predicate=lambda pod: pod["spec"]["nodeName"] == "h100-2",
+            logs="Error: unable to connect to host engine\n",
+            exit_code=1,
+        )
+    )
+    test = run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]
+    assert test["status"] == "other"
+    assert test["message"].startswith("node h100-2: not JSON (")
+
+
+@pytest.mark.parametrize("level", ["0", "5", "fast"])
+def test_a_bad_level_is_one_line_before_any_work(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, level: str
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    run = run_checks(pytester, fc, "gpu-diagnostics", extra=("--dcgm-diag-level", level))
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    err = run.result.stderr.str().strip().splitlines()
+    assert err == [
+        f"ERROR: --dcgm-diag-level: DCGM diagnostic level {level!r} is not valid "
+        "(expected 1, 2, 3 or 4, or quick, medium, long, xlong)"
+    ]
+    assert diag_pods(fc) == []
+
+
+# -------------------------------------------------------------------------------- gpu-health --
+def test_health_passes_scraping_every_nodes_exporter_twice(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    start = fc.clock.time()
+    test = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-window", "2m")).tests["gpu-health"]
+    assert test["status"] == "passed", test.get("message")
+    assert test["stdout"][-1] == (
+        "GPU health clean on 4 nodes: 32 GPUs, no XID, ECC, row-remap or NVLink errors over 2m0s"
+    )
+    assert sorted(test["extra"]["aicr.gpuHealth"]["exporters"]) == GPU_NODES
+    assert fc.clock.time() - start >= 120  # the window passed (on the fake's virtual clock)
+    proxied = [r.path for r in fc.server.requests if "/pods/" in r.path and r.path.endswith("/proxy/metrics")]
+    assert len(proxied) == 8
+
+
+def test_gpu_xid_fails_naming_node_and_gpu(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-xid"])
+    test = run_checks(pytester, fc, "gpu-health").tests["gpu-health"]
+    assert test["status"] == "failed"
+    lines = test["message"].splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("node h100-3 GPU 7 (GPU-")
+    assert lines[0].endswith("XID 79 during the 1m0s window (DCGM_FI_DEV_XID_ERRORS)")
+
+
+def test_an_ignored_xid_passes(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-xid"])
+    run = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-threshold", "xid_ignore=79"))
+    assert run.tests["gpu-health"]["status"] == "passed", run.tests["gpu-health"].get("message")
+
+
+def test_an_unreachable_exporter_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    fc.faults.server_error(path=r"/pods/nvidia-dcgm-exporter-[^/]+/proxy/metrics$", times=None)
+    test = run_checks(pytester, fc, "gpu-health").tests["gpu-health"]
+    assert test["status"] == "other"
+    assert all(" answered HTTP 500: " in line for line in test["message"].splitlines())
+    assert len(test["message"].splitlines()) == 4
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (("--gpu-health-window", "soon"), "gpu-health: invalid window='soon': not a duration"),
+        (
+            ("--gpu-health-threshold", "ecc_dbe_max"),
+            "--gpu-health-threshold 'ecc_dbe_max': expected KEY=VALUE",
+        ),
+        (("--gpu-health-threshold", "bogus=1"), "gpu-health: unknown threshold 'bogus'"),
+    ],
+)
+def test_a_bad_health_knob_is_one_line_before_any_work(
+    pytester: pytest.Pytester, fake_cluster_factory: Any, argv: tuple[str, ...], line: str
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    run = run_checks(pytester, fc, "gpu-health", extra=argv)
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    err = run.result.stderr.str().strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ERROR: {line}"), err
+
+
+# ------------------------------------------------------------------------------------ opt-in --
+HEALTH = ["gpu-inventory", "gpu-diagnostics", "gpu-health"]
+AICR_DEPLOYMENT = ["operator-health", "expected-resources", "gpu-operator-version", "check-nvidia-smi"]
+
+
+def run_example(pytester: pytest.Pytester, fc: FakeCluster, *extra: str) -> PhaseRun:
+    return run_on_fake(pytester, fc, phase="deployment", recipe=RECIPE, snapshot=SNAPSHOT, extra=extra)
+
+
+def test_the_example_recipe_runs_no_node_health_check_unless_asked(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-missing", "gpu-xid"])
+    run = run_example(pytester, fc)
+    assert list(run.tests) == AICR_DEPLOYMENT
+    assert {t["status"] for t in run.tests.values()} == {"passed"}  # what AICR reports for it
+
+
+def test_node_health_adds_the_three_checks_after_aicrs(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE, ["gpu-missing"])
+    run = run_example(pytester, fc, "--node-health")
+    assert list(run.tests) == [*AICR_DEPLOYMENT, *HEALTH]
+    assert run.tests["gpu-inventory"]["status"] == "failed"
+    assert run.tests["gpu-inventory"]["message"].startswith("node h100-3: 7 of 8 GPUs allocatable")
+    assert run.tests["check-nvidia-smi"]["status"] == "passed"  # its pod gets the 7 allocatable GPUs
+
+
+def test_the_config_key_turns_node_health_on(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    config = pytester.path / "aicr-config.yaml"
+    config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {nodeHealth: true}\n")
+    run = run_example(pytester, fc, "--config", str(config))
+    assert list(run.tests) == [*AICR_DEPLOYMENT, *HEALTH]
+    assert {run.tests[n]["status"] for n in HEALTH} == {"passed"}
+
+
+def test_marker_health_runs_only_the_node_health_checks(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
+    fc = fake_cluster_factory(PROFILE)
+    run = run_example(pytester, fc, "-m", "health")
+    assert [n for n, t in run.tests.items() if t["status"] != "skipped"] == HEALTH, run.tests
+    assert {run.tests[n]["status"] for n in HEALTH} == {"passed"}
