@@ -21,66 +21,68 @@ if TYPE_CHECKING:  # annotations only
     from aicr_pytest.plugin.check import CheckContext
 
 
-def test_gpu_inventory(check: CheckContext, cluster: Cluster, allocation_policy: AllocationPolicy) -> None:
+def test_gpu_inventory(
+    aicr_check: CheckContext, aicr_cluster: Cluster, aicr_allocation_policy: AllocationPolicy
+) -> None:
     extra: dict[str, object] = {}
     try:
         health_cluster.run_gpu_inventory(
-            cluster,
-            policy=allocation_policy.mode,
-            node_selector=check.node_selector,
-            emit=check.emit,
+            aicr_cluster,
+            policy=aicr_allocation_policy.mode,
+            node_selector=aicr_check.node_selector,
+            emit=aicr_check.emit,
             extra=extra,
         )
     finally:
         if extra:
-            check.extra["aicr.gpuInventory"] = extra
+            aicr_check.extra["aicr.gpuInventory"] = extra
 
 
 def test_gpu_diagnostics(
-    check: CheckContext,
-    cluster: Cluster,
-    run: RunScope,
+    aicr_check: CheckContext,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
     aicr_settings: Settings,
-    allocation_policy: AllocationPolicy,
+    aicr_allocation_policy: AllocationPolicy,
     aicr_clock: Clock,
 ) -> None:
     record = diagnostics_run.DiagnosticsRun()
     try:
         diagnostics_run.run_gpu_diagnostics(
-            cluster,
-            run,
+            aicr_cluster,
+            aicr_run,
             image=knobs.dcgm_image(aicr_settings),
             level=knobs.diag_level(aicr_settings),
-            policy=allocation_policy.mode,
-            node_selector=check.node_selector,
-            tolerations=check.tolerations,
+            policy=aicr_allocation_policy.mode,
+            node_selector=aicr_check.node_selector,
+            tolerations=aicr_check.tolerations,
             clock=aicr_clock,
-            emit=check.emit,
+            emit=aicr_check.emit,
             record=record,
         )
     finally:
         if record.namespace:
-            check.extra["aicr.gpuDiagnostics"] = record.as_extra()
+            aicr_check.extra["aicr.gpuDiagnostics"] = record.as_extra()
 
 
 def test_gpu_health(
-    check: CheckContext,
-    cluster: Cluster,
+    aicr_check: CheckContext,
+    aicr_cluster: Cluster,
     aicr_settings: Settings,
-    allocation_policy: AllocationPolicy,
+    aicr_allocation_policy: AllocationPolicy,
     aicr_clock: Clock,
 ) -> None:
     extra: dict[str, object] = {}
     try:
         exporter_run.run_gpu_health(
-            cluster,
+            aicr_cluster,
             thresholds=knobs.health_thresholds(aicr_settings),
-            policy=allocation_policy.mode,
-            node_selector=check.node_selector,
+            policy=aicr_allocation_policy.mode,
+            node_selector=aicr_check.node_selector,
             clock=aicr_clock,
-            emit=check.emit,
+            emit=aicr_check.emit,
             extra=extra,
         )
     finally:
         if extra:
-            check.extra["aicr.gpuHealth"] = extra
+            aicr_check.extra["aicr.gpuHealth"] = extra

@@ -39,8 +39,10 @@ def run_checks(
 
 
 # ----------------------------------------------------------------------------- gpu-inventory --
-def test_inventory_passes_on_a_healthy_cluster(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_inventory_passes_on_a_healthy_cluster(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
     assert test["status"] == "passed", test.get("message")
     assert test["stdout"][-1].startswith("GPU inventory consistent on 4 nodes: 8 x ")
@@ -50,8 +52,10 @@ def test_inventory_passes_on_a_healthy_cluster(pytester: pytest.Pytester, fake_c
     assert any(line.startswith("h100-3: 8 allocatable") for line in test["stdout"])
 
 
-def test_gpu_missing_fails_naming_the_last_node(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-missing"])
+def test_gpu_missing_fails_naming_the_last_node(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])
     test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
     assert test["status"] == "failed"
     assert test["message"].splitlines()[0] == "node h100-3: 7 of 8 GPUs allocatable"
@@ -59,17 +63,19 @@ def test_gpu_missing_fails_naming_the_last_node(pytester: pytest.Pytester, fake_
 
 
 def test_inventory_is_other_when_nodes_cannot_be_listed(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     fc.faults.server_error(path=r"/api/v1/nodes$", times=None)
     test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
     assert test["status"] == "other"
     assert test["message"].startswith("could not list Nodes: ")
 
 
-def test_inventory_skips_when_the_run_skips_it(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-missing"])
+def test_inventory_skips_when_the_run_skips_it(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])
     run = run_checks(
         pytester, fc, "operator-health", "gpu-inventory", extra=("--skip-check", "gpu-inventory")
     )
@@ -83,9 +89,9 @@ def diag_pods(fc: FakeCluster) -> list[dict[str, Any]]:
 
 
 def test_diagnostics_pass_with_one_pod_per_node_holding_all_its_gpus(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     created: list[dict[str, Any]] = []
     fc.sim.on_create("", "v1", "pods", lambda sim, pod: created.append(pod))
     run = run_checks(pytester, fc, "gpu-diagnostics")
@@ -109,9 +115,9 @@ def test_diagnostics_pass_with_one_pod_per_node_holding_all_its_gpus(
 
 
 def test_diag_fail_names_node_gpu_test_and_warning(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
     run = run_checks(
         pytester,
         fc,
@@ -127,17 +133,19 @@ def test_diag_fail_names_node_gpu_test_and_warning(
     assert test["extra"]["aicr.gpuDiagnostics"]["image"] == "registry.local/dcgm:4"
 
 
-def test_diag_fail_does_not_show_at_level_1(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
+def test_diag_fail_does_not_show_at_level_1(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
     assert run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]["status"] == "passed"
 
 
 def test_an_image_that_never_pulls_is_other_naming_the_node(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     from aicr_pytest.testing.simulator import PodScript
 
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     fc.sim.script(
         PodScript(
             labels={"app.kubernetes.io/name": "aicr-dcgm-diag"},
@@ -152,10 +160,10 @@ def test_an_image_that_never_pulls_is_other_naming_the_node(
     )
 
 
-def test_unparsable_diag_output_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+def test_unparsable_diag_output_is_other(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     from aicr_pytest.testing.simulator import PodScript
 
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     fc.sim.script(
         PodScript(
             labels={"app.kubernetes.io/name": "aicr-dcgm-diag"},
@@ -171,9 +179,9 @@ def test_unparsable_diag_output_is_other(pytester: pytest.Pytester, fake_cluster
 
 @pytest.mark.parametrize("level", ["0", "5", "fast"])
 def test_a_bad_level_is_one_line_before_any_work(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, level: str
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, level: str
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     run = run_checks(pytester, fc, "gpu-diagnostics", extra=("--dcgm-diag-level", level))
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     err = run.result.stderr.str().strip().splitlines()
@@ -186,9 +194,9 @@ def test_a_bad_level_is_one_line_before_any_work(
 
 # -------------------------------------------------------------------------------- gpu-health --
 def test_health_passes_scraping_every_nodes_exporter_twice(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     start = fc.clock.time()
     test = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-window", "2m")).tests["gpu-health"]
     assert test["status"] == "passed", test.get("message")
@@ -201,8 +209,8 @@ def test_health_passes_scraping_every_nodes_exporter_twice(
     assert len(proxied) == 8
 
 
-def test_gpu_xid_fails_naming_node_and_gpu(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-xid"])
+def test_gpu_xid_fails_naming_node_and_gpu(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-xid"])
     test = run_checks(pytester, fc, "gpu-health").tests["gpu-health"]
     assert test["status"] == "failed"
     lines = test["message"].splitlines()
@@ -211,14 +219,14 @@ def test_gpu_xid_fails_naming_node_and_gpu(pytester: pytest.Pytester, fake_clust
     assert lines[0].endswith("XID 79 during the 1m0s window (DCGM_FI_DEV_XID_ERRORS)")
 
 
-def test_an_ignored_xid_passes(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-xid"])
+def test_an_ignored_xid_passes(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-xid"])
     run = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-threshold", "xid_ignore=79"))
     assert run.tests["gpu-health"]["status"] == "passed", run.tests["gpu-health"].get("message")
 
 
-def test_an_unreachable_exporter_is_other(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_an_unreachable_exporter_is_other(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     fc.faults.server_error(path=r"/pods/nvidia-dcgm-exporter-[^/]+/proxy/metrics$", times=None)
     test = run_checks(pytester, fc, "gpu-health").tests["gpu-health"]
     assert test["status"] == "other"
@@ -238,9 +246,9 @@ def test_an_unreachable_exporter_is_other(pytester: pytest.Pytester, fake_cluste
     ],
 )
 def test_a_bad_health_knob_is_one_line_before_any_work(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, argv: tuple[str, ...], line: str
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, argv: tuple[str, ...], line: str
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     run = run_checks(pytester, fc, "gpu-health", extra=argv)
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     err = run.result.stderr.str().strip().splitlines()
@@ -257,18 +265,18 @@ def run_example(pytester: pytest.Pytester, fc: FakeCluster, *extra: str) -> Phas
 
 
 def test_the_example_recipe_runs_no_node_health_check_unless_asked(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-missing", "gpu-xid"])
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing", "gpu-xid"])
     run = run_example(pytester, fc)
     assert list(run.tests) == AICR_DEPLOYMENT
     assert {t["status"] for t in run.tests.values()} == {"passed"}  # what AICR reports for it
 
 
 def test_node_health_adds_the_three_checks_after_aicrs(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory(PROFILE, ["gpu-missing"])
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])
     run = run_example(pytester, fc, "--node-health")
     assert list(run.tests) == [*AICR_DEPLOYMENT, *HEALTH]
     assert run.tests["gpu-inventory"]["status"] == "failed"
@@ -276,8 +284,10 @@ def test_node_health_adds_the_three_checks_after_aicrs(
     assert run.tests["check-nvidia-smi"]["status"] == "passed"  # its pod gets the 7 allocatable GPUs
 
 
-def test_the_config_key_turns_node_health_on(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
-    fc = fake_cluster_factory(PROFILE)
+def test_the_config_key_turns_node_health_on(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
     config = pytester.path / "aicr-config.yaml"
     config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {nodeHealth: true}\n")
     run = run_example(pytester, fc, "--config", str(config))
@@ -286,9 +296,9 @@ def test_the_config_key_turns_node_health_on(pytester: pytest.Pytester, fake_clu
 
 
 def test_marker_health_runs_only_the_node_health_checks(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = fake_cluster_factory(PROFILE)
+    fc = aicr_fake_cluster_factory(PROFILE)
     run = run_example(pytester, fc, "-m", "health")
     assert [n for n, t in run.tests.items() if t["status"] != "skipped"] == HEALTH, run.tests
     assert {run.tests[n]["status"] for n in HEALTH} == {"passed"}

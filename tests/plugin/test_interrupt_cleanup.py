@@ -67,7 +67,7 @@ def test_after(aicr_check):
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[FakeCluster]:
+def fc(tmp_path: Path) -> Iterator[FakeCluster]:
     with FakeCluster("h100-eks-training", clock=RealClock(), kubeconfig_path=tmp_path / "kubeconfig") as fc:
         yield fc
 
@@ -113,9 +113,9 @@ def _report(tmp_path: Path) -> dict[str, dict[str, object]]:
 
 
 def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(
-    tmp_path: Path, cluster: FakeCluster
+    tmp_path: Path, fc: FakeCluster
 ) -> None:
-    proc = _start(tmp_path, cluster, CHECKS)
+    proc = _start(tmp_path, fc, CHECKS)
     run_id = _wait_started(proc, tmp_path)
     proc.send_signal(signal.SIGTERM)
     code, err = _finish(proc)
@@ -123,11 +123,11 @@ def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(
     tests = _report(tmp_path)
     assert tests["operator-health"]["message"] == interrupt.SIGTERM_REASON
     assert tests[""]["extra"]["aicr.interrupted"] == interrupt.SIGTERM_REASON  # type: ignore[index]
-    assert _left(cluster, run_id) == []
+    assert _left(fc, run_id) == []
 
 
-def test_interrupted_no_cleanup_run_prints_the_kubectl_commands(tmp_path: Path, cluster: FakeCluster) -> None:
-    proc = _start(tmp_path, cluster, CHECKS, "--no-cleanup")
+def test_interrupted_no_cleanup_run_prints_the_kubectl_commands(tmp_path: Path, fc: FakeCluster) -> None:
+    proc = _start(tmp_path, fc, CHECKS, "--no-cleanup")
     run_id = _wait_started(proc, tmp_path)
     proc.send_signal(signal.SIGTERM)
     code, err = _finish(proc)
@@ -135,12 +135,12 @@ def test_interrupted_no_cleanup_run_prints_the_kubectl_commands(tmp_path: Path, 
     assert f"cleanup disabled (--no-cleanup): 2 object(s) of run {run_id} kept for debugging" in err
     delete = f"kubectl -n aicr-validation delete configmaps -l {RUN_ID_LABEL}={run_id} --cascade=foreground"
     assert delete in err
-    assert "ConfigMap/held-" + run_id in _left(cluster, run_id)  # kept, as asked
+    assert "ConfigMap/held-" + run_id in _left(fc, run_id)  # kept, as asked
 
 
 @pytest.mark.usefixtures("sigint_raises")  # the child inherits SIGINT's default action
-def test_a_second_ctrl_c_still_gets_the_full_report(tmp_path: Path, cluster: FakeCluster) -> None:
-    proc = _start(tmp_path, cluster, CHECKS)
+def test_a_second_ctrl_c_still_gets_the_full_report(tmp_path: Path, fc: FakeCluster) -> None:
+    proc = _start(tmp_path, fc, CHECKS)
     run_id = _wait_started(proc, tmp_path)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)
@@ -153,13 +153,13 @@ def test_a_second_ctrl_c_still_gets_the_full_report(tmp_path: Path, cluster: Fak
         "operator-health": "other",
         "expected-resources": "other",
     }
-    assert _left(cluster, run_id) == []
+    assert _left(fc, run_id) == []
 
 
 def test_a_deadline_during_cleanup_keeps_the_verdict_and_finishes_cleanup(
-    tmp_path: Path, cluster: FakeCluster
+    tmp_path: Path, fc: FakeCluster
 ) -> None:
-    proc = _start(tmp_path, cluster, DEADLINE_IN_CLEANUP, "--timeout", "30s")
+    proc = _start(tmp_path, fc, DEADLINE_IN_CLEANUP, "--timeout", "30s")
     code, err = _finish(proc)
     run_id = (tmp_path / "started").read_text()
     assert code == 5, err
@@ -170,7 +170,7 @@ def test_a_deadline_during_cleanup_keeps_the_verdict_and_finishes_cleanup(
     assert tests["expected-resources"]["message"] == "timed out after 30s"
     assert (summary["passed"], summary["other"], summary["tests"]) == (1, 1, 2)
     assert err.rstrip().splitlines()[-1].split(" in ")[0].strip("= ") == "1 passed, 1 other", err
-    assert _left(cluster, run_id) == []  # the deadline waited for cleanup
+    assert _left(fc, run_id) == []  # the deadline waited for cleanup
 
 
 def test_stop_signals_raise_once_then_hold_then_give_up() -> None:
