@@ -11,7 +11,8 @@ Importing this package registers the built-in players, in this order: ``nvidia-s
 (:mod:`.conformance`: the conformance phase's GPU probe pods, KAI gangs, operator webhooks), ``metrics``
 (:mod:`.metrics`: DCGM exporter, Prometheus, prometheus-adapter), ``autoscaling``
 (:mod:`.autoscaling`: HPA controller, Deployments a run creates, Karpenter), ``slinky``
-(:mod:`.slinky`: Slurm answers in the login pod) and ``snapshot-agent`` (:mod:`.snapshot_agent`). A user's own
+(:mod:`.slinky`: Slurm answers in the login pod), ``cre`` (:mod:`.cre`: NVCRE answers Certifications) and
+``snapshot-agent`` (:mod:`.snapshot_agent`). A user's own
 check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
@@ -21,6 +22,7 @@ from aicr_pytest.testing.model import Player, register_player
 from aicr_pytest.testing.players import (
     autoscaling,
     conformance,
+    cre,
     inference,
     metrics,
     nccl,
@@ -40,6 +42,7 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("metrics", metrics.install),
     ("autoscaling", autoscaling.install),
     ("slinky", slinky.install),
+    ("cre", cre.install),
     ("snapshot-agent", snapshot_agent.install),
 )
 
