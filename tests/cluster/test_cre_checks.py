@@ -30,7 +30,9 @@ API = "nvcre.nvidia.com/v1alpha1"
 CONSTRAINTS = {NCCL: ">= 450", GOODPUT: ">= 0.7"}
 
 
-def recipe(checks: tuple[str, ...], constraints: dict[str, str] | None = None, **criteria: str) -> dict[str, Any]:
+def recipe(
+    checks: tuple[str, ...], constraints: dict[str, str] | None = None, **criteria: str
+) -> dict[str, Any]:
     doc: dict[str, Any] = yamlio.load(RECIPE.read_text())
     doc["criteria"].update(criteria)
     cons = CONSTRAINTS if constraints is None else constraints
@@ -61,7 +63,9 @@ def test_both_checks_pass_and_report_their_measurements(
 ) -> None:
     fc = cre_cluster(fake_cluster_factory)
     submitted: list[dict[str, Any]] = []
-    fc.sim.on_create("nvcre.nvidia.com", "v1alpha1", "certifications", lambda _sim, obj: submitted.append(obj))
+    fc.sim.on_create(
+        "nvcre.nvidia.com", "v1alpha1", "certifications", lambda _sim, obj: submitted.append(obj)
+    )
     tests = run(pytester, fc, recipe((NCCL, GOODPUT)))
 
     nccl = tests[NCCL]
@@ -149,7 +153,9 @@ def test_fewer_than_two_gpu_nodes_fails(pytester: pytest.Pytester, fake_cluster_
     assert tests[NCCL]["message"].startswith(
         f"recipe declares the {NCCL} NCCL benchmark but the cluster has fewer than 2 GPU nodes"
     )
-    assert tests[GOODPUT]["message"] == f"recipe declares {GOODPUT} but the cluster has fewer than 2 GPU nodes"
+    assert (
+        tests[GOODPUT]["message"] == f"recipe declares {GOODPUT} but the cluster has fewer than 2 GPU nodes"
+    )
     assert tests[NCCL]["status"] == tests[GOODPUT]["status"] == "failed"
     assert certifications(fc) == []
 
@@ -172,7 +178,9 @@ def test_skips(
     assert certifications(fc) == []  # nothing was submitted
 
 
-def test_stuck_certification_is_other_with_progress(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+def test_stuck_certification_is_other_with_progress(
+    pytester: pytest.Pytester, fake_cluster_factory: Any
+) -> None:
     fc = cre_cluster(fake_cluster_factory, "cre-certification-stuck")
     t = run(pytester, fc, recipe((NCCL,)))[NCCL]
     assert t["status"] == "other"
