@@ -126,9 +126,9 @@ def test_measurements_only_count_this_runs_workflow_and_age() -> None:
         measurement("wf", "2026-12-01T09:59:59Z", results=[{"busBW": "999"}]),  # before the run
     ]
     assert cre.max_bus_bandwidth(items, "wf", T0) == 400.25
-    with pytest.raises(Inconclusive, match="^no BandwidthMeasurement with busBW results$"):
+    with pytest.raises(Inconclusive, match=r"^no BandwidthMeasurement with busBW results$"):
         cre.max_bus_bandwidth(items[1:], "wf", T0)
-    with pytest.raises(Inconclusive, match="^no GoodputMeasurement status for CRE training Certification$"):
+    with pytest.raises(Inconclusive, match=r"^no GoodputMeasurement status for CRE training Certification$"):
         cre.goodput_status(items[2:], "wf", T0)
 
 
