@@ -6,7 +6,7 @@ way), :meth:`~CreRun.gpu_nodes` (every node, paginated), :meth:`~CreRun.submit` 
 through :class:`~aicr_pytest.kube.run.RunScope`: run-scoped name, the run's labels, deleted by the
 run's cleanup), :meth:`~CreRun.wait` (one watch until ``Succeeded``/``Failed``, a progress line every
 minute; the deadline is the check's, so ``other`` comes before the check's own timeout) and
-:meth:`~CreRun.measurements` (the ``BandwidthMeasurement``/``GoodputMeasurement`` list of the run's
+:meth:`~CreRun.measure` (the ``BandwidthMeasurement``/``GoodputMeasurement`` list of the run's
 namespace, which :mod:`aicr_pytest.cre` filters by owner Workflow and age).
 """
 
@@ -20,6 +20,7 @@ from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.cre import (
     API_VERSION,
+    GOODPUT_CHECK,
     GROUP,
     MSG_API_MISSING,
     MSG_TIMEOUT,
@@ -27,6 +28,9 @@ from aicr_pytest.cre import (
     CreCheckFailure,
     Plan,
     build_certification,
+    goodput_ratio,
+    goodput_status,
+    max_bus_bandwidth,
     progress_line,
     terminal,
 )
@@ -93,3 +97,10 @@ class CreRun:
 
     def measurements(self, plural: str) -> list[JSON]:
         return list(self.cluster.list(API_VERSION, plural, self.namespace))
+
+    def measure(self, workflow: str, created_at: str) -> tuple[float, JSON | None]:
+        """The check's measured value and, for goodput, the GoodputMeasurement status it came from."""
+        if self.check == GOODPUT_CHECK:
+            status = goodput_status(self.measurements("goodputmeasurements"), workflow, created_at)
+            return goodput_ratio(status), status
+        return max_bus_bandwidth(self.measurements("bandwidthmeasurements"), workflow, created_at), None

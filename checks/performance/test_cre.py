@@ -44,13 +44,9 @@ def _run(check: CheckContext, recipe: Recipe, cluster: Cluster, run: RunScope, c
     workflow = cre.workflow_name(done, entry)
     info["workflow"] = workflow
 
-    status: dict[str, Any] | None = None
-    if check.name == cre.GOODPUT_CHECK:
-        status = cre.goodput_status(work.measurements("goodputmeasurements"), workflow, created_at)
+    measured, status = work.measure(workflow, created_at)
+    if status is not None:  # goodput: NVCRE's metrics travel with the ratio
         info["goodput"] = cre.goodput_metrics(status)
-        measured = cre.goodput_ratio(status)
-    else:
-        measured = cre.max_bus_bandwidth(work.measurements("bandwidthmeasurements"), workflow, created_at)
     verdict = cre.evaluate(plan, measured, status)
     for line in verdict.lines:
         check.emit(line)
