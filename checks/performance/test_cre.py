@@ -2,8 +2,8 @@
 
 Both run one NVCRE ``Certification``; decisions live in :mod:`aicr_pytest.cre` (pure) and the cluster
 work in :mod:`aicr_pytest.cre.cluster`.  This file only wires them together in upstream's order:
-constraint and qualification → Certification API → GPU nodes → Certification → wait → workflow →
-measurement → verdict.  The measured value goes to CTRF ``extra["aicr.measurements"]``, the
+constraint and qualification → threshold and GPU nodes → Certification API → Certification → wait →
+workflow → measurement → verdict.  The measured value goes to CTRF ``extra["aicr.measurements"]``, the
 Certification and (goodput) NVCRE's metrics to ``extra["aicr.creRun"]``.
 """
 
@@ -31,8 +31,8 @@ def _run(check: CheckContext, recipe: Recipe, cluster: Cluster, run: RunScope, c
     )
     assert constraint is not None  # qualification skipped otherwise
     work = CreRun(cluster, run, check=check.name, clock=clock, deadline=clock.time() + check.timeout_s)
-    work.require_api()
     plan = cre.plan(check.name, entry, constraint.value, cre.gpu_nodes(work.gpu_nodes(), check.node_selector))
+    work.require_api()  # where upstream's create would fail: after the node count
 
     created = work.submit(plan)
     meta: dict[str, Any] = created["metadata"]
