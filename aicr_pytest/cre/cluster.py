@@ -1,13 +1,16 @@
 """The cluster half of the CRE checks: discovery, the Certification, the wait, the measurements.
 
-:class:`CreRun` does, in order: :meth:`~CreRun.gpu_nodes` (every node, paginated),
-:meth:`~CreRun.require_api` (discovery: NVCRE's ``certifications`` must be served, else the
-check fails naming the component — upstream's create would fail there), :meth:`~CreRun.submit` (the
-Certification through :class:`~aicr_pytest.kube.run.RunScope`: run-scoped name, the run's labels,
-deleted by the run's cleanup), :meth:`~CreRun.wait` (one watch until ``Succeeded``/``Failed``, a
-progress line every minute; the deadline is the check's, so ``other`` comes before the check's own timeout) and
-:meth:`~CreRun.measure` (the ``BandwidthMeasurement``/``GoodputMeasurement`` list of the run's
-namespace, which :mod:`aicr_pytest.cre` filters by owner Workflow and age).
+:class:`CreRun` does, in order:
+
+* :meth:`~CreRun.gpu_nodes`: every node, paginated;
+* :meth:`~CreRun.require_api`: discovery; NVCRE's ``certifications`` must be served, else the check
+  fails naming the component (upstream's create would fail there);
+* :meth:`~CreRun.submit`: the Certification through :class:`~aicr_pytest.kube.run.RunScope`
+  (run-scoped name, the run's labels, deleted by the run's cleanup);
+* :meth:`~CreRun.wait`: one watch until ``Succeeded``/``Failed``, a progress line every minute; the
+  deadline is the check's, so ``other`` comes before the check's own timeout;
+* :meth:`~CreRun.measure`: the ``BandwidthMeasurement``/``GoodputMeasurement`` list of the run's
+  namespace, which :mod:`aicr_pytest.cre` filters by owner Workflow and age.
 """
 
 from __future__ import annotations
