@@ -77,6 +77,7 @@ _CONFORMANCE_1 = "conformance/test_conformance_phase1.py::test_conformance"
 _CONFORMANCE_2 = "conformance/test_conformance_phase2.py::"
 _NCCL = "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw"
 _NCCL_HOOKS = "aicr_pytest.nccl.hooks"
+_CRE = "performance/test_cre.py::"
 
 
 def _conformance(module: str, function: str) -> str:
@@ -292,6 +293,20 @@ CATALOG: tuple[CheckSpec, ...] = (
         "NCCL all-reduce bandwidth over NVLS",
         test=_NCCL,
         hooks=_NCCL_HOOKS,
+    ),
+    CheckSpec(  # upstream AICR v1.x
+        "nccl-cre-all-reduce-bw",
+        "performance",
+        _m(30),
+        "NCCL all-reduce bus bandwidth through an NVCRE Certification",
+        test=_CRE + "test_nccl_cre_all_reduce_bw",
+    ),
+    CheckSpec(  # upstream AICR v1.x
+        "cre-training-goodput",
+        "performance",
+        _m(30),
+        "NeMo training goodput through an NVCRE Certification",
+        test=_CRE + "test_cre_training_goodput",
     ),
     CheckSpec(
         "inference-perf",

@@ -118,6 +118,12 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "NCCL on GKE: GPU NIC networks for the multi-NIC worker annotation": _p(
         _READ, "networking.gke.io", "networks"
     ),
+    "CRE checks: the run-scoped NVCRE Certification": _p(
+        "get,list,watch,create,delete", "nvcre.nvidia.com", "certifications"
+    ),
+    "CRE checks: the measurements NVCRE records for the run's Certification": _p(
+        "list", "nvcre.nvidia.com", "bandwidthmeasurements,goodputmeasurements"
+    ),
     "inference-perf: model-cache PVC in the per-run namespace": _p(
         "get,list,watch,create,delete", "", "persistentvolumeclaims"
     ),

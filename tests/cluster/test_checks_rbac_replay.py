@@ -130,6 +130,13 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Path], Path], Path, tuple[str, ..
         NCCL_SNAPSHOT,
         ("nccl-all-reduce-bw-net",),
     ),
+    "cre": (
+        "h100-eks-training-cre",
+        "performance",
+        lambda tmp: written(tmp, "cre.yaml", cre_recipe()),
+        EXAMPLES / "h100-eks-training-snapshot.yaml",
+        ("nccl-cre-all-reduce-bw", "cre-training-goodput"),
+    ),
     "conformance": (
         "h100-eks-training",
         "conformance",
@@ -208,6 +215,16 @@ CONFORMANCE_II_TRAINING = (
     "pod-autoscaling",
     "cluster-autoscaling",
 )
+
+
+def cre_recipe() -> dict[str, Any]:
+    recipe: dict[str, Any] = yamlio.load(training_recipe().read_text())
+    checks = {"nccl-cre-all-reduce-bw": ">= 450", "cre-training-goodput": ">= 0.7"}
+    recipe["validation"]["performance"] = {
+        "checks": list(checks),
+        "constraints": [{"name": k, "value": v} for k, v in checks.items()],
+    }
+    return recipe
 
 
 def conformance_recipe(tmp: Path, checks: tuple[str, ...], *refs: dict[str, Any]) -> Path:

@@ -32,6 +32,8 @@ def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
         "nccl-all-reduce-bw",
         "nccl-all-reduce-bw-net",
         "nccl-all-reduce-bw-nvls",
+        "nccl-cre-all-reduce-bw",  # upstream AICR v1.x
+        "cre-training-goodput",  # upstream AICR v1.x
         "inference-perf",
     }
 

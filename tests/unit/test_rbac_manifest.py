@@ -57,6 +57,8 @@ ALLOWANCE: set[Permission] = (
     | P("get,list,watch,create,delete", "trainer.kubeflow.org", "trainjobs,trainingruntimes")  # NCCL
     | P("get,list,watch,create,delete", "resource.nvidia.com", "computedomains")  # NCCL -nvls
     | P("get,list,watch", "networking.gke.io", "networks")  # NCCL on GKE
+    | P("get,list,watch,create,delete", "nvcre.nvidia.com", "certifications")  # CRE checks
+    | P("list", "nvcre.nvidia.com", "bandwidthmeasurements,goodputmeasurements")  # CRE checks
     | P("get,list,watch,create,delete", "", "persistentvolumeclaims")  # inference-perf model cache
     | P("create", "", "secrets,services/proxy")  # inference-perf HF token Secret, endpoint probe
     | P("get,list,watch,create,delete", "nvidia.com", "dynamographdeployments")  # inference-perf

@@ -11,9 +11,10 @@ Importing this package registers the built-in players, in this order: ``nvidia-s
 (:mod:`.conformance`: the conformance phase's GPU probe pods, KAI gangs, operator webhooks), ``metrics``
 (:mod:`.metrics`: DCGM exporter, Prometheus, prometheus-adapter), ``autoscaling``
 (:mod:`.autoscaling`: HPA controller, Deployments a run creates, Karpenter), ``slinky``
-(:mod:`.slinky`: Slurm answers in the login pod), ``snapshot-agent`` (:mod:`.snapshot_agent`),
-``dcgm-diag`` (:mod:`.dcgm_diag`: gpu-diagnostics' ``dcgmi diag`` pods) and ``gpu-health``
-(:mod:`.gpu_health`: each DCGM exporter pod's health series through the pod proxy). A user's own
+(:mod:`.slinky`: Slurm answers in the login pod), ``cre`` (:mod:`.cre`: NVCRE answers Certifications),
+``snapshot-agent`` (:mod:`.snapshot_agent`), ``dcgm-diag`` (:mod:`.dcgm_diag`: gpu-diagnostics'
+``dcgmi diag`` pods) and ``gpu-health`` (:mod:`.gpu_health`: each DCGM exporter pod's health series
+through the pod proxy). A user's own
 check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
@@ -23,6 +24,7 @@ from aicr_pytest.testing.model import Player, register_player
 from aicr_pytest.testing.players import (
     autoscaling,
     conformance,
+    cre,
     dcgm_diag,
     gpu_health,
     inference,
@@ -44,6 +46,7 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("metrics", metrics.install),
     ("autoscaling", autoscaling.install),
     ("slinky", slinky.install),
+    ("cre", cre.install),
     ("snapshot-agent", snapshot_agent.install),
     ("dcgm-diag", dcgm_diag.install),
     ("gpu-health", gpu_health.install),

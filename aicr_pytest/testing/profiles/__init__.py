@@ -51,6 +51,9 @@ Profiles:
 * ``gb200-eks-training-slurm`` -- the GB200 training profile plus Slinky Slurm (namespace ``slurm``:
   NodeSet/LoginSet, their pods, IMEX ComputeDomain and ResourceClaimTemplate); the slinky player
   (:mod:`aicr_pytest.testing.players.slinky`) answers ``pods/exec`` in the login pod.
+* ``h100-eks-training-cre`` -- the H100 training profile plus NVCRE (namespace ``nvcre``, the seven
+  ``nvcre.nvidia.com/v1alpha1`` CRDs, ``nvcre-manager``); the cre player
+  (:mod:`aicr_pytest.testing.players.cre`) answers Certifications with Workflows and measurements.
 
 Every profile with the GPU Operator and the Prometheus stack also serves the GPU metrics pipeline
 (:mod:`aicr_pytest.testing.players.metrics`: the DCGM exporter's ``/metrics``, Prometheus queries,
@@ -113,6 +116,10 @@ Faults:
   concurrent IMEX jobs get the same channel;
 * ``slurm-gpu-isolation-broken`` -- (Slinky) the GPU NodeSet holds its nodes' GPUs, and a Slurm job
   without a GPU request can open every one of them;
+* ``cre-bandwidth-low``, ``cre-goodput-low``, ``cre-certification-failed``, ``cre-certification-stuck``,
+  ``cre-measurement-unparsable`` -- (NVCRE, ``h100-eks-training-cre``) the Certification measures
+  ~120 GB/s or a 0.41 goodput ratio, ends ``Failed``, never ends, or reports ``"n/a"`` measurements
+  (:mod:`aicr_pytest.testing.players.cre`);
 * ``snapshot-agent-log-truncated`` -- the snapshot agent's log is cut inside its ``sysctl`` section
   (:mod:`aicr_pytest.testing.players.snapshot_agent`).
 """
@@ -133,6 +140,7 @@ from aicr_pytest.testing.profiles.eks import (
     h100_eks_inference,
     h100_eks_inference_gateway,
     h100_eks_training,
+    h100_eks_training_cre,
     h100_eks_training_dra,
     h100_eks_training_karpenter,
 )
@@ -154,6 +162,7 @@ __all__ = [
     "h100_eks_inference",
     "h100_eks_inference_gateway",
     "h100_eks_training",
+    "h100_eks_training_cre",
     "h100_eks_training_dra",
     "h100_eks_training_karpenter",
     "h100_gke_training",
@@ -170,6 +179,7 @@ PROFILES: dict[str, Callable[[], ClusterProfile]] = {
     "h100-eks-training-karpenter": h100_eks_training_karpenter,
     "h100-eks-inference-gateway": h100_eks_inference_gateway,
     "gb200-eks-training-slurm": gb200_eks_training_slurm,
+    "h100-eks-training-cre": h100_eks_training_cre,
 }
 
 

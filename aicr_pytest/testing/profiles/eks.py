@@ -5,6 +5,7 @@ from __future__ import annotations
 from aicr_pytest.testing.builders import ROCE_DEVICE_CLASS, ROCE_DRIVER, add_namespace, daemonset
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
 from aicr_pytest.testing.players.autoscaling import install_karpenter
+from aicr_pytest.testing.players.cre import install_nvcre
 from aicr_pytest.testing.players.gateway import install_gateway, install_gateway_api
 from aicr_pytest.testing.players.slinky import install_slinky
 from aicr_pytest.testing.profiles.components import (
@@ -168,6 +169,16 @@ def gb200_eks_training_slurm() -> ClusterProfile:
     profile.name = "gb200-eks-training-slurm"
     profile.description += ", Slinky Slurm"
     profile.components.append(Component("slinky-slurm", install_slinky))
+    return profile
+
+
+def h100_eks_training_cre() -> ClusterProfile:
+    """H100 training with NVCRE (the Cluster Readiness Engine CRDs, its manager, the Certification
+    player): upstream AICR keeps NVCRE opt-in and qualifies its CRE checks on eks × h100."""
+    profile = h100_eks_training()
+    profile.name = "h100-eks-training-cre"
+    profile.description += ", NVCRE"
+    profile.components.append(Component("nvcre", install_nvcre))
     return profile
 
 

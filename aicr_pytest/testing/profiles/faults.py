@@ -217,6 +217,10 @@ def fault_slurm_stub(profile: ClusterProfile) -> None:
     """Recorded; :mod:`aicr_pytest.testing.players.slinky` honours it."""
 
 
+def fault_cre_stub(profile: ClusterProfile) -> None:
+    """Recorded; :mod:`aicr_pytest.testing.players.cre` honours it."""
+
+
 def fault_slurm_gpu_isolation_broken(profile: ClusterProfile) -> None:
     """Slinky's GPU NodeSet holds its nodes' GPUs, but Slurm does not confine a job without a GPU
     request (:mod:`aicr_pytest.testing.players.slinky` honours the recorded name)."""
@@ -236,6 +240,11 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "slurm-controller-down": fault_slurm_stub,
     "imex-channels-shared": fault_slurm_stub,
     "slurm-gpu-isolation-broken": fault_slurm_gpu_isolation_broken,
+    "cre-bandwidth-low": fault_cre_stub,
+    "cre-goodput-low": fault_cre_stub,
+    "cre-certification-failed": fault_cre_stub,
+    "cre-certification-stuck": fault_cre_stub,
+    "cre-measurement-unparsable": fault_cre_stub,
     "dynamo-crd-missing": fault_dynamo_crd_missing,
     "no-default-storageclass": fault_no_default_storageclass,
     "inference-low-throughput": fault_inference_stub,
