@@ -56,12 +56,20 @@ def _run(check: CheckContext, recipe: Recipe, cluster: Cluster, run: RunScope, c
 
 
 def test_nccl_cre_all_reduce_bw(
-    check: CheckContext, recipe: Recipe, cluster: Cluster, run: RunScope, aicr_clock: Clock
+    aicr_check: CheckContext,
+    aicr_recipe: Recipe,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
+    aicr_clock: Clock,
 ) -> None:
-    _run(check, recipe, cluster, run, aicr_clock)
+    _run(aicr_check, aicr_recipe, aicr_cluster, aicr_run, aicr_clock)
 
 
 def test_cre_training_goodput(
-    check: CheckContext, recipe: Recipe, cluster: Cluster, run: RunScope, aicr_clock: Clock
+    aicr_check: CheckContext,
+    aicr_recipe: Recipe,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
+    aicr_clock: Clock,
 ) -> None:
-    _run(check, recipe, cluster, run, aicr_clock)
+    _run(aicr_check, aicr_recipe, aicr_cluster, aicr_run, aicr_clock)

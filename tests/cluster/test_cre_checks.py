@@ -59,9 +59,9 @@ def certifications(fc: FakeCluster) -> list[dict[str, Any]]:
 
 
 def test_both_checks_pass_and_report_their_measurements(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = cre_cluster(fake_cluster_factory)
+    fc = cre_cluster(aicr_fake_cluster_factory)
     submitted: list[dict[str, Any]] = []
     fc.sim.on_create(
         "nvcre.nvidia.com", "v1alpha1", "certifications", lambda _sim, obj: submitted.append(obj)
@@ -113,18 +113,18 @@ def test_both_checks_pass_and_report_their_measurements(
      "threshold not met on 2 nodes"),
 ])  # fmt: skip
 def test_faults_fail(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, fault: str, name: str, message: str
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, fault: str, name: str, message: str
 ) -> None:
-    fc = cre_cluster(fake_cluster_factory, fault)
+    fc = cre_cluster(aicr_fake_cluster_factory, fault)
     t = run(pytester, fc, recipe((name,)))[name]
     assert (t["status"], t["message"]) == ("failed", message)
     assert certifications(fc) == []
 
 
 def test_low_bandwidth_reports_the_failing_measurement(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = cre_cluster(fake_cluster_factory, "cre-bandwidth-low")
+    fc = cre_cluster(aicr_fake_cluster_factory, "cre-bandwidth-low")
     t = run(pytester, fc, recipe((NCCL,)))[NCCL]
     assert t["stdout"][-1] == "Constraint: >= 450 → false"
     (m,) = t["extra"]["aicr.measurements"]
@@ -132,9 +132,9 @@ def test_low_bandwidth_reports_the_failing_measurement(
 
 
 def test_without_nvcre_the_checks_fail_naming_the_component(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc: FakeCluster = fake_cluster_factory("h100-eks-training")
+    fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     tests = run(pytester, fc, recipe((NCCL, GOODPUT)))
     for name in (NCCL, GOODPUT):
         assert tests[name]["status"] == "failed"
@@ -144,11 +144,11 @@ def test_without_nvcre_the_checks_fail_naming_the_component(
         )
 
 
-def test_fewer_than_two_gpu_nodes_fails(pytester: pytest.Pytester, fake_cluster_factory: Any) -> None:
+def test_fewer_than_two_gpu_nodes_fails(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     profile = resolve_profile(PROFILE)
     (gpu_pool,) = profile.gpu_pools()
     gpu_pool.count = 1
-    fc: FakeCluster = fake_cluster_factory(profile)
+    fc: FakeCluster = aicr_fake_cluster_factory(profile)
     tests = run(pytester, fc, recipe((NCCL, GOODPUT)))
     assert tests[NCCL]["message"].startswith(
         f"recipe declares the {NCCL} NCCL benchmark but the cluster has fewer than 2 GPU nodes"
@@ -168,9 +168,9 @@ def test_fewer_than_two_gpu_nodes_fails(pytester: pytest.Pytester, fake_cluster_
       GOODPUT: f"{GOODPUT} currently supports only eks × h100, got eks × gb200"}),
 ])  # fmt: skip
 def test_skips(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, doc: dict[str, Any], reasons: dict[str, str]
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, doc: dict[str, Any], reasons: dict[str, str]
 ) -> None:
-    fc = cre_cluster(fake_cluster_factory)
+    fc = cre_cluster(aicr_fake_cluster_factory)
     tests = run(pytester, fc, doc)
     assert {k: (tests[k]["status"], tests[k]["message"]) for k in reasons} == {
         k: ("skipped", v) for k, v in reasons.items()
@@ -179,9 +179,9 @@ def test_skips(
 
 
 def test_stuck_certification_is_other_with_progress(
-    pytester: pytest.Pytester, fake_cluster_factory: Any
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = cre_cluster(fake_cluster_factory, "cre-certification-stuck")
+    fc = cre_cluster(aicr_fake_cluster_factory, "cre-certification-stuck")
     t = run(pytester, fc, recipe((NCCL,)))[NCCL]
     assert t["status"] == "other"
     assert t["message"].startswith("timed out waiting for Certification aicr-cre-nccl-")
@@ -196,8 +196,8 @@ def test_stuck_certification_is_other_with_progress(
     (GOODPUT, "invalid goodput result: 'n/a'"),
 ])  # fmt: skip
 def test_unparsable_measurement_is_other(
-    pytester: pytest.Pytester, fake_cluster_factory: Any, name: str, message: str
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, name: str, message: str
 ) -> None:
-    fc = cre_cluster(fake_cluster_factory, "cre-measurement-unparsable")
+    fc = cre_cluster(aicr_fake_cluster_factory, "cre-measurement-unparsable")
     t = run(pytester, fc, recipe((name,)))[name]
     assert (t["status"], t["message"]) == ("other", message)
