@@ -209,7 +209,8 @@ def build(out_dir: Path, inputs: BundleInputs) -> BuiltBundle:
             "version": redact.POLICY_VERSION,
             "applied": sorted(set(applied)),
         }
-    stmt = scrub(statement_bytes(f"recipe:{recipe_name}", r_digest, predicate, inputs.predicate_type), secrets)
+    stmt = statement_bytes(f"recipe:{recipe_name}", r_digest, predicate, inputs.predicate_type)
+    stmt = scrub(stmt, secrets)
     (summary / C.STATEMENT_FILE).write_bytes(stmt)
     return BuiltBundle(
         out_dir=out_dir,

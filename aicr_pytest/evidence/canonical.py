@@ -149,8 +149,6 @@ def strip_metadata_version(recipe_yaml: bytes) -> bytes:
         indent = _indent(lines[children[0]])
         for i in children:
             if _indent(lines[i]) == indent and lines[i].strip().split(":", 1)[0] == "version":
-                if not lines[i].lstrip().startswith("version:"):
-                    return recipe_yaml
                 stop = _block_end(lines, i, indent)
                 rest = [j for j in children if j < i or j >= stop]
                 drop = range(top, end) if not rest else range(i, stop)

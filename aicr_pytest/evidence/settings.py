@@ -17,7 +17,8 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence import constants as C
 
 MSG_BAD_PREDICATE_VERSION: Final = (
-    'invalid --predicate-version "{value}": want 1 (recipe-evidence/v1, the default) or 3 (recipe-evidence/v3)'
+    'invalid --predicate-version "{value}": '
+    "want 1 (recipe-evidence/v1, the default) or 3 (recipe-evidence/v3)"
 )
 
 
@@ -62,7 +63,7 @@ class EvidenceSettings:
 
 
 def predicate_version(value: object) -> int:
-    """``--predicate-version`` as given (``None`` or ``""``: the default, 1); :class:`UsageError` otherwise."""
+    """``--predicate-version`` as given (``None`` or ``""``: 1, the default); else :class:`UsageError`."""
     if value is None or value == "":
         return 1
     number = str(value).removeprefix("v")
@@ -89,4 +90,9 @@ def build_evidence_settings(raw: Mapping[str, Any]) -> EvidenceSettings:
     )
 
 
-__all__ = ["MSG_BAD_PREDICATE_VERSION", "EvidenceSettings", "build_evidence_settings", "predicate_version"]
+__all__ = [
+    "MSG_BAD_PREDICATE_VERSION",
+    "EvidenceSettings",
+    "build_evidence_settings",
+    "predicate_version",
+]

@@ -378,7 +378,8 @@ class Verification:
         if doc.get("predicateType") != predicate.predicate_type:
             problems.append(
                 manifest_mod.Problem(
-                    C.STATEMENT_FILE, f"predicateType differs from the signed one ({predicate.predicate_type})"
+                    C.STATEMENT_FILE,
+                    f"predicateType differs from the signed one ({predicate.predicate_type})",
                 )
             )
         if self.result.pointer is not None:
