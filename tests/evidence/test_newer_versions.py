@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -26,7 +25,7 @@ from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence import emit, manifest, pointer
 from aicr_pytest.evidence.canonical import pretty_json, sha256_digest, strip_metadata_version
 from aicr_pytest.evidence.predicate import statement_bytes
-from aicr_pytest.evidence.settings import MSG_BAD_PREDICATE_VERSION, EvidenceSettings, predicate_version
+from aicr_pytest.evidence.settings import MSG_BAD_PREDICATE_VERSION, predicate_version
 from tests.evidence import helpers
 from tests.evidence.conftest import Registry
 from tests.evidence.sigstore_fake import FakeSigstore
@@ -274,21 +273,7 @@ def test_aicr_minimal_v4_bundle_verifies_and_says_its_policy(
 
 
 def emitted(out: Path, *, version: int, push: str | None = None, token: str | None = None) -> emit.Emitted:
-    settings = EvidenceSettings(
-        out_dir=out, push=push, identity_token=token, plain_http=True, predicate_version=version
-    )
-    plan = emit.prepare(settings, {}, write=lambda s: None, read_line=lambda: "", stdin_is_tty=False)
-    assert plan is not None
-    return emit.emit(
-        plan,
-        report=helpers.report(),
-        recipe=helpers.example_recipe(),
-        snapshot=helpers.example_snapshot(),
-        registry_entries=helpers.data_tree().registry(),
-        tool_version="0.1.0",
-        env=dict(os.environ),
-        write=lambda s: None,
-    )
+    return helpers.emitted(out, push=push, token=token, predicate_version=version)
 
 
 def test_emission_stays_v1_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,21 +48,11 @@ def test_dra(check):
 
 
 def _run(pytester: pytest.Pytester, rp: Path, sp: Path, *args: str) -> dict[str, Any]:
+    """Run :data:`CHECKS` in place of the bundled checks; returns the CTRF report."""
     out = pytester.path / "ctrf.json"
     pytester.makepyfile(test_user=CHECKS)
-    pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "test_user.py",
-        "--no-bundled-checks",
-        "--recipe",
-        str(rp),
-        "--snapshot",
-        str(sp),
-        "--ctrf-report",
-        str(out),
-        *args,
-    )
+    inputs = [f"--recipe={rp}", f"--snapshot={sp}", f"--ctrf-report={out}"]
+    pytester.runpytest("-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks", *inputs, *args)
     return read_ctrf(out)
 
 
