@@ -301,6 +301,9 @@ def test_bad_predicate_version_is_one_usage_line(value: str) -> None:
         predicate_version(value)
     assert str(err.value) == MSG_BAD_PREDICATE_VERSION.format(value=value)
     assert predicate_version("3") == predicate_version("v3") == 3 and predicate_version(None) == 1
+    # like the other evidence flags, it does nothing without --emit-attestation, and says so
+    assert EvidenceSettings(predicate_version=3).given_without_emit == ["--predicate-version"]
+    assert EvidenceSettings().given_without_emit == []
 
 
 # ---- pointers: profile and the per-source layout ----------------------------------------------------
