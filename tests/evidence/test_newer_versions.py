@@ -25,7 +25,7 @@ from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence import emit, manifest, pointer
 from aicr_pytest.evidence.canonical import pretty_json, sha256_digest, strip_metadata_version
 from aicr_pytest.evidence.predicate import statement_bytes
-from aicr_pytest.evidence.settings import MSG_BAD_PREDICATE_VERSION, predicate_version
+from aicr_pytest.evidence.settings import MSG_BAD_PREDICATE_VERSION, EvidenceSettings, predicate_version
 from tests.evidence import helpers
 from tests.evidence.conftest import Registry
 from tests.evidence.sigstore_fake import FakeSigstore
