@@ -26,24 +26,24 @@ import pytest
 from aicr_pytest.core.errors import CheckSkip
 
 @pytest.mark.check("check-nvidia-smi")
-def test_nvidia_smi(check):
+def test_nvidia_smi(aicr_check):
     raise CheckSkip("GPU nodes busy with existing workloads: [a]", "nodes-busy")
 
 @pytest.mark.check("operator-health")
-def test_operator_health(check):
+def test_operator_health(aicr_check):
     raise CheckSkip("not applicable here", "customer-prod-cluster")
 
 @pytest.mark.check("gpu-operator-version")
-def test_gpu_operator_version(check):
-    check.skip("no Deployment.gpu-operator.version constraint in recipe")
+def test_gpu_operator_version(aicr_check):
+    aicr_check.skip("no Deployment.gpu-operator.version constraint in recipe")
 
 @pytest.mark.check("expected-resources")
-def test_expected_resources(check):
+def test_expected_resources(aicr_check):
     assert False, "Deployment gpu-operator/gpu-operator: 0/1 available"
 
 @pytest.mark.check("dra-support")
-def test_dra(check):
-    check.emit("DRA ok")
+def test_dra(aicr_check):
+    aicr_check.emit("DRA ok")
 """
 
 
