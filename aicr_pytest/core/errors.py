@@ -31,8 +31,14 @@ class CheckFailed(AssertionError):
 
 
 class CheckSkip(Exception):
-    """The check does not apply here; ``reason`` is the user-facing skip message."""
+    """The check does not apply here; ``reason`` is the user-facing skip message.
 
-    def __init__(self, reason: str) -> None:
+    ``code`` is the skip's closed-set reason code for CTRF ``extra.skipReason`` (AICR's codes, see
+    :mod:`aicr_pytest.core.ctrfextra`), given only where the condition is exactly what the code
+    names; ``None`` records no code.
+    """
+
+    def __init__(self, reason: str, code: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.code = code

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from aicr_pytest.core import catalog
+from aicr_pytest.core import catalog, ctrfextra
 from aicr_pytest.core.constraints import ConstraintResult
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.snapshot import Snapshot
@@ -27,7 +27,7 @@ from aicr_pytest.core.snapshot import Snapshot
 SKIP_CHECK_REASON: Final = (
     "skipped: named in skipChecks, so the caller declared this check out of scope for this run"
 )
-SKIP_CHECK_REASON_CODE: Final = "named-in-skip-checks"
+SKIP_CHECK_REASON_CODE: Final = ctrfextra.SKIP_NAMED_IN_SKIP_CHECKS
 MSG_SKIP_UNKNOWN: Final = 'skipChecks entry "{name}" matches no validator in the catalog'
 MSG_SKIP_EMPTIES: Final = (
     "skipChecks removes every declared check from phase {phase}; a phase with nothing left to run "

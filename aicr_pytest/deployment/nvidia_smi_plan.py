@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from aicr_pytest.core import ctrfextra
 from aicr_pytest.core.allocmode import gpu_count
 from aicr_pytest.core.errors import CheckSkip, Inconclusive
 from aicr_pytest.core.gofmt import go_list
@@ -261,8 +262,10 @@ def plan_nvidia_smi(
         for node in inventory.dra_unverified:
             emit(LINE_NODE_DRA_UNVERIFIED.format(node=node))
         if inventory.cordoned:
-            raise CheckSkip(MSG_ONLY_CORDONED.format(nodes=go_list(inventory.cordoned)))
-        raise CheckSkip(MSG_NO_GPU_NODES)
+            raise CheckSkip(
+                MSG_ONLY_CORDONED.format(nodes=go_list(inventory.cordoned)), _unverifiable_code(inventory)
+            )
+        raise CheckSkip(MSG_NO_GPU_NODES, _unverifiable_code(inventory))
     emit(LINE_FOUND_NODES.format(count=len(inventory.nodes)))
     for gpu in inventory.nodes:
         emit(LINE_NODE.format(node=gpu.name))
@@ -274,9 +277,20 @@ def plan_nvidia_smi(
         g.name for g in inventory.nodes if gpu_busy_reasons(g.name, pods_by_node.get(g.name), resource_claims)
     ]
     if busy:
-        raise CheckSkip(MSG_NODES_BUSY.format(nodes=go_list(busy)))
+        # AICR's nodes-busy code says occupancy was seen: not when every "busy" node is a failed pod list
+        confirmed = any(pods_by_node.get(name) is not None for name in busy)
+        code = ctrfextra.SKIP_NODES_BUSY if confirmed else None
+        raise CheckSkip(MSG_NODES_BUSY.format(nodes=go_list(busy)), code)
     emit(LINE_NODES_AVAILABLE.format(count=len(inventory.nodes)))
     return list(inventory.nodes)
+
+
+def _unverifiable_code(inventory: GpuNodeInventory) -> str | None:
+    """AICR's ``skipReason`` when no node can be verified: ``no-gpu-nodes`` (there are none) or
+    ``no-schedulable-gpu-nodes`` (all cordoned); DRA-only nodes left unverified fit neither."""
+    if inventory.dra_unverified:
+        return None
+    return ctrfextra.SKIP_NO_SCHEDULABLE_GPU_NODES if inventory.cordoned else ctrfextra.SKIP_NO_GPU_NODES
 
 
 _DNS_INVALID = re.compile(r"[^a-z0-9-]+")

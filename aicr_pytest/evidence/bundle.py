@@ -19,7 +19,14 @@ from aicr_pytest.core.snapshot import Snapshot
 from aicr_pytest.evidence import bom as bom_mod
 from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence import fingerprint, manifest, redact
-from aicr_pytest.evidence.canonical import dump_yaml, format_time, pretty_json, sha256_digest, sha256_hex
+from aicr_pytest.evidence.canonical import (
+    dump_yaml,
+    format_time,
+    pretty_json,
+    recipe_digest_for_type,
+    sha256_digest,
+    sha256_hex,
+)
 from aicr_pytest.evidence.predicate import statement_bytes
 
 REDACTED = b"[REDACTED]"
@@ -38,6 +45,8 @@ class BundleInputs:
     registry_entries: Sequence[Mapping[str, Any]] = ()
     secrets: Sequence[str] = ()
     now: datetime | None = None
+    #: the Statement's predicateType; v3 also changes how the recipe digest is taken
+    predicate_type: str = C.PREDICATE_TYPE
 
 
 @dataclass
@@ -50,6 +59,7 @@ class BuiltBundle:
     predicate: dict[str, Any]
     statement: bytes
     phases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    predicate_type: str = C.PREDICATE_TYPE
 
 
 def _secrets(secrets: Sequence[str]) -> list[str]:
@@ -133,7 +143,7 @@ def build(out_dir: Path, inputs: BundleInputs) -> BuiltBundle:
     recipe_name = inputs.recipe.display_name
     recipe_doc = scrub_data(recipe_document(inputs.recipe), secrets)
     recipe_bytes = write(C.RECIPE_FILE, dump_yaml(recipe_doc))
-    r_digest = sha256_hex(recipe_bytes)
+    r_digest = recipe_digest_for_type(recipe_bytes, inputs.predicate_type)
 
     raw_snapshot = scrub_data(snapshot_document(inputs.snapshot), secrets)
     applied: list[str] = []
@@ -199,7 +209,8 @@ def build(out_dir: Path, inputs: BundleInputs) -> BuiltBundle:
             "version": redact.POLICY_VERSION,
             "applied": sorted(set(applied)),
         }
-    stmt = scrub(statement_bytes(f"recipe:{recipe_name}", r_digest, predicate), secrets)
+    stmt = statement_bytes(f"recipe:{recipe_name}", r_digest, predicate, inputs.predicate_type)
+    stmt = scrub(stmt, secrets)
     (summary / C.STATEMENT_FILE).write_bytes(stmt)
     return BuiltBundle(
         out_dir=out_dir,
@@ -210,4 +221,5 @@ def build(out_dir: Path, inputs: BundleInputs) -> BuiltBundle:
         predicate=predicate,
         statement=stmt,
         phases=phases,
+        predicate_type=inputs.predicate_type,
     )

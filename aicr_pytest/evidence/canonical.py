@@ -5,6 +5,10 @@
   RFC 3339 UTC (``2026-06-30T22:17:15Z``).  This reproduces AICR's committed pointer files byte for
   byte.  It does *not* reproduce Go yaml.v3's recipe bytes (4-space indent), so the recipe digest
   of one recipe differs between aicr-pytest and AICR; compare digests from one implementation only.
+* recipe-evidence/v3's recipe digest (:func:`recipe_digest_for_type`) is taken over the recipe
+  file's bytes without the top-level ``metadata.version`` entry (and without ``metadata`` when that
+  was its only key), as AICR's ``SubjectDigestV3`` does.  The entry is cut from the canonical text
+  line by line, so the result is the same whichever implementation's indentation the file has.
 * JSON: pretty files are 2-space + ``\\n``; in-toto Statements are compact with the predicate's
   keys sorted recursively and integers kept integers.
 """
@@ -17,6 +21,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
+
+from aicr_pytest.evidence import constants as C
 
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -114,3 +120,45 @@ def is_sha256_digest(value: object) -> bool:
 
 def is_hex64(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _block_end(lines: list[str], start: int, indent: int) -> int:
+    """The index after the entry at ``start``: its continuation lines are blank or deeper."""
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
+        end += 1
+    return end
+
+
+def strip_metadata_version(recipe_yaml: bytes) -> bytes:
+    """Canonical recipe YAML without its top-level ``metadata.version`` (and without an emptied
+    ``metadata``); bytes without that entry come back unchanged."""
+    text = recipe_yaml.decode("utf-8")
+    lines = text.splitlines(keepends=True)
+    for top, line in enumerate(lines):
+        if line.rstrip("\r\n") != "metadata:":
+            continue
+        end = _block_end(lines, top, 0)
+        children = [i for i in range(top + 1, end) if lines[i].strip()]
+        if not children:
+            return recipe_yaml
+        indent = _indent(lines[children[0]])
+        for i in children:
+            if _indent(lines[i]) == indent and lines[i].strip().split(":", 1)[0] == "version":
+                stop = _block_end(lines, i, indent)
+                rest = [j for j in children if j < i or j >= stop]
+                drop = range(top, end) if not rest else range(i, stop)
+                return "".join(x for k, x in enumerate(lines) if k not in drop).encode("utf-8")
+        return recipe_yaml
+    return recipe_yaml
+
+
+def recipe_digest_for_type(recipe_yaml: bytes, predicate_type: str) -> str:
+    """The recipe digest (bare hex) a predicate of ``predicate_type`` records for these bytes."""
+    if predicate_type == C.PREDICATE_TYPE_V3:
+        return sha256_hex(strip_metadata_version(recipe_yaml))
+    return sha256_hex(recipe_yaml)

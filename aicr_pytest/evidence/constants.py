@@ -1,7 +1,10 @@
 """Names, media types, size caps and OIDs of recipe evidence bundles (no logic here).
 
 Field names and values follow AICR's recipe-evidence/v1 format, so AICR's verifier can read what we
-write and ours reads what AICR writes.
+write and ours reads what AICR writes.  Today's AICR writes recipe-evidence/v3 (its
+``pkg/evidence/attestation/types.go``): the same predicate, with the recipe digest taken over the
+recipe without ``metadata.version``; v2 is its profiled-recipe type.  ``evidence verify`` reads all
+three; a run writes v1 unless ``--predicate-version 3`` asks for v3.
 """
 
 from __future__ import annotations
@@ -9,6 +12,12 @@ from __future__ import annotations
 from typing import Final
 
 PREDICATE_TYPE: Final = "https://aicr.run/recipe-evidence/v1"
+PREDICATE_TYPE_V2: Final = "https://aicr.run/recipe-evidence/v2"
+PREDICATE_TYPE_V3: Final = "https://aicr.run/recipe-evidence/v3"
+#: every predicate type ``evidence verify`` reads
+PREDICATE_TYPES: Final = (PREDICATE_TYPE, PREDICATE_TYPE_V2, PREDICATE_TYPE_V3)
+#: ``--predicate-version`` → the predicate type a run writes (v2 needs a profile block: not offered)
+EMITTED_PREDICATE_TYPES: Final = {1: PREDICATE_TYPE, 3: PREDICATE_TYPE_V3}
 STATEMENT_TYPE: Final = "https://in-toto.io/Statement/v1"
 INTOTO_PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
 SCHEMA_VERSION: Final = "1.0.0"

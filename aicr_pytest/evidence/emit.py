@@ -131,6 +131,7 @@ def emit(
         registry_entries=registry_entries,
         secrets=secret_values(settings, env),
         now=now,
+        predicate_type=settings.predicate_type,
     )
     try:
         built = bundle.build(settings.out_dir, inputs)
@@ -165,6 +166,7 @@ def emit(
         identity=identity,
         issuer=issuer,
         rekor_log_index=log_index,
+        predicate_type=built.predicate_type,
     )
     path = settings.out_dir / C.POINTER_FILE
     try:
@@ -202,7 +204,10 @@ def _sign_and_attach(
     except oidc.OIDCError as err:
         raise EvidenceError(f"no OIDC identity token: {err}") from None
     statement = statement_bytes(
-        pushed.reference, pushed.descriptor.digest.removeprefix("sha256:"), built.predicate
+        pushed.reference,
+        pushed.descriptor.digest.removeprefix("sha256:"),
+        built.predicate,
+        built.predicate_type,
     )
     try:
         signed = signing.sign_statement(statement, token, trust)
@@ -213,7 +218,7 @@ def _sign_and_attach(
     with os.fdopen(fd, "wb") as fh:
         fh.write(signed.bundle_json)
     try:
-        attached = oci.attach_signature(client, pushed.descriptor, signed.bundle_json)
+        attached = oci.attach_signature(client, pushed.descriptor, signed.bundle_json, built.predicate_type)
     except oci.RegistryError as err:
         raise EvidenceError(f"attaching the Sigstore Bundle to {pushed.reference} failed: {err}") from None
     how = "" if attached.via_referrers_api else " via=tag-schema-fallback"

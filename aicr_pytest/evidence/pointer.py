@@ -10,7 +10,10 @@ Schema 1.0.0 with exactly one attestation::
     schemaVersion: 1.0.0
 
 Rendered with sorted keys (byte-identical to AICR's); unsigned local pointers carry ``""`` for
-``bundle.oci`` and ``bundle.digest``.
+``bundle.oci`` and ``bundle.digest``.  Read as today's AICR writes them too: ``predicateType`` v1,
+v2 or v3, and an optional ``profile`` (the recipe's profile selection; AICR's legacy types tie it
+to v2).  A pointer committed at ``recipes/evidence/<recipe>/<source>/<digest>.yaml`` must sit where
+its content says (:func:`layout_problem`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
@@ -53,9 +64,9 @@ class BundleRef(_Strict):
 
     @field_validator("predicate_type")
     @classmethod
-    def _v1(cls, v: str) -> str:
-        if v != C.PREDICATE_TYPE:
-            raise ValueError(f"must be {C.PREDICATE_TYPE}")
+    def _known(cls, v: str) -> str:
+        if v not in C.PREDICATE_TYPES:
+            raise ValueError(f"must be one of {', '.join(C.PREDICATE_TYPES)}")
         return v
 
     @field_validator("digest")
@@ -75,6 +86,7 @@ class Attestation(_Strict):
 class Pointer(_Strict):
     schema_version: str = Field(alias="schemaVersion")
     recipe: str = Field(min_length=1)
+    profile: str = ""
     attestations: list[Attestation]
 
     @field_validator("schema_version")
@@ -96,6 +108,16 @@ class Pointer(_Strict):
             raise ValueError("bundle.oci is set but bundle.digest is empty (want sha256:<hex>)")
         return v
 
+    @model_validator(mode="after")
+    def _profile_type(self) -> Pointer:
+        """AICR's legacy types say whether there is a profile (v2) or not (v1); v3 allows either."""
+        kind = self.attestations[0].bundle.predicate_type
+        if kind == C.PREDICATE_TYPE and self.profile:
+            raise ValueError(f"pointer records a profile selection but references {kind} evidence")
+        if kind == C.PREDICATE_TYPE_V2 and not self.profile:
+            raise ValueError(f"pointer references {kind} evidence without a profile selection")
+        return self
+
     @property
     def attestation(self) -> Attestation:
         return self.attestations[0]
@@ -115,7 +137,11 @@ class Pointer(_Strict):
             if a.signer.rekor_log_index:
                 signer["rekorLogIndex"] = a.signer.rekor_log_index
             entry["signer"] = signer
-        return {"attestations": [entry], "recipe": self.recipe, "schemaVersion": self.schema_version}
+        doc: dict[str, Any] = {"attestations": [entry], "recipe": self.recipe}
+        if self.profile:
+            doc["profile"] = self.profile
+        doc["schemaVersion"] = self.schema_version
+        return doc
 
     def render(self) -> bytes:
         return dump_yaml(self.to_document())
@@ -130,6 +156,7 @@ def build(
     identity: str = "",
     issuer: str = "",
     rekor_log_index: int = 0,
+    predicate_type: str = C.PREDICATE_TYPE,
 ) -> Pointer:
     signer = None
     if identity or issuer:
@@ -140,7 +167,7 @@ def build(
         attestations=[
             Attestation(
                 attestedAt=attested_at,
-                bundle=BundleRef(digest=digest, oci=oci, predicateType=C.PREDICATE_TYPE),
+                bundle=BundleRef(digest=digest, oci=oci, predicateType=predicate_type),
                 signer=signer,
             )
         ],
@@ -219,3 +246,33 @@ def copy_to(p: Pointer) -> str:
         raise ValueError(f"bundle digest {a.bundle.digest!r} is not sha256:<64 hex>")
     src = source_slug(a.signer.issuer, a.signer.identity)
     return f"recipes/evidence/{p.recipe}/{src}/{a.bundle.digest.replace(':', '-')}.yaml"
+
+
+def layout_problem(path: Path, p: Pointer) -> str | None:
+    """Why a pointer under ``recipes/evidence/<recipe>/<source>/`` is not where its content puts it
+    (``None``: it is, or it lies elsewhere).
+
+    The layout AICR documents: ``<recipe>`` is ``pointer.recipe``, ``<source>`` is the signer's
+    :func:`source_slug` (so one party cannot write under another's directory; such a pointer must
+    be signed) and the file is named after the bundle digest, ``:`` written ``-``.
+    """
+    parts = path.absolute().parts
+    if len(parts) < 5 or parts[-5:-3] != ("recipes", "evidence"):
+        return None
+    recipe_dir, source, name = parts[-3], parts[-2], parts[-1]
+    where = f"recipes/evidence/{recipe_dir}/{source}/{name}"
+    a = p.attestation
+    if p.recipe != recipe_dir:
+        return f"{where}: pointer.recipe {p.recipe} does not match the recipe directory {recipe_dir}"
+    if a.signer is None:
+        return f"{where}: a pointer under recipes/evidence/<recipe>/<source>/ must be signed (no signer)"
+    want = source_slug(a.signer.issuer, a.signer.identity)
+    if source != want:
+        return (
+            f"{where}: signer {a.signer.identity} maps to source {want}, "
+            f"but the pointer is committed under {source}"
+        )
+    if not a.bundle.digest or name != a.bundle.digest.replace(":", "-") + ".yaml":
+        want_name = a.bundle.digest.replace(":", "-") + ".yaml" if a.bundle.digest else "<bundle digest>.yaml"
+        return f"{where}: the file is not named after the bundle digest (want {want_name})"
+    return None

@@ -1,4 +1,4 @@
-"""The recipe-evidence/v1 predicate and the two in-toto Statements that carry it.
+"""The recipe-evidence predicate (v1, and AICR's v2/v3) and the two in-toto Statements that carry it.
 
 * ``statement.intoto.json`` (unsigned, in the bundle): subject ``recipe:<name>`` with the recipe
   digest (bare hex).
@@ -21,13 +21,15 @@ from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence.canonical import compact_json, is_hex64, sort_keys
 
 
-def statement_bytes(subject_name: str, subject_hex: str, predicate: dict[str, Any]) -> bytes:
+def statement_bytes(
+    subject_name: str, subject_hex: str, predicate: dict[str, Any], predicate_type: str = C.PREDICATE_TYPE
+) -> bytes:
     if not is_hex64(subject_hex):
         raise ValueError(f"subject digest must be 64 lowercase hex characters, got {subject_hex!r}")
     doc = {
         "_type": C.STATEMENT_TYPE,
         "subject": [{"name": subject_name, "digest": {"sha256": subject_hex}}],
-        "predicateType": C.PREDICATE_TYPE,
+        "predicateType": predicate_type,
         "predicate": sort_keys(predicate),
     }
     return compact_json(doc)
@@ -80,6 +82,14 @@ class Redaction(_Lenient):
     applied: list[str] = Field(default_factory=list)
 
 
+class Profile(_Lenient):
+    """A profiled recipe's block (AICR's v2 requires it, v1 forbids it, v3 allows either)."""
+
+    selection: str = ""
+    advertiser: str = ""
+    policy_descriptor_identity: str = Field(default="", alias="policyDescriptorIdentity")
+
+
 class Predicate(_Lenient):
     schema_version: str = Field(default="", alias="schemaVersion")
     attested_at: str = Field(default="", alias="attestedAt")
@@ -91,10 +101,26 @@ class Predicate(_Lenient):
     bom: BomInfo = Field(default_factory=BomInfo)
     manifest: ManifestInfo = Field(default_factory=ManifestInfo)
     redaction: Redaction | None = None
+    profile: Profile | None = None
+    #: the Statement's ``predicateType`` (set by :func:`parse_statement`, not read from the predicate)
+    predicate_type: str = Field(default=C.PREDICATE_TYPE, exclude=True)
+
+
+def type_problem(predicate_type: str, profile: Profile | None) -> str | None:
+    """Why a predicate of this type cannot carry (or lack) this profile block; ``None``: coherent."""
+    if predicate_type not in C.PREDICATE_TYPES:
+        return f"predicateType is {predicate_type!r}, want one of {', '.join(C.PREDICATE_TYPES)}"
+    if predicate_type == C.PREDICATE_TYPE and profile is not None:
+        return f"predicateType {C.PREDICATE_TYPE} cannot carry a profile block"
+    if predicate_type == C.PREDICATE_TYPE_V2 and profile is None:
+        return f"predicateType {C.PREDICATE_TYPE_V2} requires the predicate profile block"
+    if profile is not None and not (profile.selection and profile.policy_descriptor_identity):
+        return "predicate profile block requires selection and policyDescriptorIdentity"
+    return None
 
 
 class StatementError(ValueError):
-    """The bytes are not a recipe-evidence/v1 in-toto Statement."""
+    """The bytes are not a recipe-evidence in-toto Statement (v1, v2 or v3)."""
 
 
 def parse_statement(raw: bytes) -> tuple[dict[str, Any], Predicate]:
@@ -107,8 +133,10 @@ def parse_statement(raw: bytes) -> tuple[dict[str, Any], Predicate]:
         raise StatementError("statement is not a JSON object")
     if doc.get("_type") != C.STATEMENT_TYPE:
         raise StatementError(f"statement _type is {doc.get('_type')!r}, want {C.STATEMENT_TYPE}")
-    if doc.get("predicateType") != C.PREDICATE_TYPE:
-        raise StatementError(f"predicateType is {doc.get('predicateType')!r}, want {C.PREDICATE_TYPE}")
+    predicate_type = doc.get("predicateType")
+    if predicate_type not in C.PREDICATE_TYPES:
+        want = ", ".join(C.PREDICATE_TYPES)
+        raise StatementError(f"predicateType is {predicate_type!r}, want one of {want}")
     subjects = doc.get("subject")
     if not isinstance(subjects, list) or not subjects:
         raise StatementError("statement has no subject")
@@ -125,4 +153,8 @@ def parse_statement(raw: bytes) -> tuple[dict[str, Any], Predicate]:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise StatementError(f"predicate.{where}: {first['msg']}") from None
+    predicate = predicate.model_copy(update={"predicate_type": predicate_type})
+    problem = type_problem(predicate.predicate_type, predicate.profile)
+    if problem is not None:
+        raise StatementError(problem)
     return doc, predicate

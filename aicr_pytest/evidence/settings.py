@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.evidence import constants as C
+
+MSG_BAD_PREDICATE_VERSION: Final = (
+    'invalid --predicate-version "{value}": '
+    "want 1 (recipe-evidence/v1, the default) or 3 (recipe-evidence/v3)"
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,12 @@ class EvidenceSettings:
     insecure_tls: bool = False
     no_sign: bool = False
     assume_yes: bool = False
+    #: ``--predicate-version``: which recipe-evidence predicate type the bundle is written as
+    predicate_version: int = 1
+
+    @property
+    def predicate_type(self) -> str:
+        return C.EMITTED_PREDICATE_TYPES[self.predicate_version]
 
     @property
     def active(self) -> bool:
@@ -36,7 +50,7 @@ class EvidenceSettings:
         """Evidence flags set on the command line that do nothing without --emit-attestation."""
         if self.active:
             return []
-        names = []
+        names = ["--predicate-version"] if self.predicate_version != 1 else []
         for name, flag in (
             ("full", "--full"),
             ("bom", "--bom"),
@@ -46,6 +60,16 @@ class EvidenceSettings:
             if getattr(self, name):
                 names.append(flag)
         return names
+
+
+def predicate_version(value: object) -> int:
+    """``--predicate-version`` as given (``None`` or ``""``: 1, the default); else :class:`UsageError`."""
+    if value is None or value == "":
+        return 1
+    number = str(value).removeprefix("v")
+    if number not in {str(v) for v in C.EMITTED_PREDICATE_TYPES}:
+        raise UsageError(MSG_BAD_PREDICATE_VERSION.format(value=value))
+    return int(number)
 
 
 def build_evidence_settings(raw: Mapping[str, Any]) -> EvidenceSettings:
@@ -62,7 +86,13 @@ def build_evidence_settings(raw: Mapping[str, Any]) -> EvidenceSettings:
         insecure_tls=bool(raw.get("insecure_tls")),
         no_sign=bool(raw.get("no_sign")),
         assume_yes=bool(raw.get("assume_yes")),
+        predicate_version=predicate_version(raw.get("predicate_version")),
     )
 
 
-__all__ = ["EvidenceSettings", "build_evidence_settings"]
+__all__ = [
+    "MSG_BAD_PREDICATE_VERSION",
+    "EvidenceSettings",
+    "build_evidence_settings",
+    "predicate_version",
+]

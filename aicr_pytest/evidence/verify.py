@@ -7,9 +7,13 @@
    subject lock (signed subject = pulled artifact digest), pointer cross-check; ``skipped`` for an
    unsigned bundle that claims no signer;
 3. predicate-parse — from the verified DSSE payload, else the unsigned ``statement.intoto.json``;
-4. manifest-hash-check — predicate.manifest.digest → manifest.json → every file; the recipe digest;
-   each phase's ctrfDigest and its summary counts;
+4. manifest-hash-check — predicate.manifest.digest → manifest.json → every file; the recipe digest
+   (recipe-evidence/v3's without ``metadata.version``); each phase's ctrfDigest and its summary counts;
 5. render-summary.
+
+Predicate types v1, v2 and v3 are read (AICR writes v3 today), and any redaction policy version
+(AICR's minimal ``v4`` keeps its allowlisted CTRF ``extra`` keys); a pointer committed at
+``recipes/evidence/<recipe>/<source>/<digest>.yaml`` must match that place.
 
 Exit: 2 when a step failed; else 1 when a recorded phase has failed (or ``other``) checks; else 0.
 The JSON ``exit`` field and the process exit code are the same number.
@@ -30,7 +34,7 @@ from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence import manifest as manifest_mod
 from aicr_pytest.evidence import ociref
 from aicr_pytest.evidence import pointer as pointer_mod
-from aicr_pytest.evidence.canonical import format_time, sha256_digest, sha256_hex
+from aicr_pytest.evidence.canonical import format_time, recipe_digest_for_type, sha256_digest
 from aicr_pytest.evidence.predicate import Predicate, StatementError, parse_statement
 
 if TYPE_CHECKING:
@@ -260,6 +264,9 @@ class Verification:
             return
         if self.kind == "pointer":
             assert self.result.pointer is not None
+            misplaced = pointer_mod.layout_problem(Path(self.arg), self.result.pointer)
+            if misplaced is not None:
+                raise _StepFailed(misplaced)
             bundle = self.result.pointer.attestation.bundle
             text = bundle.oci or self.opts.bundle or ""
             if not text:
@@ -368,6 +375,22 @@ class Verification:
             problems.append(
                 manifest_mod.Problem(C.STATEMENT_FILE, "predicate differs from the signed DSSE payload")
             )
+        if doc.get("predicateType") != predicate.predicate_type:
+            problems.append(
+                manifest_mod.Problem(
+                    C.STATEMENT_FILE,
+                    f"predicateType differs from the signed one ({predicate.predicate_type})",
+                )
+            )
+        if self.result.pointer is not None:
+            claimed = self.result.pointer.attestation.bundle.predicate_type
+            if claimed != predicate.predicate_type:
+                problems.append(
+                    manifest_mod.Problem(
+                        C.POINTER_FILE,
+                        f"pointer names predicateType {claimed}, the bundle is {predicate.predicate_type}",
+                    )
+                )
         return problems
 
     def manifest_check(self, predicate: Predicate) -> str:
@@ -395,7 +418,7 @@ class Verification:
         problems = manifest_mod.check_files(root, doc) + self._statement_problems(predicate)
         recipe_path = root / C.RECIPE_FILE
         if recipe_path.is_file() and not problems:
-            recipe_hex = sha256_hex(recipe_path.read_bytes())
+            recipe_hex = recipe_digest_for_type(recipe_path.read_bytes(), predicate.predicate_type)
             if recipe_hex != predicate.recipe.digest:
                 problems.append(
                     manifest_mod.Problem(
@@ -488,6 +511,8 @@ class Verification:
         res.parsed = predicate
         res.recipe_name = predicate.recipe.name
         detail = f"predicate {predicate.schema_version} for recipe {predicate.recipe.name} (from {source})"
+        if predicate.predicate_type != C.PREDICATE_TYPE:
+            detail += f" [{predicate.predicate_type.removeprefix('https://aicr.run/')}]"
         res.steps.append(Step(3, "predicate-parse", "passed", detail))
 
         try:

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol
 import yaml
 
 from aicr_pytest.core import constraints as constraint_language
-from aicr_pytest.core import yamlio
+from aicr_pytest.core import ctrfextra, yamlio
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import CheckFailed, CheckSkip, UsageError
 
@@ -45,6 +45,8 @@ VARIANT_CHECKS: dict[Variant, str] = {v: k for k, v in CHECK_VARIANTS.items()}
 
 PROFILE_CONSTRAINT = "nccl-benchmark-profile"
 RUNTIME_REF_CONSTRAINT = "nccl-benchmark-runtime-ref"
+#: the CTRF ``extra`` key of :attr:`VariantPlan.runtime_source`
+EXTRA_RUNTIME_SOURCE = ctrfextra.KEY_RUNTIME_SOURCE
 RUNTIME_CONSTRAINT = "nccl-benchmark-runtime"
 FABRIC_ENV = "AICR_NCCL_FABRIC"
 
@@ -333,6 +335,17 @@ class VariantPlan:
     @property
     def embedded(self) -> bool:
         return self.private_runtime is None
+
+    @property
+    def runtime_source(self) -> str:
+        """AICR's CTRF ``extra.runtimeSource``: the recipe's own runtime, or the embedded fixture.
+
+        AICR's third code, ``delivered-artifact`` (a runtime derived from the ClusterTrainingRuntime
+        the recipe ships), never applies: this benchmark does not derive one.
+        """
+        if self.private_runtime is not None:
+            return ctrfextra.RUNTIME_RECIPE_SUPPLIED
+        return ctrfextra.RUNTIME_CLUSTER_CAPABILITY
 
     @property
     def service_steps(self) -> bool:

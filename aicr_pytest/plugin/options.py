@@ -614,6 +614,16 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
     ),
     Option(
+        "predicate_version",
+        ("--predicate-version",),
+        "evidence: the recipe-evidence predicate type to write: 1 (v1) or 3 (v3, today's AICR: the "
+        "recipe digest leaves out metadata.version)",
+        setting="predicate_version",
+        model="evidence",
+        default="1",
+        metavar="N",
+    ),
+    Option(
         "assume_yes",
         ("--yes", "--assume-yes"),
         "evidence: skip the identity-disclosure confirmation before keyless signing",

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from aicr_pytest.core import ctrfextra
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.runflags import SKIP_CHECK_REASON, SKIP_CHECK_REASON_CODE
 from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState
@@ -36,7 +37,8 @@ def domain_skips() -> Iterator[None]:
     try:
         yield
     except CheckSkip as skip:
-        pytest.skip(skip.reason)
+        # chained, so the report can read the skip's reason code (CTRF extra.skipReason)
+        raise pytest.skip.Exception(skip.reason) from skip
 
 
 def exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
@@ -59,6 +61,15 @@ def skip_reason(report: pytest.TestReport) -> str:
         reason = str(longrepr[2])
         return reason.removeprefix("Skipped: ")
     return str(longrepr)
+
+
+def skip_code(report_message: str, excinfo: pytest.ExceptionInfo[BaseException] | None) -> str | None:
+    """AICR's ``skipReason`` code of a skip: ``--skip-check``'s, or the one domain code gave its
+    :class:`CheckSkip`; ``None`` for every other skip (AICR gives those no code)."""
+    if report_message == SKIP_CHECK_REASON:
+        return SKIP_CHECK_REASON_CODE
+    cause = excinfo.value.__cause__ if excinfo is not None else None
+    return cause.code if isinstance(cause, CheckSkip) else None
 
 
 def status_of(report: pytest.TestReport, excinfo: pytest.ExceptionInfo[BaseException] | None) -> str | None:
@@ -100,8 +111,10 @@ def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Test
     props.append((r.PROP_STATUS, status))
     if message:
         props.append((r.PROP_MESSAGE, message.splitlines()[0] if status == "skipped" else message))
-    if status == "skipped" and message == SKIP_CHECK_REASON:
-        props.append((r.PROP_EXTRA, {"skipReason": SKIP_CHECK_REASON_CODE}))
+    if status == "skipped":
+        skip_extra = ctrfextra.skip_extra(skip_code(message or "", call.excinfo))
+        if skip_extra:
+            props.append((r.PROP_EXTRA, skip_extra))
     if report.when in ("call", "setup") and ctx is not None:
         props.append((r.PROP_STDOUT, list(ctx.lines)))
         if ctx.extra:

@@ -30,6 +30,7 @@ def test_nccl_all_reduce_bw(
     plan = nccl.resolve_variant(
         aicr_check.name, aicr_recipe.criteria, aicr_check.constraints, os.environ, data=aicr_data_tree
     )
+    aicr_check.extra[nccl.EXTRA_RUNTIME_SOURCE] = plan.runtime_source  # AICR's extra.runtimeSource
     bench = nccl.NcclBenchmark(
         aicr_cluster,
         aicr_run,

@@ -111,6 +111,7 @@ NO_KUBECONFIG_ENV = "KUBECONFIG is set but names no existing file: {tmp}/no-kube
 NOT_A_DIR = "cannot write the report there: it is a directory"
 PROC = "cannot write the report there: No such file or directory"
 CFG = "--config {tmp}/"
+PREDICATE_VERSIONS = "want 1 (recipe-evidence/v1, the default) or 3 (recipe-evidence/v3)"
 NO_CONTEXT = (
     "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. "
     "Expected object with name nope in {tmp}/kubeconfig-empty/contexts list"
@@ -161,6 +162,17 @@ CASES: list[Case] = [
         [*OFF, "--emit-attestation", "{tmp}/afile"],
         {},
         "--emit-attestation {tmp}/afile: cannot write there: it is not a directory",
+    ),
+    # --predicate-version: the recipe-evidence predicate type to write, 1 or 3
+    *_both(
+        [*OFF, "--emit-attestation", "{tmp}/ev", "--predicate-version", "2"],
+        {},
+        'invalid --predicate-version "2": ' + PREDICATE_VERSIONS,
+    ),
+    *_both(
+        [*OFF, "--predicate-version", "three"],
+        {},
+        'invalid --predicate-version "three": ' + PREDICATE_VERSIONS,
     ),
     # --recipe from the flag or --config
     (

@@ -158,6 +158,7 @@ def test_h100_passes_with_exact_lines_sweep_and_svg(
     run_info = t["extra"]["aicr.ncclRun"]
     assert run_info["workers"] == 4 and run_info["gpusPerWorker"] == 8
     assert run_info["runtime"] == "h100/eks/runtime.yaml"
+    assert t["extra"]["runtimeSource"] == "cluster-capability"  # AICR's code: the embedded fixture ran
     svg = (evidence / f"{BW}-busbw.svg").read_text()
     assert svg.lstrip().startswith(("<svg", "<?xml")) and "300" in svg
     log = (evidence / f"{BW}-launcher.log").read_text()
@@ -200,6 +201,7 @@ def test_low_bandwidth_fails_with_false_constraint_line(
     assert t["stdout"][1] == "Constraint: >= 300 → false"
     assert t["message"] == f'NCCL bandwidth {bw:.2f} GB/s does not satisfy constraint ">= 300"'
     assert t["extra"]["aicr.ncclSweep"]["rows"]
+    assert t["extra"]["runtimeSource"] == "cluster-capability"  # on a failure too
     assert leftovers(fc) == []
 
 
@@ -298,6 +300,7 @@ def test_no_constraint_skips_without_touching_the_cluster(
     tests, _ = run_nccl(pytester, h100, recipe=recipe_with({"checks": [BW], "constraints": []}))
     assert tests[BW]["status"] == "skipped"
     assert tests[BW]["message"] == "no nccl-all-reduce-bw constraint in recipe"
+    assert "extra" not in tests[BW]  # no runtime was chosen, so no runtimeSource (and no skip code)
     assert h100.request_count() == before
 
 
@@ -441,6 +444,7 @@ def test_private_runtime_from_data_runs_the_benchmark(
         t["extra"]["aicr.ncclRun"]["runtime"] == "validators/performance/testdata/h100/mycloud/runtime.yaml"
     )
     assert t["extra"]["aicr.ncclRun"]["workers"] == 4
+    assert t["extra"]["runtimeSource"] == "recipe-supplied-runtime"
     assert leftovers(h100) == []
 
 

@@ -264,6 +264,7 @@ def test_no_gpu_nodes_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory
     test, _ = run_check(pytester, fc)
     assert test["status"] == "skipped"
     assert test["message"] == "no GPU nodes found in the cluster"
+    assert test["extra"] == {"skipReason": "no-gpu-nodes"}  # AICR's code, survives redaction
 
 
 def test_only_cordoned_gpu_nodes_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
@@ -275,6 +276,7 @@ def test_only_cordoned_gpu_nodes_skips(pytester: pytest.Pytester, aicr_fake_clus
     assert test["message"] == (
         "no schedulable GPU nodes found in the cluster (cordoned: [h100-0 h100-1 h100-2 h100-3])"
     )
+    assert test["extra"] == {"skipReason": "no-schedulable-gpu-nodes"}
 
 
 def test_busy_gpu_node_skips_init_containers_count(
@@ -299,6 +301,7 @@ def test_busy_gpu_node_skips_init_containers_count(
     test, _ = run_check(pytester, fc)
     assert test["status"] == "skipped"
     assert test["message"] == "GPU nodes busy with existing workloads: [h100-1]"
+    assert test["extra"] == {"skipReason": "nodes-busy"}
     assert verify_pods(fc) == []
 
 
@@ -411,6 +414,7 @@ def test_dra_only_nodes_without_dra_policy_are_reported_and_skipped(
     test, _ = run_check(pytester, fc)
     assert test["status"] == "skipped"
     assert test["message"] == "no GPU nodes found in the cluster"
+    assert "extra" not in test  # GPU nodes exist: AICR's no-gpu-nodes would be a wrong code
     assert (
         "  h100-0: DRA-only GPU node (no nvidia.com/gpu allocatable), verified only under the "
         "dra-resource-claim policy"

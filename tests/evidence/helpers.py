@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from aicr_pytest.core import yamlio
 from aicr_pytest.core.datatree import DataTree, embedded_data_root
 from aicr_pytest.core.recipe import Recipe, parse_recipe
 from aicr_pytest.core.snapshot import Snapshot, load_snapshot_text
-from aicr_pytest.evidence import bundle
+from aicr_pytest.evidence import bundle, emit
+from aicr_pytest.evidence.settings import EvidenceSettings
 from aicr_pytest.report import ctrf
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,3 +87,39 @@ def build(out: Path, **overrides: Any) -> bundle.BuiltBundle:
 
 def deep(obj: Any) -> Any:
     return copy.deepcopy(obj)
+
+
+#: :func:`report` under a name :func:`emitted`'s ``report`` parameter does not hide
+default_report = report
+
+
+def emitted(
+    out: Path,
+    *,
+    push: str | None = None,
+    token: str | None = None,
+    no_sign: bool = False,
+    report: dict[str, Any] | None = None,
+    predicate_version: int = 1,
+) -> emit.Emitted:
+    """A run's evidence emission into ``out`` (pushed and signed when ``push``/``token`` are given)."""
+    settings = EvidenceSettings(
+        out_dir=out,
+        push=push,
+        identity_token=token,
+        plain_http=True,
+        no_sign=no_sign,
+        predicate_version=predicate_version,
+    )
+    plan = emit.prepare(settings, {}, write=lambda s: None, read_line=lambda: "", stdin_is_tty=False)
+    assert plan is not None
+    return emit.emit(
+        plan,
+        report=report or default_report(),
+        recipe=example_recipe(),
+        snapshot=example_snapshot(),
+        registry_entries=data_tree().registry(),
+        tool_version="0.1.0",
+        env=dict(os.environ),
+        write=lambda s: None,
+    )

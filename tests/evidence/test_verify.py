@@ -4,7 +4,6 @@ JSON ``exit`` field always the same number as the process exit code)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,11 @@ import yaml
 
 from aicr_pytest import cli
 from aicr_pytest.evidence import constants as C
-from aicr_pytest.evidence import emit, oci, ociref
+from aicr_pytest.evidence import oci, ociref
 from aicr_pytest.evidence.canonical import sha256_digest
-from aicr_pytest.evidence.settings import EvidenceSettings
 from tests.evidence import helpers
 from tests.evidence.conftest import Registry
+from tests.evidence.helpers import emitted
 from tests.evidence.sigstore_fake import FakeSigstore
 
 IDENTITY = "alice@example.com"
@@ -36,31 +35,6 @@ def verify_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, di
     doc = json.loads(out)
     assert doc["exit"] == code, "the JSON exit field and the process exit code agree"
     return code, doc
-
-
-def emitted(
-    out: Path,
-    *,
-    push: str | None = None,
-    token: str | None = None,
-    no_sign: bool = False,
-    report: dict[str, Any] | None = None,
-) -> emit.Emitted:
-    settings = EvidenceSettings(
-        out_dir=out, push=push, identity_token=token, plain_http=True, no_sign=no_sign
-    )
-    plan = emit.prepare(settings, {}, write=lambda s: None, read_line=lambda: "", stdin_is_tty=False)
-    assert plan is not None
-    return emit.emit(
-        plan,
-        report=report or helpers.report(),
-        recipe=helpers.example_recipe(),
-        snapshot=helpers.example_snapshot(),
-        registry_entries=helpers.data_tree().registry(),
-        tool_version="0.1.0",
-        env=dict(os.environ),
-        write=lambda s: None,
-    )
 
 
 def failing_step(doc: dict[str, Any]) -> dict[str, Any]:

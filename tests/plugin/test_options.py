@@ -248,6 +248,8 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--insecure-tls",
         "--no-sign",
         "--yes",
+        "--predicate-version",
+        "3",
         "--config",
         "aicr-config.yaml",
         "-n",

@@ -180,6 +180,28 @@ def test_plan_busy_nodes_skip() -> None:
     with pytest.raises(CheckSkip) as exc:
         d.plan_nvidia_smi(inventory("a", "b", "c"), pods, emit=lambda _: None)
     assert exc.value.reason == "GPU nodes busy with existing workloads: [a c]"
+    assert exc.value.code == "nodes-busy"  # a is confirmed busy
+
+
+# ---- AICR's CTRF extra.skipReason code, only where the condition is exactly the code's -------------------
+@pytest.mark.parametrize(
+    ("inv", "pods", "code"),
+    [
+        (inventory(), {}, "no-gpu-nodes"),
+        (inventory(cordoned=("c1",)), {}, "no-schedulable-gpu-nodes"),
+        # DRA-only nodes exist but this policy cannot verify them: neither code is true
+        (inventory(dra_unverified=("x",)), {}, None),
+        (inventory(cordoned=("c1",), dra_unverified=("x",)), {}, None),
+        # every "busy" node is a failed pod list: occupancy was never seen
+        (inventory("a", "b"), {"a": None, "b": []}, None),
+        (inventory("a"), {"a": [pod("p", "a", gpus=1)]}, "nodes-busy"),
+    ],
+    ids=["none", "all-cordoned", "dra-only", "cordoned-and-dra", "probe-failed", "busy"],
+)
+def test_plan_skip_codes(inv: GpuNodeInventory, pods: dict[str, Any], code: str | None) -> None:
+    with pytest.raises(CheckSkip) as exc:
+        d.plan_nvidia_smi(inv, pods, emit=lambda _: None)
+    assert exc.value.code == code
 
 
 # ---- pod manifests ----------------------------------------------------------------------------------------

@@ -1,0 +1,132 @@
+"""AICR's structured CTRF ``extra`` on skipped checks: ``skipReason`` exactly where AICR gives one.
+
+Each skip kind the run produces is run through the plugin and its CTRF entry compared whole: a
+domain skip with a code carries ``{"skipReason": code}``; ``--skip-check`` carries
+``named-in-skip-checks``; ``--no-cluster``, ``--fail-fast``, a failed readiness pre-flight, a
+plain ``check.skip`` and a code outside AICR's closed set carry none.  Every report stays valid
+against the official CTRF schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.plugin.helpers import make_recipe, read_ctrf
+
+Inputs = Callable[..., tuple[Path, Path]]
+
+CHECKS = """
+import pytest
+from aicr_pytest.core.errors import CheckSkip
+
+@pytest.mark.check("check-nvidia-smi")
+def test_nvidia_smi(aicr_check):
+    raise CheckSkip("GPU nodes busy with existing workloads: [a]", "nodes-busy")
+
+@pytest.mark.check("operator-health")
+def test_operator_health(aicr_check):
+    raise CheckSkip("not applicable here", "customer-prod-cluster")
+
+@pytest.mark.check("gpu-operator-version")
+def test_gpu_operator_version(aicr_check):
+    aicr_check.skip("no Deployment.gpu-operator.version constraint in recipe")
+
+@pytest.mark.check("expected-resources")
+def test_expected_resources(aicr_check):
+    assert False, "Deployment gpu-operator/gpu-operator: 0/1 available"
+
+@pytest.mark.check("dra-support")
+def test_dra(aicr_check):
+    aicr_check.emit("DRA ok")
+"""
+
+
+def _run(pytester: pytest.Pytester, rp: Path, sp: Path, *args: str) -> dict[str, Any]:
+    """Run :data:`CHECKS` in place of the bundled checks; returns the CTRF report."""
+    out = pytester.path / "ctrf.json"
+    pytester.makepyfile(test_user=CHECKS)
+    inputs = [f"--recipe={rp}", f"--snapshot={sp}", f"--ctrf-report={out}"]
+    pytester.runpytest("-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks", *inputs, *args)
+    return read_ctrf(out)
+
+
+def _entries(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in report["results"]["tests"] if t["suite"] != ["readiness"]}
+
+
+def _valid(report: dict[str, Any], reference_dir: Path) -> None:
+    schema = json.loads((reference_dir / "ctrf" / "ctrf.schema.json").read_text())
+    jsonschema.Draft7Validator(schema).validate(report)
+
+
+def test_domain_skip_codes_and_check_skip(
+    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+) -> None:
+    rp, sp = write_inputs(
+        make_recipe(deployment=["check-nvidia-smi", "operator-health", "gpu-operator-version"])
+    )
+    report = _run(pytester, rp, sp)
+    _valid(report, reference_dir)
+    tests = _entries(report)
+    smi = tests["check-nvidia-smi"]
+    assert (smi["status"], smi["message"], smi["extra"]) == (
+        "skipped",
+        "GPU nodes busy with existing workloads: [a]",
+        {"skipReason": "nodes-busy"},
+    )
+    # a code AICR never mints is not published under its key; a plain check.skip has no code
+    assert tests["operator-health"]["status"] == "skipped" and "extra" not in tests["operator-health"]
+    assert tests["gpu-operator-version"]["status"] == "skipped"
+    assert "extra" not in tests["gpu-operator-version"]
+
+
+def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path) -> None:
+    rp, sp = write_inputs(make_recipe(deployment=["operator-health", "gpu-operator-version"]))
+    report = _run(pytester, rp, sp, "--skip-check", "operator-health")
+    _valid(report, reference_dir)
+    assert _entries(report)["operator-health"]["extra"] == {"skipReason": "named-in-skip-checks"}
+    assert "extra" not in _entries(report)["gpu-operator-version"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--no-cluster",), "skipped - no-cluster mode"),
+        (("--fail-fast",), "skipped due to previous phase failure"),
+    ],
+    ids=["no-cluster", "fail-fast"],
+)
+def test_run_level_skips_carry_no_code(
+    pytester: pytest.Pytester,
+    write_inputs: Inputs,
+    reference_dir: Path,
+    args: tuple[str, ...],
+    message: str,
+) -> None:
+    rp, sp = write_inputs(make_recipe(deployment=["expected-resources"], conformance=["dra-support"]))
+    report = _run(pytester, rp, sp, *args)
+    _valid(report, reference_dir)
+    dra = _entries(report)["dra-support"]
+    assert (dra["status"], dra["message"]) == ("skipped", message)
+    assert "extra" not in dra  # AICR records these in message only
+
+
+def test_readiness_skip_carries_no_code(
+    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+) -> None:
+    rp, sp = write_inputs(
+        make_recipe(
+            constraints=[{"name": "K8s.server.version", "value": ">= 9.0"}], conformance=["dra-support"]
+        )
+    )
+    report = _run(pytester, rp, sp)
+    _valid(report, reference_dir)
+    dra = _entries(report)["dra-support"]
+    assert (dra["status"], dra["message"]) == ("skipped", "skipped - readiness pre-flight failed")
+    assert "extra" not in dra
