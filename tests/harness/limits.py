@@ -1,9 +1,11 @@
 """Per-test time limits (pytest-timeout) by stage: the directory directly under ``tests/``.
 
-Every test has the ``timeout`` of ``[tool.pytest.ini_options]``; the stages that drive a real control
-plane, a browser or registries get :data:`STAGE_LIMITS_S` instead (``tests/conftest.py`` imports the
-hooks). Generous on purpose: a limit turns a hang into a failure with every thread's stack, it does not
-time the suite. A ``--timeout`` on the command line applies to every test; a test's own ``timeout``
+Every test under ``tests/`` gets :data:`DEFAULT_LIMIT_S`; the stages that drive a real control plane,
+a browser or registries get :data:`STAGE_LIMITS_S` instead (``tests/conftest.py`` imports the hooks).
+The limits are markers, not the ``timeout`` ini value: the bundled checks, run from this checkout,
+read the same ``pyproject.toml`` and must have no limit.  A ``timeout`` ini value given with ``-o``
+replaces the default (not the stage limits).  Generous on purpose: a limit turns a hang into a
+failure with every thread's stack, it does not time the suite. A ``--timeout`` on the command line applies to every test; a test's own ``timeout``
 marker wins over its stage.
 """
 
@@ -21,6 +23,8 @@ TESTS_DIR = Path(__file__).resolve().parent.parent
 
 #: seconds per test in the long stages
 STAGE_LIMITS_S = {"cluster": 900, "controlplane": 900, "browser": 900, "evidence": 900}
+#: seconds per test everywhere else under tests/
+DEFAULT_LIMIT_S = 300
 
 
 def stage_of(path: Path) -> str | None:
@@ -35,9 +39,13 @@ def stage_of(path: Path) -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.pluginmanager.hasplugin("timeout") or config.getoption("timeout") is not None:
         return
+    ini_limit = bool(config.getini("timeout"))
     for item in items:
-        limit = STAGE_LIMITS_S.get(stage_of(item.path) or "")
-        if limit is not None and item.get_closest_marker("timeout") is None:
+        stage = stage_of(item.path)
+        if stage is None or item.get_closest_marker("timeout") is not None:
+            continue
+        limit = STAGE_LIMITS_S.get(stage, None if ini_limit else DEFAULT_LIMIT_S)
+        if limit is not None:
             item.add_marker(pytest.mark.timeout(limit))
 
 

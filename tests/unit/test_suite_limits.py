@@ -15,7 +15,7 @@ from subprocess import PIPE, STDOUT
 
 import pytest
 
-from tests.harness.limits import STAGE_LIMITS_S, TESTS_DIR, stage_of
+from tests.harness.limits import DEFAULT_LIMIT_S, STAGE_LIMITS_S, TESTS_DIR, stage_of
 
 REPO = TESTS_DIR.parent
 
@@ -96,7 +96,8 @@ def test_every_stage_gives_each_test_its_limit(tmp_path: Path) -> None:
     code, out = run_bounded(nested_pytest("--co", "-n", "0", "-p", "limits_probe", *files), 180, env)
     assert code == 0, out
     ini = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
-    default = float(ini["timeout"])
+    assert "timeout" not in ini  # the bundled checks read this file too: no limit there
+    default = float(DEFAULT_LIMIT_S)
     seen: set[str] = set()
     for line in out.splitlines():
         if line.startswith("LIMIT "):
@@ -106,3 +107,24 @@ def test_every_stage_gives_each_test_its_limit(tmp_path: Path) -> None:
             assert (float(limit), method) == (STAGE_LIMITS_S.get(stage, default), "thread"), line
     assert seen == {d.name for d in stages}
     assert set(STAGE_LIMITS_S) <= seen and all(limit > default for limit in STAGE_LIMITS_S.values())
+
+
+def test_the_bundled_checks_run_from_this_checkout_have_no_time_limit(tmp_path: Path) -> None:
+    """``aicr-pytest validate`` in the repository finds its pyproject.toml: a check (inference-perf
+    runs for up to 65 minutes) must not inherit the test suite's per-test limit."""
+    (tmp_path / "limits_probe.py").write_text(
+        "from pytest_timeout import _get_item_settings\n\n\n"
+        "def pytest_collection_finish(session):\n"
+        "    for item in session.items:\n"
+        "        print('LIMIT', _get_item_settings(item).timeout, item.nodeid)\n"
+    )
+    example = REPO / "recipes" / "examples"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    cmd = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "limits_probe", "--co", "-q",
+        "--recipe", str(example / "h100-eks-training.yaml"),
+        "--snapshot", str(example / "h100-eks-training-snapshot.yaml"), "--no-cluster",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False)
+    limits = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("LIMIT ")]
+    assert limits and set(limits) == {"None"}, proc.stdout + proc.stderr

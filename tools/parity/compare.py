@@ -22,12 +22,23 @@ from typing import Any
 
 _DROP_SUMMARY = ("start", "stop")
 _DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{10}(?![0-9a-f])")
+#: per-run random tokens a check draws itself (not from the run id): 8- and 32-hex suffixes, the
+#: simulator's GPU UUIDs, wall-clock timestamps and epoch seconds
+_NOISE = (
+    (re.compile(r"(?<![0-9a-zA-Z])[0-9a-f]{32}(?![0-9a-f])"), "<HEX32>"),
+    (re.compile(r"(?<![0-9a-zA-Z])(?=[0-9a-f]*[0-9])[0-9a-f]{8}(?![0-9a-zA-Z])"), "<HEX8>"),
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?"), "<TIME>"),
+    (re.compile(r"(?<![\w.])1\d{9}(?:\.\d+)?(?![\w.])"), "<EPOCH>"),
+)
 _FRACTION = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 
 
 def _mask(text: str, run_id: str) -> str:
     if run_id:
-        text = text.replace(run_id, "<RUN>")
+        # a run id of digits only is quoted when YAML is dumped: the quotes are noise too
+        text = text.replace(f"'{run_id}'", run_id).replace(run_id, "<RUN>")
+    for pattern, token in _NOISE:
+        text = pattern.sub(token, text)
     return _FRACTION.sub("<NUM>", _DIGEST.sub("<DIGEST>", text))
 
 
