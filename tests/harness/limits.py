@@ -5,8 +5,8 @@ a browser or registries get :data:`STAGE_LIMITS_S` instead (``tests/conftest.py`
 The limits are markers, not the ``timeout`` ini value: the bundled checks, run from this checkout,
 read the same ``pyproject.toml`` and must have no limit.  A ``timeout`` ini value given with ``-o``
 replaces the default (not the stage limits).  Generous on purpose: a limit turns a hang into a
-failure with every thread's stack, it does not time the suite. A ``--timeout`` on the command line applies to every test; a test's own ``timeout``
-marker wins over its stage.
+failure with every thread's stack, it does not time the suite.  A ``--timeout`` on the command line
+applies to every test; a test's own ``timeout`` marker wins over its stage.
 """
 
 from __future__ import annotations
