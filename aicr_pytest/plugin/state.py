@@ -261,6 +261,9 @@ def load(config: pytest.Config, state: PluginState) -> None:
     try:
         if settings.ctrf_report and not is_worker(config):
             check_writable(settings.ctrf_report, "--ctrf-report")
+        xmlpath = getattr(config.option, "xmlpath", None)  # pytest's own --junitxml, written at the end
+        if xmlpath and not is_worker(config):
+            check_writable(str(xmlpath), "--junitxml")
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 

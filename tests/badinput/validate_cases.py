@@ -150,7 +150,9 @@ CASES: list[Case] = [
     ),
     (T, [*OFF, "--ctrf-report", "/proc/ctrf.json"], {}, 4, P + f"--ctrf-report /proc/ctrf.json: {PROC}"),
     (T, [*OFF, "--ctrf-report", "{tmp}"], {}, 4, P + f"--ctrf-report {{tmp}}: {NOT_A_DIR}"),
-    # the HTML page and the evidence bundle: probed before the run too (a long run's output is not lost)
+    # the HTML page, JUnit XML and the evidence bundle: probed before the run too (a long run's output
+    # is not lost)
+    (T, [*OFF, "--junitxml", "/proc/junit.xml"], {}, 4, P + f"--junitxml /proc/junit.xml: {PROC}"),
     (V, [*OFF, "--html", "/proc/run.html"], {}, 2, P + f"--html /proc/run.html: {PROC}"),
     (T, [*OFF, "--aicr-html", "/proc/run.html"], {}, 4, P + f"--html /proc/run.html: {PROC}"),
     *_both(

@@ -34,6 +34,8 @@ _FRACTION = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 
 
 def _mask(text: str, run_id: str) -> str:
+    if "... [truncated " in text:  # cut to a byte budget: where the cut lands moves with the noise
+        text = text[:160] + "<TRUNCATED>"
     if run_id:
         # a run id of digits only is quoted when YAML is dumped: the quotes are noise too
         text = text.replace(f"'{run_id}'", run_id).replace(run_id, "<RUN>")
