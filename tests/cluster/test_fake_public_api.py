@@ -30,6 +30,7 @@ BUILTINS = (
     "metrics",
     "autoscaling",
     "slinky",
+    "cre",
     "snapshot-agent",
     "dcgm-diag",
     "gpu-health",

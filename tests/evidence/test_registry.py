@@ -238,9 +238,7 @@ def test_tag_schema_index_is_never_overwritten_with_foreign_content(
 
 def test_unreachable_registry_fails_after_bounded_retries(tmp_path: Path) -> None:
     sleeps: list[float] = []
-    client = oci.RegistryClient(
-        ociref.parse("127.0.0.1:9/ev/x:t"), plain_http=True, sleep=sleeps.append, timeout=2
-    )
+    client = oci.RegistryClient(ociref.parse("127.0.0.1:9/ev/x:t"), plain_http=True, sleep=sleeps.append)
     with pytest.raises(oci.RegistryError, match=r"127\.0\.0\.1:9"):
         oci.push_bundle(client, "t", helpers.build(tmp_path / "out").summary_dir, "0.1.0")
     assert len(sleeps) == oci.ATTEMPTS - 1
