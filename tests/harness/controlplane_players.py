@@ -251,12 +251,11 @@ class PodPlayer(Poller):
             except urllib.error.HTTPError as e:
                 # the test deleted the pod (or its namespace, or its node) while we played it; a write
                 # into a namespace being deleted is a 403 (the apiserver refuses new content there)
-                ns_path = f"/api/v1/namespaces/{meta['namespace']}"
-                if e.code not in (403, 404, 410) or not (
-                    vanished(self.cp, pod_path)
-                    or vanished(self.cp, f"/api/v1/nodes/{node_name}")
-                    or vanished(self.cp, ns_path)
-                ):
+                if e.code in (404, 410):
+                    raced = vanished(self.cp, pod_path) or vanished(self.cp, f"/api/v1/nodes/{node_name}")
+                else:
+                    raced = e.code == 403 and vanished(self.cp, f"/api/v1/namespaces/{meta['namespace']}")
+                if not raced:
                     raise
             self.played[uid] = f"{meta['namespace']}/{meta['name']}"
 

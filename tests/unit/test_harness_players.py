@@ -92,6 +92,30 @@ def test_a_404_for_a_pod_deleted_meanwhile_is_no_error() -> None:
     assert cp.patched == []  # nothing written for a pod that is gone
 
 
+NAMESPACE = "/api/v1/namespaces/ns-1"
+
+
+class Forbidden(StubControlPlane):
+    """A write into the pod's namespace answers 403, as the apiserver does once it is terminating."""
+
+    def set_pod_logs(self, namespace: str, pod: str, logs: Any) -> None:
+        raise urllib.error.HTTPError(LOGS, 403, "Forbidden", {}, io.BytesIO(b"{}"))  # type: ignore[arg-type]
+
+
+def test_a_403_from_a_namespace_being_deleted_is_no_error() -> None:
+    terminating = {"metadata": {"name": "ns-1", "deletionTimestamp": "2026-12-01T00:00:00Z"}}
+    cp = Forbidden({POD: _running_pod(), NODE: {"metadata": {"name": "gpu-0"}}, NAMESPACE: terminating})
+    assert _tick_once(cp).played == {"u-1": "ns-1/verify-0"}
+
+
+def test_a_403_from_a_live_namespace_is_an_error() -> None:
+    live = {"metadata": {"name": "ns-1"}}
+    cp = Forbidden({POD: _running_pod(), NODE: {"metadata": {"name": "gpu-0"}}, NAMESPACE: live})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        _tick_once(cp)
+    assert info.value.code == 403
+
+
 def test_the_error_names_the_controller_and_the_url() -> None:
     class Failing(Poller):
         name = "failing-controller"
