@@ -133,7 +133,8 @@ def arm_deadline(seconds: float, stop: StopSignals | None = None) -> Callable[[]
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if stop is not None:
-            stop.stop(reason)
+            stop.stop(reason)  # raises when this is what stops the run; held if it is stopping already
+            return
         raise RunInterrupted(reason)
 
     previous = signal.signal(signal.SIGALRM, handler)

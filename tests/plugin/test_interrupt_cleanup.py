@@ -192,3 +192,16 @@ def test_an_ignored_sigint_stays_ignored() -> None:
         undo()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_deadline_while_already_stopping_is_held_too() -> None:
+    lines: list[str] = []
+    stop = interrupt.StopSignals(notify=lines.append)
+    with pytest.raises(interrupt.RunInterrupted):
+        stop.handler(signal.SIGINT, None)
+    disarm = interrupt.arm_deadline(0.05, stop)
+    try:
+        time.sleep(0.3)  # the alarm fires here: held, not raised, since the run is already stopping
+    finally:
+        disarm()
+    assert lines == [interrupt.MSG_STOPPING]
