@@ -7,6 +7,8 @@ bash scripts/setup-env.sh
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy"; .venv/bin/mypy
 echo "== import-linter (layers, pyproject.toml)"; .venv/bin/lint-imports --no-cache
+echo "== docs (Sphinx, warnings are errors; open with python -m http.server -d docs/_build/html)"
+.venv/bin/python -m sphinx -E -a -W --keep-going -n -q -b html docs docs/_build/html
 echo "== control plane (build once per machine, cached; see tools/controlplane/MEASUREMENTS.md)"
 cp_status=0
 nice -n 10 bash scripts/controlplane.sh build || cp_status=$?
