@@ -23,7 +23,8 @@ def test_every_run_option_is_a_row_with_both_spellings_env_default_and_config_ke
     page = gen.run_options_page("# intro\n")
     assert page.startswith("# intro\n\n## Every option\n")
     row = next(line for line in page.splitlines() if line.startswith("| `-n`, `--namespace`"))
-    assert row.startswith("| `-n`, `--namespace` | `--namespace` | `NAME` | `aicr-validation` | `AICR_NAMESPACE` |")
+    expected = "| `-n`, `--namespace` | `--namespace` | `NAME` | `aicr-validation` | `AICR_NAMESPACE` |"
+    assert row.startswith(expected)
     assert "`spec.validate.agent.namespace`" in row
     for opt in options.OPTIONS:
         if opt.run_option and not opt.hidden:
@@ -42,8 +43,13 @@ def test_a_validate_only_and_a_pytest_only_option_show_a_dash_on_the_other_side(
 
 def test_an_option_added_to_the_table_appears_on_its_subcommand_page() -> None:
     extra = options.Option(
-        "widgets", ("--widgets",), "how many widgets", setting=None, entry_points=(options.RECIPE,),
-        metavar="N", once=True,
+        "widgets",
+        ("--widgets",),
+        "how many widgets",
+        setting=None,
+        entry_points=(options.RECIPE,),
+        metavar="N",
+        once=True,
     )
     page = gen.command_page(options.RECIPE, "# recipe\n", (*options.OPTIONS, extra))
     assert "| `--widgets` | `N` | — | — | how many widgets; given at most once |" in page

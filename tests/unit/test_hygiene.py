@@ -2,10 +2,11 @@
 
 * Every product module (``aicr_pytest/**``, ``checks/**``) has at most :data:`MAX_MODULE_LINES`
   lines; the option table (``aicr_pytest/plugin/options.py``) is the one exception.
-* Comments and docstrings (``aicr_pytest/``, ``checks/``, ``tests/``), ``README.md`` and
-  ``pyproject.toml`` cite no internal issue (``#17``, ``(#14)``, ``issue #17's``) and no section of a
-  document outside the repository (``spec §5.2``, ``(§1.7)``).  Upstream issues are cited as
-  ``AICR #1234``.
+* Comments and docstrings (``aicr_pytest/``, ``checks/``, ``tests/``, ``docs/``), ``README.md``,
+  ``CHANGELOG.md``, ``CONTRIBUTING.md``, every page of the docs site (``docs/**/*.md``, the
+  generated pages included) and ``pyproject.toml`` cite no internal issue (``#17``, ``(#14)``,
+  ``issue #17's``) and no section of a document outside the repository (``spec §5.2``, ``(§1.7)``).
+  Upstream issues are cited as ``AICR #1234``.
 
 The scanner is tested on sample text below, so a regex that stops matching fails here too.
 """
@@ -67,11 +68,19 @@ def _rel(path: Path) -> str:
 SCANNER = "tests/unit/test_hygiene.py"
 
 
+def _docs_files() -> Iterator[Path]:
+    """The docs site's sources and the pages generated from them (never its build output)."""
+    for path in sorted((REPO / "docs").rglob("*")):
+        if path.suffix in (".md", ".py") and "_build" not in path.relative_to(REPO / "docs").parts:
+            yield path
+
+
 def _scanned_files() -> Iterator[Path]:
     for top in ("aicr_pytest", "checks", "tests"):
         yield from sorted((REPO / top).rglob("*.py"))
-    yield REPO / "README.md"
-    yield REPO / "pyproject.toml"
+    yield from _docs_files()
+    for name in ("README.md", "CHANGELOG.md", "CONTRIBUTING.md", "pyproject.toml"):
+        yield REPO / name
 
 
 def reference_violations() -> list[str]:
@@ -105,6 +114,13 @@ def test_no_product_module_over_the_line_limit() -> None:
     assert too_long == [], f"split these along a real seam (at most {MAX_MODULE_LINES} lines):\n" + "\n".join(
         too_long
     )
+
+
+def test_the_scan_covers_the_user_documents() -> None:
+    scanned = {_rel(path) for path in _scanned_files()}
+    assert {"README.md", "CHANGELOG.md", "CONTRIBUTING.md", "docs/index.md", "docs/conf.py"} <= scanned
+    assert "docs/_ext/aicr_docs.py" in scanned and "docs/checks/gpu-health.md" in scanned
+    assert not any(path.startswith("docs/_build/") for path in scanned)
 
 
 def test_no_internal_issue_or_outside_section_references() -> None:
