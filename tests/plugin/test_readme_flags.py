@@ -43,6 +43,8 @@ OTHER_FLAGS = {
     "--limits": "an aicr snapshot flag aicr-pytest does not offer (Differences from AICR)",
     "--template": "an aicr snapshot flag aicr-pytest does not offer (Differences from AICR)",
     "--criteria-strict": "an aicr recipe flag aicr-pytest does not offer (Differences from AICR)",
+    "--keep-going": "sphinx-build's, in the test command's docs stage (CONTRIBUTING)",
+    "--no-cache": "lint-imports', in the test command's import-linter stage (CONTRIBUTING)",
 }
 #: the upstream research note describes today's AICR, flags aicr-pytest does not have included
 NOT_SCANNED = ("maintainers",)
