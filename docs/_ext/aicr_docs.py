@@ -30,6 +30,10 @@ from aicr_pytest.plugin.options import EntryPoint, Option
 GENERATED = "generated"
 
 
+#: how a value's type reads on a page (a string, the default, is not named)
+TYPE_NAMES: Mapping[Any, str] = {int: "integer", float: "number"}
+
+
 class MissingFragment(Exception):
     """A hand-written piece a generated page needs does not exist."""
 
@@ -79,6 +83,8 @@ def value_text(opt: Option) -> str:
     if opt.action == "bool":
         return "`[=BOOL]`"
     shown = f"{code(metavar)}"
+    if opt.type in TYPE_NAMES:
+        shown += f" ({TYPE_NAMES[opt.type]})"
     if opt.positional and opt.nargs in ("+", "*"):
         shown += " (one or more)" if opt.nargs == "+" else " (any number)"
     if opt.action == "append":

@@ -56,6 +56,14 @@ def test_an_option_added_to_the_table_appears_on_its_subcommand_page() -> None:
     assert "`--widgets`" not in gen.command_page(options.RECIPE, "# recipe\n")
 
 
+def test_a_typed_value_names_its_type() -> None:
+    typed = [opt for opt in options.OPTIONS if opt.type in (int, float)]
+    assert typed
+    for opt in typed:
+        assert gen.value_text(opt).endswith(("(integer)", "(number)", "(integer), repeatable")), opt.name
+    assert gen.value_text(options.by_name()["data"]) == "`DIR`"
+
+
 def test_a_subcommand_page_lists_its_positional_arguments() -> None:
     page = gen.command_page(options.PARSE_DCGM, "# parse dcgm\n")
     positional = [opt for opt in options.entries(options.PARSE_DCGM) if opt.positional]
