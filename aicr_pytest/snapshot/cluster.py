@@ -110,6 +110,13 @@ class CaptureOptions:
     image_pull_secrets: tuple[str, ...] = ()
     #: ``--job-name``: the agent Job's name prefix (the run id is appended)
     job_base: str = agentspec.JOB_BASE
+    #: ``--runtime-class``: the pod's ``runtimeClassName``
+    runtime_class: str | None = None
+    #: ``--service-account-name``: the pod's (existing) service account
+    service_account: str | None = None
+    #: ``--requests``/``--limits``: per-key overrides of the container's defaults
+    requests: Mapping[str, str] | None = None
+    limits: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -221,6 +228,10 @@ def run_agent(
                 tolerations=opts.tolerations,
                 require_gpu=opts.require_gpu,
                 active_deadline_seconds=int(opts.timeout) + AGENT_DEADLINE_MARGIN_S,
+                runtime_class=opts.runtime_class,
+                service_account=opts.service_account,
+                requests=opts.requests,
+                limits=opts.limits,
             )
         )
     except ApiError as err:
