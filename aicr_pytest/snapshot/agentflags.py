@@ -24,7 +24,9 @@ WHY_NOT_PAIR: Final = 'entry "{entry}" is not in name=quantity form'
 WHY_EMPTY_SIDE: Final = 'entry "{entry}" has empty name or quantity'
 WHY_QUANTITY: Final = 'entry "{entry}": {reason}'
 #: ``resource.ParseQuantity``'s errors (k8s.io/apimachinery)
-QTY_FORMAT: Final = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+QTY_FORMAT: Final = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
 QTY_NUMERIC: Final = "unable to parse numeric part of quantity"
 QTY_SUFFIX: Final = "unable to parse quantity's suffix"
 MSG_GPU_AND_RUNTIME_CLASS: Final = (
@@ -73,7 +75,8 @@ def parse_resource_list(flag: str, spec: str | None) -> dict[str, str] | None:
             raise UsageError(MSG_RESOURCES.format(flag=flag, reason=WHY_EMPTY_SIDE.format(entry=entry)))
         why = quantity_error(value)
         if why is not None:
-            raise UsageError(MSG_RESOURCES.format(flag=flag, reason=WHY_QUANTITY.format(entry=entry, reason=why)))
+            reason = WHY_QUANTITY.format(entry=entry, reason=why)
+            raise UsageError(MSG_RESOURCES.format(flag=flag, reason=reason))
         out[key] = value
     return out or None
 

@@ -37,7 +37,9 @@ class TemplateRenderError(Exception):
 
 
 def _environment() -> SandboxedEnvironment:
-    return SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    return SandboxedEnvironment(
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+    )
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ def load_template(path: str, *, fmt: str, output_is_configmap: str | None = None
     try:
         template = _environment().from_string(source)
     except jinja2.TemplateSyntaxError as exc:
-        raise UsageError(MSG_PARSE.format(path=path, error=exc.message or "syntax error", line=exc.lineno)) from None
+        error = exc.message or "syntax error"
+        raise UsageError(MSG_PARSE.format(path=path, error=error, line=exc.lineno)) from None
     return SnapshotTemplate(path=path, template=template)
 
 
