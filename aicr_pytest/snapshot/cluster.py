@@ -305,12 +305,14 @@ def capture(
         say(f"snapshot: targeting GPU nodes ({agentspec.GPU_PRESENT_LABEL}=true; --node-selector overrides)")
     agent_log, node, job_name = run_agent(scope, opts, node_selector=selector, clock=clock, emit=say)
     say(f"snapshot: agent ran on node {node}")
-    from_node = node_measurements(agent_log)
+    node_labels: Mapping[str, str] | None = None
     try:
-        collected.add("K8s", "node", node_data(cluster.get("v1", "Node", node)))
+        node_obj = cluster.get("v1", "Node", node)
+        collected.add("K8s", "node", node_data(node_obj))
+        node_labels = (node_obj.get("metadata") or {}).get("labels") or {}
     except ApiError as err:
         collected.omit("K8s.node", str(err))
-    collected.extend(from_node)
+    collected.extend(node_measurements(agent_log, node_labels=node_labels))
     if opts.require_gpu and not has_gpu(collected.data("GPU", "hardware"), collected.data("GPU", "smi")):
         raise NoGpuFound(MSG_NO_GPU.format(node=node))
     document = snapshot_document(
