@@ -321,7 +321,7 @@ def network_topology(
     if rails:
         identity["rail-count"] = rails
     subtypes: list[Doc] = [
-        {"subtype": "identity", "context": context, "data": identity},
+        {"subtype": "identity", "data": identity, "context": context},
         {"subtype": "capabilities", "data": dict(sorted(_capabilities(facts.pfs).items()))},
         {"subtype": "pfs", "items": items},
     ]
