@@ -18,7 +18,8 @@ from aicr_pytest.snapshot.gpu import (
     parse_pci,
 )
 from aicr_pytest.snapshot.measure import Collected
-from aicr_pytest.snapshot.network import TYPE as NETWORK, network_topology, parse_network_section
+from aicr_pytest.snapshot.network import TYPE as NETWORK
+from aicr_pytest.snapshot.network import network_topology, parse_network_section
 from aicr_pytest.snapshot.osfacts import (
     parse_cmdline,
     parse_modules,

@@ -277,7 +277,8 @@ _MODULES_MLX = (
     "iw_cm 53248 1 rdma_cm, Live 0x0000000000000000\n"
     "ib_cm 131072 1 rdma_cm, Live 0x0000000000000000\n"
     "ib_uverbs 200704 2 rdma_ucm,mlx5_ib, Live 0x0000000000000000\n"
-    "ib_core 462848 7 rdma_ucm,rdma_cm,iw_cm,ib_cm,mlx5_ib,ib_uverbs,nvidia_peermem, Live 0x0000000000000000\n"
+    "ib_core 462848 7 rdma_ucm,rdma_cm,iw_cm,ib_cm,mlx5_ib,ib_uverbs,nvidia_peermem, "
+    "Live 0x0000000000000000\n"
     "mlx5_core 2457600 1 mlx5_ib, Live 0x0000000000000000\n"
 )
 
