@@ -108,8 +108,7 @@ def with_node_health(declared: Mapping[str, Sequence[str]]) -> dict[str, list[st
 
 
 MSG_ISOLATE_NO_NCCL = (
-    "--isolate-bad-nodes: the run selects no NCCL all-reduce check ({checks}); "
-    "select one or drop the flag"
+    "--isolate-bad-nodes: the run selects no NCCL all-reduce check ({checks}); select one or drop the flag"
 )
 
 

@@ -87,7 +87,7 @@ def fault_nccl_low_bandwidth(profile: ClusterProfile) -> None:
 
 
 def fault_nccl_slow_node(profile: ClusterProfile) -> None:
-    """Bus bandwidth collapses (a tenth) whenever the last GPU node in name order takes part in an NCCL run."""
+    """NCCL bus bandwidth collapses (a tenth) whenever the last GPU node in name order takes part."""
 
 
 def fault_nccl_socket_fallback(profile: ClusterProfile) -> None:
