@@ -16,19 +16,15 @@ cleanup) and the whole process time.  Target: wall time within the slowest node'
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from simulated_run import run_check
+
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
-SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 CHECK = "gpu-diagnostics"
 SLACK_S = 10.0
 
@@ -40,20 +36,7 @@ def run(kubeconfig: str, workdir: Path) -> tuple[dict[str, Any], float, str]:
     recipe["validation"] = {"deployment": {"checks": [CHECK]}}
     path = workdir / "recipe.yaml"
     path.write_text(yamlio.dump(recipe))
-    ctrf = workdir / "ctrf.json"
-    argv = [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "--recipe", str(path), "--snapshot", str(SNAPSHOT), "--kubeconfig", kubeconfig,
-        "--phase", "deployment", "--ctrf-report", str(ctrf),
-    ]  # fmt: skip
-    started = time.monotonic()
-    proc = subprocess.run(
-        argv, cwd=workdir, env=dict(os.environ), capture_output=True, text=True, check=False
-    )
-    total = time.monotonic() - started
-    tests = (json.loads(ctrf.read_text()).get("results") or {}).get("tests") or [] if ctrf.exists() else []
-    found: dict[str, Any] = next((t for t in tests if t.get("name") == CHECK), {})
-    return found, total, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return run_check(kubeconfig, workdir, recipe=path, phase="deployment", check=CHECK)
 
 
 def main() -> int:

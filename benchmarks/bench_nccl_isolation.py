@@ -14,37 +14,22 @@ the check's wall time and the whole process time.  Target: the slow node is name
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from simulated_run import run_check
+
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
-SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 CHECK = "nccl-all-reduce-bw"
 TARGET_ROUNDS = 5
 
 
 def run(kubeconfig: str, workdir: Path) -> tuple[dict[str, Any], float, str]:
-    ctrf = workdir / "ctrf.json"
-    argv = [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "--recipe", str(RECIPE), "--snapshot", str(SNAPSHOT), "--kubeconfig", kubeconfig,
-        "--phase", "performance", "--isolate-bad-nodes", "--ctrf-report", str(ctrf),
-    ]  # fmt: skip
-    started = time.monotonic()
-    proc = subprocess.run(
-        argv, cwd=workdir, env=dict(os.environ), capture_output=True, text=True, check=False
+    return run_check(
+        kubeconfig, workdir, recipe=RECIPE, phase="performance", check=CHECK, extra=["--isolate-bad-nodes"]
     )
-    total = time.monotonic() - started
-    tests = (json.loads(ctrf.read_text()).get("results") or {}).get("tests") or [] if ctrf.exists() else []
-    found: dict[str, Any] = next((t for t in tests if t.get("name") == CHECK), {})
-    return found, total, proc.stdout[-3000:] + proc.stderr[-2000:]
 
 
 def main() -> int:
