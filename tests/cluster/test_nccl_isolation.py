@@ -179,3 +179,52 @@ def h100(aicr_fake_cluster_factory: Any) -> FakeCluster:
 
 
 _ = (aicr_pytest.core.inputs, aicr_pytest.nccl.cluster, aicr_pytest.plugin)  # one copy across runs
+
+
+# ------------------------------------------------------------------------------- a worker fails --
+def test_a_failed_launcher_is_isolated_too(pytester: pytest.Pytester, h100: FakeCluster) -> None:
+    """The launcher fails (a worker on ``h100-3`` broke the job) whenever ``h100-3`` takes part; it
+    stays Failed (the simulated kubelet would end it Succeeded later)."""
+    failed: list[str] = []
+
+    def fail_launchers_with_h100_3(sim: Any, pod: dict[str, Any]) -> None:
+        meta, phase = pod["metadata"], (pod.get("status") or {}).get("phase")
+        labels = meta.get("labels") or {}
+        if labels.get("jobset.sigs.k8s.io/replicatedjob-name") != "launcher" or phase == "Failed":
+            return
+        if meta["name"] not in failed:  # a launcher starting: do its workers include h100-3?
+            jobset = labels["jobset.sigs.k8s.io/jobset-name"]
+            selector = f"jobset.sigs.k8s.io/jobset-name={jobset},jobset.sigs.k8s.io/replicatedjob-name=node"
+            workers = h100.list("v1", "Pod", meta["namespace"], label_selector=selector)
+            if phase != "Running" or "h100-3" not in {w["spec"].get("nodeName") for w in workers}:
+                return
+            failed.append(meta["name"])
+
+        def fail(obj: dict[str, Any]) -> None:
+            obj["status"]["phase"] = "Failed"
+            obj["status"]["containerStatuses"] = [
+                {
+                    "name": "node",
+                    "ready": False,
+                    "state": {
+                        "terminated": {"exitCode": 1, "reason": "Error", "message": "worker h100-3 lost"}
+                    },
+                }
+            ]
+
+        sim.store.mutate(sim.rt("v1", "Pod"), meta["namespace"], meta["name"], fail)
+
+    h100.sim.on_update("", "v1", "pods", fail_launchers_with_h100_3)
+    tests, _ = run_nccl(pytester, h100, FLAG)
+    t = tests[BW]
+    assert t["status"] == "failed", t.get("message")
+    assert t["message"].startswith(
+        f"NCCL launcher pod aicr-validation/{failed[0]} failed to complete successfully: "
+    )
+    assert t["message"].endswith(
+        "; bad-node isolation: suspect node h100-3: fails alone against the intra-node floor "
+        "(isolation: 1 round, 4 reruns)"
+    )
+    assert "NCCL worker pods" in t["extra"]["aicr.diagnostics"]  # the failed run's diagnostics stay
+    assert len(failed) == 2  # the failed run and the rerun on h100-3 alone
+    assert leftovers(h100) == []
