@@ -23,8 +23,11 @@ from aicr_pytest.testing.cluster import FakeCluster
 from tests.cluster.test_nccl_check import (
     BW,
     INTERRUPTING_CONFTEST,
+    NET,
+    NVLS,
     RUN_LABEL,
     bandwidth,
+    gb200_recipe,
     leftovers,
     run_nccl,
 )
@@ -228,3 +231,22 @@ def test_a_failed_launcher_is_isolated_too(pytester: pytest.Pytester, h100: Fake
     assert "NCCL worker pods" in t["extra"]["aicr.diagnostics"]  # the failed run's diagnostics stay
     assert len(failed) == 2  # the failed run and the rerun on h100-3 alone
     assert leftovers(h100) == []
+
+
+def test_net_and_nvls_reruns_name_the_slow_gb200_node(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    """-net reruns keep their transport rule across nodes; -nvls reruns each get a ComputeDomain."""
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training", faults=["nccl-slow-node"])
+    tests, _ = run_nccl(pytester, fc, FLAG, recipe=gb200_recipe())
+    gpu = sorted(
+        n["metadata"]["name"]
+        for n in fc.list("v1", "Node")
+        if "nvidia.com/gpu.count" in n["metadata"]["labels"]
+    )
+    for name in (NET, NVLS):
+        t = tests[name]
+        assert t["status"] == "failed", (name, t.get("message"))
+        assert t["extra"][aicr_pytest.nccl.EXTRA_ISOLATION]["suspects"] == [gpu[-1]], t["message"]
+        assert f"; bad-node isolation: suspect node {gpu[-1]}: fails alone" in t["message"]
+    assert leftovers(fc) == []
