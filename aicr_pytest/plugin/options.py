@@ -417,6 +417,18 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         config_key="execution.nodeHealth",
     ),
+    # --- NCCL bad-node isolation: read by checks/performance/test_nccl_all_reduce.py; refused up
+    # front (aicr_pytest.core.inputs) when the run selects no NCCL check -------------------------
+    Option(
+        "isolate_bad_nodes",
+        ("--isolate-bad-nodes",),
+        "when an NCCL all-reduce check misses its floor or a worker fails, rerun it on node subsets "
+        "(at most ceil(log2 n)+1 rounds) and name the suspect nodes; opt-in: reruns cost GPU time",
+        setting="isolate_bad_nodes",
+        action="store_true",
+        default=False,
+        config_key="execution.isolateBadNodes",
+    ),
     Option(
         "dcgm_image",
         ("--dcgm-image",),

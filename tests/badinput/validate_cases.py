@@ -386,6 +386,20 @@ CASES: list[Case] = [
         {},
         "gpu-health: invalid ecc_dbe_max='-1': input should be greater than or equal to 0",
     ),
+    # --isolate-bad-nodes acts on the NCCL all-reduce checks: a run that selects none is refused
+    *_both(
+        [*OFF, "--isolate-bad-nodes"],
+        {},
+        "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
+        "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
+    ),
+    *_both(
+        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--phase", "deployment",
+         "--isolate-bad-nodes"],
+        {},
+        "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
+        "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
+    ),
     # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
     # plain pytest a test-kit fixture may write the kubeconfig during the session)
     (
