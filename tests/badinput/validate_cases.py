@@ -386,8 +386,16 @@ CASES: list[Case] = [
         {},
         "gpu-health: invalid ecc_dbe_max='-1': input should be greater than or equal to 0",
     ),
-    # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
-    # plain pytest a test-kit fixture may write the kubeconfig during the session)
+    # kubeconfig / context missing or unreadable, named before any check runs (plain pytest: named
+    # by flag, not $KUBECONFIG, and no conftest fixture uses the test kit, which may write it later)
+    (T, [*OK, "--kubeconfig", "/nonexistent/kubeconfig"], {}, 4, P + "kubeconfig not found: /nonexistent/kubeconfig"),
+    (T, [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"], {}, 4, P + NO_CONTEXT),
+    *_both(
+        [*OK, "--kubeconfig", "{tmp}/kubeconfig-garbage"],
+        {},
+        "cannot load kubeconfig {tmp}/kubeconfig-garbage (--kubeconfig): not valid YAML: mapping values "
+        "are not allowed here (line 1, column 9)",
+    ),
     (
         V,
         [*OK, "--kubeconfig", "/nonexistent/kubeconfig"],
