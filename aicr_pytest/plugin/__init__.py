@@ -186,7 +186,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     state = get_state(item.config)
     reason = collection.gate(item, state) if state is not None else None
     if reason is not None:
-        pytest.skip(reason)
+        outcomes.phase_skip(item, reason)
 
 
 @pytest.hookimpl(wrapper=True)

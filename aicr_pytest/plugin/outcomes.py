@@ -5,7 +5,10 @@
   ``pytest.fail`` (``aicr_check.fail``) → ``failed``, the author's message kept
   (pytest's ``assert <expr>`` rewrite is cut off);
 * ``pytest.skip`` (``aicr_check.skip``) or :class:`~aicr_pytest.core.errors.CheckSkip` from domain code
-  → ``skipped``, the reason as message;
+  → ``skipped``, the reason as message; such a check-level skip (raised while the check or its
+  fixtures ran) also ends the check's ``stdout`` with ``level=INFO msg=SKIP reason="…"``, while a
+  phase-level skip (:func:`phase_skip`: fail-fast, ``--no-cluster``, readiness, ``--skip-check``)
+  keeps its reason in the message only;
 * :class:`~aicr_pytest.Inconclusive` → ``other`` with its message;
   :class:`~aicr_pytest.UsageError` → ``other``, and the run exits 2;
   anything else (API unreachable, a pod vanished, a crash) → ``other`` as ``Type: message``;
@@ -29,6 +32,24 @@ from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.runflags import SKIP_CHECK_REASON, SKIP_CHECK_REASON_CODE
 from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState
 from aicr_pytest.report import results as r
+from aicr_pytest.report.outcome import skip_log_line
+
+#: stashed on an item the run skipped before it ran (:func:`phase_skip`)
+PHASE_SKIP_KEY = pytest.StashKey[str]()
+
+
+def phase_skip(item: pytest.Item, reason: str) -> None:
+    """Skip ``item`` before it runs (the run's gates): the reason goes to ``message`` only."""
+    item.stash[PHASE_SKIP_KEY] = reason
+    pytest.skip(reason)
+
+
+def check_level_skip(item: pytest.Item, report: pytest.TestReport) -> bool:
+    """A skip the check itself gave: raised while it ran, or while its fixtures were set up (the
+    ``aicr_check`` context exists), not by the run's gates or a skip marker."""
+    if item.stash.get(PHASE_SKIP_KEY, None) is not None:
+        return False
+    return report.when == "call" or item.stash.get(CTX_KEY, None) is not None
 
 
 @contextlib.contextmanager
@@ -115,8 +136,12 @@ def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Test
         skip_extra = ctrfextra.skip_extra(skip_code(message or "", call.excinfo))
         if skip_extra:
             props.append((r.PROP_EXTRA, skip_extra))
+    stdout = list(ctx.lines) if ctx is not None else []
+    if status == "skipped" and check_level_skip(item, report):
+        stdout.append(skip_log_line(message.splitlines()[0] if message else ""))
+    if report.when in ("call", "setup") and (ctx is not None or stdout):
+        props.append((r.PROP_STDOUT, stdout))
     if report.when in ("call", "setup") and ctx is not None:
-        props.append((r.PROP_STDOUT, list(ctx.lines)))
         if ctx.extra:
             props.append((r.PROP_EXTRA, dict(ctx.extra)))
         if ctx.figures:  # the HTML report's figures reach the xdist controller, not CTRF
