@@ -147,8 +147,17 @@ def go_json_float(value: float) -> str:
     return format(Decimal(repr(value)), "f")
 
 
-_GO_ESCAPES: Final = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                      "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+_GO_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
 
 
 def _go_printable(ch: str) -> bool:

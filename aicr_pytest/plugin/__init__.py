@@ -76,7 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = plugin_state.start(config)
     collection.opt_in_by_marker(config, state)
     cncf = cncf_wiring.configure(config, state.settings)  # before anything touches the cluster
-    if not cncf.submission:  # with --cncf-submission there are no phases: the collector replaces them
+    # with --cncf-submission alone there are no phases: the collector replaces them; next to a
+    # run's output (--emit-attestation, --html, --ctrf-report) it runs after them
+    if not cncf.submission or cncf_wiring.alongside_run(config):
         _start_run(config, state, cncf)
     collection.add_bundled_checks(config, state)
 

@@ -388,7 +388,13 @@ CASES: list[Case] = [
     ),
     # kubeconfig / context missing or unreadable, named before any check runs (plain pytest: named
     # by flag, not $KUBECONFIG, and no conftest fixture uses the test kit, which may write it later)
-    (T, [*OK, "--kubeconfig", "/nonexistent/kubeconfig"], {}, 4, P + "kubeconfig not found: /nonexistent/kubeconfig"),
+    (
+        T,
+        [*OK, "--kubeconfig", "/nonexistent/kubeconfig"],
+        {},
+        4,
+        P + "kubeconfig not found: /nonexistent/kubeconfig",
+    ),
     (T, [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"], {}, 4, P + NO_CONTEXT),
     *_both(
         [*OK, "--kubeconfig", "{tmp}/kubeconfig-garbage"],
