@@ -32,6 +32,7 @@ import pytest
 from aicr_pytest.core import gcpause
 from aicr_pytest.evidence.cncf.settings import CncfSettings
 from aicr_pytest.plugin import (
+    budget,
     bundled,
     cncf_wiring,
     collection,
@@ -193,7 +194,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    with outcomes.domain_skips():
+    seconds, message = outcomes.budget_of(item)
+    with outcomes.domain_skips(), budget.enforced(seconds, message):
         return (yield)
 
 

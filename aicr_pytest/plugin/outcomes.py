@@ -9,7 +9,8 @@
   fixtures ran) also ends the check's ``stdout`` with ``level=INFO msg=SKIP reason="…"``, while a
   phase-level skip (:func:`phase_skip`: fail-fast, ``--no-cluster``, readiness, ``--skip-check``)
   keeps its reason in the message only;
-* :class:`~aicr_pytest.Inconclusive` → ``other`` with its message;
+* :class:`~aicr_pytest.Inconclusive` → ``other`` with its message; a check past its time budget
+  (:class:`~aicr_pytest.plugin.budget.CheckTimeout`) → ``other`` with its one timeout line;
   :class:`~aicr_pytest.UsageError` → ``other``, and the run exits 2;
   anything else (API unreachable, a pod vanished, a crash) → ``other`` as ``Type: message``;
 * an error in teardown (cleanup) keeps the item's status and is recorded as a cleanup warning.
@@ -30,7 +31,8 @@ import pytest
 from aicr_pytest.core import ctrfextra
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.runflags import SKIP_CHECK_REASON, SKIP_CHECK_REASON_CODE
-from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState
+from aicr_pytest.plugin.budget import CheckTimeout
+from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState, get_state
 from aicr_pytest.report import results as r
 from aicr_pytest.report.outcome import skip_log_line
 
@@ -62,9 +64,25 @@ def domain_skips() -> Iterator[None]:
         raise pytest.skip.Exception(skip.reason) from skip
 
 
+def budget_of(item: pytest.Item) -> tuple[float | None, str]:
+    """The check's time budget in seconds (``None``: not a check of an active run) and the line it
+    ends ``other`` with past it."""
+    from aicr_pytest.core.budgets import exceeded_message
+
+    info = item.stash.get(ITEM_KEY, None)
+    state = get_state(item.config)
+    if info is None or info.kind != "check" or state is None:
+        return None, ""
+    ctx = item.stash.get(CTX_KEY, None)
+    seconds = float(ctx.timeout_s) if ctx is not None else state.budgets.get(info.name)
+    return seconds, exceeded_message(seconds) if seconds else ""
+
+
 def exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     exc = excinfo.value
     text = str(exc).strip()
+    if isinstance(exc, CheckTimeout):
+        return text
     if isinstance(exc, AssertionError):
         # assertion rewriting appends "assert <expr>"; keep the author's message when there is one
         head = text.split("\nassert ", 1)[0].strip()

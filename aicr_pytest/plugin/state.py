@@ -82,6 +82,8 @@ class PluginState:
     cluster_handle: ClusterHandle | None = None
     #: the final CTRF document (built in ``pytest_sessionfinish`` on the controller)
     report: dict[str, Any] | None = None
+    #: each check's time budget in seconds: the catalog's, overridden by ``--data`` (core.budgets)
+    budgets: dict[str, float] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -297,6 +299,9 @@ def load(config: pytest.Config, state: PluginState) -> None:
         state.run = load_run_state(
             settings, state.cluster_handle.read_configmap, prevalidate, binary_version=__version__
         )
+        from aicr_pytest.core.budgets import check_budgets
+
+        state.budgets = check_budgets(state.run.data)
         if needs_cluster(state.run, kit_writes_kubeconfig=_kit_writes_kubeconfig(config)):
             from aicr_pytest.kube.kubeconfig import load_configuration
 

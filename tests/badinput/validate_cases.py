@@ -75,6 +75,11 @@ FILES: dict[str, str] = {
     "kubeconfig-garbage": "this: is: not: a kubeconfig\n",
     "kubeconfig-empty": "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
     "afile": "x\n",
+    # a --data directory whose catalog overlay gives a check a budget that is not a Go duration
+    "data-budget/registry.yaml": "components: []\n",
+    "data-budget/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: 2 minutes}\n",
+    "data-budget-neg/registry.yaml": "components: []\n",
+    "data-budget-neg/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: -1m}\n",
     # alias bombs where a user's YAML reaches us: a componentRef's overrides, a snapshot measurement
     # value, an AICRConfig, a --data file
     "bomb-recipe.yaml": _recipe(
@@ -385,6 +390,18 @@ CASES: list[Case] = [
          "ecc_dbe_max=-1"],
         {},
         "gpu-health: invalid ecc_dbe_max='-1': input should be greater than or equal to 0",
+    ),
+    # a per-check budget from a --data catalog overlay that is not a Go duration, or is negative
+    *_both(
+        [*OFF, "--data", "{tmp}/data-budget"],
+        {},
+        'validators/catalog.yaml: validator "operator-health": timeout "2 minutes" is not a Go duration '
+        "(such as 2m or 90s)",
+    ),
+    *_both(
+        [*OFF, "--data", "{tmp}/data-budget-neg"],
+        {},
+        'validators/catalog.yaml: validator "operator-health": timeout "-1m" is negative',
     ),
     # kubeconfig / context missing or unreadable, named before any check runs (plain pytest: named
     # by flag, not $KUBECONFIG, and no conftest fixture uses the test kit, which may write it later)

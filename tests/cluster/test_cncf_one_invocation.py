@@ -47,7 +47,8 @@ def test_one_invocation_writes_the_bundle_html_ctrf_and_cncf_evidence(
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:]
     # the CNCF submission, as alone
-    assert sorted(p.name for p in (tmp_path / "ev").glob("*.md")) == ["inference-gateway.md", "robust-operator.md"]
+    written = sorted(p.name for p in (tmp_path / "ev").glob("*.md"))
+    assert written == ["inference-gateway.md", "robust-operator.md"]
     assert file_verdict((tmp_path / "ev" / "robust-operator.md").read_text()).status == "PASS"
     assert "Total: 2 | Passed: 1 | Failed: 0 | Skipped: 1" in captured.err
     # the run's CTRF report, as alone
