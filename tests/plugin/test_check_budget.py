@@ -11,17 +11,19 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aicr_pytest.kube.client import RUN_ID_LABEL
-from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
+from tests.plugin import test_interrupt_cleanup as interrupt_tests
 from tests.plugin.helpers import make_recipe
 from tests.plugin.test_cli import write
+
+#: the fake cluster (wall clock) of the interrupt tests, and what a run left in it
+fc = interrupt_tests.fc
+_left = interrupt_tests._left
 
 #: operator-health creates a ConfigMap and would then take a minute; expected-resources is quick
 CHECKS = """
@@ -47,12 +49,6 @@ def test_quick(aicr_check):
 """
 
 OVERLAY = "validators:\n  - name: operator-health\n    timeout: 1s\n"
-
-
-@pytest.fixture
-def fc(tmp_path: Path) -> Iterator[FakeCluster]:
-    with FakeCluster("h100-eks-training", clock=RealClock(), kubeconfig_path=tmp_path / "kubeconfig") as fc:
-        yield fc
 
 
 def _data_dir(tmp_path: Path) -> Path:
@@ -93,13 +89,7 @@ def test_a_check_past_its_overlaid_budget_ends_other_cleans_up_and_exits_8(
     assert slow["duration"] < 20_000
     quick = tests["expected-resources"]
     assert (quick["status"], quick["stdout"]) == ("passed", ["quick"])
-    run_id = (tmp_path / "run-id").read_text()
-    left = [
-        o["metadata"]["name"]
-        for kind in ("ConfigMap", "Namespace")
-        for o in fc.list("v1", kind, label_selector=f"{RUN_ID_LABEL}={run_id}")
-    ]
-    assert left == []
+    assert _left(fc, (tmp_path / "run-id").read_text()) == []
 
 
 def test_a_bundled_check_on_the_simulator_counts_down_its_overlaid_budget(tmp_path: Path) -> None:
