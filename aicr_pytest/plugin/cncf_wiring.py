@@ -129,10 +129,10 @@ class CncfSubmission:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        """Alongside a run: collect once the phases are over (not after ``--collect-only`` or an
-        interrupt, which ends the session before this)."""
+        """Alongside a run: collect once the phases are over (also after ``-x`` stopped them; not
+        after ``--collect-only``, nor after an interrupt, which ends the session before this)."""
         result = yield
-        if self.alongside and not session.config.option.collectonly and not session.shouldstop:
+        if self.alongside and not session.config.option.collectonly:
             outcome = self.run(session.config)
             session.config.hook.pytest_aicr_cncf_finished(config=session.config, result=outcome)
             self.failed = outcome.exit_code() != 0
