@@ -28,6 +28,7 @@ from aicr_pytest.health import diagnostics as dg
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import ApiError
 from aicr_pytest.kube.logs import read_log
+from aicr_pytest.kube.proof import NoProofOfExecution
 from aicr_pytest.kube.run import RunScope
 from aicr_pytest.kube.wait import await_pod_outcomes, summarize
 
@@ -102,9 +103,18 @@ def await_diag_pods(
 
 
 def judge_pod(
-    cluster: Cluster, namespace: str, p: DiagPod, *, image: str, budget_s: float
+    cluster: Cluster,
+    namespace: str,
+    p: DiagPod,
+    *,
+    image: str,
+    budget_s: float,
+    prove: Callable[..., object] | None = None,
 ) -> dcgm.DcgmDiag | str:
-    """The node's parsed diag, or the one inconclusive line saying why there is none."""
+    """The node's parsed diag, or the one inconclusive line saying why there is none.
+
+    ``prove`` (the run's :meth:`~aicr_pytest.kube.run.RunScope.prove`) must accept the pod that
+    ended: it started from a pulled image (any exit code: a failing diag exits non-zero)."""
     if p.outcome == "vanished":
         return dg.MSG_VANISHED.format(node=p.node, pod=p.name)
     if p.outcome == "pull":
@@ -112,6 +122,11 @@ def judge_pod(
         return dg.MSG_IMAGE_PULL.format(node=p.node, image=image, pod=p.name, reason=reason, why=why)
     if p.outcome != "ended":
         return dg.MSG_NOT_STARTED.format(node=p.node, pod=p.name, budget=budget_s, state=summarize(p.last))
+    if prove is not None:
+        try:
+            prove(p.last or {}, exit_zero=False)
+        except NoProofOfExecution as err:
+            return str(err)
     try:
         text = read_log(cluster, namespace, p.name, dg.CONTAINER, limit_bytes=LOG_LIMIT_BYTES)
     except ApiError as err:
@@ -179,7 +194,10 @@ def run_gpu_diagnostics(
     with ThreadPoolExecutor(max_workers=max(1, min(_PARALLEL_REQUESTS, len(created)))) as pool:
         judged = list(
             pool.map(
-                lambda p: judge_pod(cluster, rec.namespace, p, image=image, budget_s=level.budget_s), created
+                lambda p: judge_pod(
+                    cluster, rec.namespace, p, image=image, budget_s=level.budget_s, prove=run.prove
+                ),
+                created,
             )
         )
     diags = [d for d in judged if isinstance(d, dcgm.DcgmDiag)]

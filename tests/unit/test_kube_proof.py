@@ -1,4 +1,4 @@
-"""health.proof: a pod counts as run only with a started, terminated container, an imageID and exit 0,
+"""kube.proof: a pod counts as run only with a started, terminated container, an imageID and exit 0,
 on a node KWOK does not fake."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.errors import Inconclusive
-from aicr_pytest.health import proof
+from aicr_pytest.kube import proof
 
 STARTED = "2026-01-05T10:00:00Z"
 FINISHED = "2026-01-05T10:00:09Z"
