@@ -379,8 +379,10 @@ _IMAGE_LINE = re.compile(r"^(?P<indent>\s*)- image: \{\{ (?P<ref>\$item\.image|\
 
 def _with_image_ids(template: str) -> str:
     return _IMAGE_LINE.sub(
-        lambda m: f"{m.group(0)}\n{m.group('indent')}  imageID: "
-        f'{{{{ printf "%s@sha256:kwok" {m.group("ref")} | Quote }}}}',
+        lambda m: (
+            f"{m.group(0)}\n{m.group('indent')}  imageID: "
+            f'{{{{ printf "%s@sha256:kwok" {m.group("ref")} | Quote }}}}'
+        ),
         template,
     )
 
