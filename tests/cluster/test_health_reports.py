@@ -64,28 +64,6 @@ def test_a_passing_diag_has_the_table_but_prints_no_rows(
     assert not [line for line in run.result.outlines if line.split()[:2] == ["node", "GPU"]]
 
 
-def test_an_image_that_never_pulls_is_an_other_row_naming_the_node(
-    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
-) -> None:
-    from aicr_pytest.testing.simulator import PodScript
-
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fc.sim.script(
-        PodScript(
-            labels={"app.kubernetes.io/name": "aicr-dcgm-diag"},
-            predicate=lambda pod: pod["spec"]["nodeName"] == "h100-1",
-            waiting_reason="ImagePullBackOff",
-        )
-    )
-    test = run_checks(pytester, fc, "gpu-diagnostics").tests["gpu-diagnostics"]
-    assert test["status"] == "other"
-    (row,) = [r for r in test["extra"][HEALTH_TABLE_KEY] if r["result"] != "pass"]
-    assert (row["node"], row["gpu"], row["test"], row["result"]) == ("h100-1", "", "dcgmi diag", "other")
-    assert row["detail"].startswith(
-        "the DCGM image nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04 cannot"
-    )
-
-
 def test_an_xid_burst_is_a_failing_gpu_row(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     fc = aicr_fake_cluster_factory(PROFILE, ["gpu-xid"])
     run = run_checks(pytester, fc, "gpu-health")

@@ -92,6 +92,22 @@ def fake_nodes(fc: FakeCluster) -> None:
         fc.store.mutate(rt, None, node["metadata"]["name"], mark)
 
 
+def refused_then_allowed(
+    pytester: pytest.Pytester, factory: Any, profile: str, phase: str, check: str, base: Path = TRAINING
+) -> str:
+    """Run ``check`` on a cluster whose nodes are all KWOK's fakes twice: without
+    ``--allow-fake-nodes`` it is ``other`` (its message is returned), with it it passes."""
+    outcomes = []
+    for extra in ((), ("--allow-fake-nodes",)):
+        fc = factory(profile)
+        fake_nodes(fc)
+        outcomes.append(run_check(pytester, fc, phase, check, *extra, base=base))
+    refused, allowed = outcomes
+    assert refused["status"] == "other", refused.get("message")
+    assert allowed["status"] == "passed", allowed.get("message")
+    return str(refused["message"])
+
+
 def no_proof(why: str, node: str = r"[a-z0-9-]+") -> str:
     """The one line of a pod without proof, as a regex (the pod's name is run-scoped)."""
     return rf"no proof of execution for pod [a-z0-9-]+/[a-z0-9-]+ on node {node}: {re.escape(why)}"
@@ -101,46 +117,39 @@ FAKE = proof.WHY_FAKE_NODE
 
 
 # -- check-nvidia-smi -----------------------------------------------------------------------------
-def test_nvidia_smi_pod_with_an_empty_image_id_is_other_naming_the_node(
-    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+@pytest.mark.parametrize(
+    ("node", "change", "why"),
+    [
+        (LAST_NODE, empty_image_id, "container nvidia-smi-verify-container has an empty imageID"),
+        ("h100-0", never_started, "container nvidia-smi-verify-container never started (no startedAt)"),
+    ],
+)
+def test_nvidia_smi_pod_without_proof_is_other_naming_the_node(
+    pytester: pytest.Pytester,
+    aicr_fake_cluster_factory: Any,
+    node: str,
+    change: Callable[[Obj], None],
+    why: str,
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE)
-    fc.sim.tamper_container_statuses(on_node(LAST_NODE), empty_image_id)
+    fc.sim.tamper_container_statuses(on_node(node), change)
     test = run_check(pytester, fc, "deployment", "check-nvidia-smi")
     assert test["status"] == "other", test.get("message")
-    why = no_proof("container nvidia-smi-verify-container has an empty imageID", LAST_NODE)
     assert re.fullmatch(
-        rf"\[INTERNAL\] GPU verification failed on 1/4 nodes: \[{LAST_NODE} \({why}\)\]", test["message"]
-    ), test["message"]
-
-
-def test_nvidia_smi_pod_that_never_started_is_other(
-    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
-) -> None:
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fc.sim.tamper_container_statuses(on_node("h100-0"), never_started)
-    test = run_check(pytester, fc, "deployment", "check-nvidia-smi")
-    assert test["status"] == "other"
-    why = no_proof("container nvidia-smi-verify-container never started (no startedAt)", "h100-0")
-    assert re.fullmatch(
-        rf"\[INTERNAL\] GPU verification failed on 1/4 nodes: \[h100-0 \({why}\)\]", test["message"]
+        rf"\[INTERNAL\] GPU verification failed on 1/4 nodes: \[{node} \({no_proof(why, node)}\)\]",
+        test["message"],
     ), test["message"]
 
 
 def test_nvidia_smi_on_kwok_fake_nodes_is_refused_unless_allowed(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "deployment", "check-nvidia-smi")
-    assert test["status"] == "other"
-    assert test["message"].startswith("[INTERNAL] GPU verification failed on 4/4 nodes: [h100-0 (")
+    message = refused_then_allowed(
+        pytester, aicr_fake_cluster_factory, PROFILE, "deployment", "check-nvidia-smi"
+    )
+    assert message.startswith("[INTERNAL] GPU verification failed on 4/4 nodes: [h100-0 (")
     for node in ("h100-0", "h100-1", "h100-2", "h100-3"):
-        assert re.search(rf"{node} \({no_proof(FAKE, node)}\)", test["message"]), test["message"]
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "deployment", "check-nvidia-smi", "--allow-fake-nodes")
-    assert test["status"] == "passed", test.get("message")
+        assert re.search(rf"{node} \({no_proof(FAKE, node)}\)", message), message
 
 
 def test_the_config_key_allows_fake_nodes(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
@@ -171,15 +180,10 @@ def test_diagnostics_pod_with_an_empty_image_id_is_other_naming_the_node(
 def test_diagnostics_on_kwok_fake_nodes_is_refused_unless_allowed(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "deployment", "gpu-diagnostics")
-    assert test["status"] == "other"
-    assert re.fullmatch(no_proof(FAKE, "h100-0"), test["message"].splitlines()[0]), test["message"]
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "deployment", "gpu-diagnostics", "--allow-fake-nodes")
-    assert test["status"] == "passed", test.get("message")
+    message = refused_then_allowed(
+        pytester, aicr_fake_cluster_factory, PROFILE, "deployment", "gpu-diagnostics"
+    )
+    assert re.fullmatch(no_proof(FAKE, "h100-0"), message.splitlines()[0]), message
 
 
 def test_a_failing_diag_still_fails_on_its_document(
@@ -210,15 +214,8 @@ def test_nccl_launcher_with_an_empty_image_id_is_other(
 def test_nccl_on_kwok_fake_nodes_is_refused_unless_allowed(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "performance", NCCL)
-    assert test["status"] == "other"
-    assert re.fullmatch(no_proof(FAKE), test["message"]), test["message"]
-    fc = aicr_fake_cluster_factory(PROFILE)
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "performance", NCCL, "--allow-fake-nodes")
-    assert test["status"] == "passed", test.get("message")
+    message = refused_then_allowed(pytester, aicr_fake_cluster_factory, PROFILE, "performance", NCCL)
+    assert re.fullmatch(no_proof(FAKE), message), message
 
 
 # -- inference ------------------------------------------------------------------------------------------
@@ -259,12 +256,7 @@ def test_gang_workers_that_never_started_are_other(
 def test_dra_test_pod_on_kwok_fake_nodes_is_refused_unless_allowed(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
-    fc = aicr_fake_cluster_factory("h100-eks-training-dra")
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "conformance", "dra-support", base=DRA)
-    assert test["status"] == "other", test.get("message")
-    assert re.fullmatch(no_proof(FAKE), test["message"]), test["message"]
-    fc = aicr_fake_cluster_factory("h100-eks-training-dra")
-    fake_nodes(fc)
-    test = run_check(pytester, fc, "conformance", "dra-support", "--allow-fake-nodes", base=DRA)
-    assert test["status"] == "passed", test.get("message")
+    message = refused_then_allowed(
+        pytester, aicr_fake_cluster_factory, "h100-eks-training-dra", "conformance", "dra-support", base=DRA
+    )
+    assert re.fullmatch(no_proof(FAKE), message), message
