@@ -177,6 +177,8 @@ class Settings(BaseModel):
     kubeconfig: str | None = None
     kube_context: str | None = None
     no_cleanup: bool = False
+    #: ``--allow-fake-nodes``: pods on KWOK fake nodes count as having run (proof of execution)
+    allow_fake_nodes: bool = False
     ctrf_report: str | None = None
     nvidia_smi_image: str = DEFAULT_NVIDIA_SMI_IMAGE
     # --- node health: raw knob values, validated up front by aicr_pytest.health.hooks ---------

@@ -574,7 +574,9 @@ class NcclBenchmark:
     # -- 7. log ----------------------------------------------------------------------------------------
     def launcher_log(self, launcher: Mapping[str, Any]) -> str:
         """The launcher log, re-read until ``# Avg bus bandwidth`` appears (bounded), plus its
-        termination message (the GKE runtime writes the result rows there)."""
+        termination message (the GKE runtime writes the result rows there).  A launcher without
+        proof of execution (:meth:`~aicr_pytest.kube.run.RunScope.prove`) is ``other`` first."""
+        self.run.prove(launcher, [LAUNCHER_CONTAINER])
         text = ""
         for attempt in range(LOG_REREADS):
             text = read_log(self.cluster, self.namespace, _name(launcher), LAUNCHER_CONTAINER)

@@ -171,7 +171,13 @@ class CncfSubmission:
         )
 
         def new_run() -> RunScope:
-            return RunScope(lambda: cluster, run_id, clock=clock, no_cleanup=settings.no_cleanup)
+            return RunScope(
+                lambda: cluster,
+                run_id,
+                clock=clock,
+                no_cleanup=settings.no_cleanup,
+                allow_fake_nodes=settings.allow_fake_nodes,
+            )
 
         _say(config, f"CNCF submission evidence: {len(plan.features)} feature(s) -> {plan.evidence_dir}")
         with install_signal_handlers():

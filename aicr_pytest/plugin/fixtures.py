@@ -151,6 +151,7 @@ def aicr_run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
         no_cleanup=s.no_cleanup,
         namespace=s.placement.namespace,
         image_pull_secrets=s.placement.image_pull_secrets,
+        allow_fake_nodes=s.allow_fake_nodes,
     )
     try:
         with install_signal_handlers():

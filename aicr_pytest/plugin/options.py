@@ -397,6 +397,16 @@ OPTIONS: tuple[Option, ...] = (
         config_key="execution.noCleanup",
     ),
     Option(
+        "allow_fake_nodes",
+        ("--allow-fake-nodes",),
+        "accept pods on nodes KWOK marks as fake (kwok.x-k8s.io/node=fake) as having run; without it a "
+        "check whose pod ran there is other (no proof of execution)",
+        setting="allow_fake_nodes",
+        action="store_true",
+        default=False,
+        config_key="execution.allowFakeNodes",
+    ),
+    Option(
         "nvidia_smi_image",
         ("--nvidia-smi-image",),
         "CUDA image for check-nvidia-smi",

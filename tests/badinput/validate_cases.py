@@ -72,6 +72,7 @@ FILES: dict[str, str] = {
     "cfg-tol.yaml": "kind: AICRConfig\nspec:\n  validate:\n    agent: {tolerations: '*'}\n",
     "cfg-bool.yaml": "kind: AICRConfig\nspec:\n  validate:\n    agent: {requireGpu: 'yes'}\n",
     "cfg-bad.yaml": "kind: AICRConfig\nspec: [\n",
+    "cfg-fake-nodes.yaml": "kind: AICRConfig\nspec:\n  validate:\n    execution: {allowFakeNodes: 'yes'}\n",
     "kubeconfig-garbage": "this: is: not: a kubeconfig\n",
     "kubeconfig-empty": "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
     "afile": "x\n",
@@ -240,6 +241,20 @@ CASES: list[Case] = [
         {},
         2,
         E + CFG + "cfg-bool.yaml: spec.validate.agent.requireGpu must be a boolean",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/cfg-fake-nodes.yaml"],
+        {},
+        2,
+        E + CFG + "cfg-fake-nodes.yaml: spec.validate.execution.allowFakeNodes must be a boolean",
+    ),
+    (
+        T,
+        [*OFF, "--config", "{tmp}/cfg-fake-nodes.yaml"],
+        {},
+        4,
+        P + CFG + "cfg-fake-nodes.yaml: spec.validate.execution.allowFakeNodes must be a boolean",
     ),
     (T, [*OFF, "--config", "{tmp}/nope.yaml"], {}, 4, P + CFG + "nope.yaml: file not found"),
     (

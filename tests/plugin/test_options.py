@@ -220,6 +220,7 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--kube-context",
         "ctx",
         "--no-cleanup",
+        "--allow-fake-nodes",
         "--nvidia-smi-image",
         "img:1",
         "--evidence-dir",
