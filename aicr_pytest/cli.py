@@ -319,7 +319,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             print(
                 f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
             )
-        if not run["snapshot"] and not run["no_cluster"] and not run["cncf_submission"]:
+        if not run["snapshot"] and not run["no_cluster"] and (not run["cncf_submission"] or _alongside(run)):
             from aicr_pytest.snapshot.capture import capture_for_validate
 
             gcpause.resume()  # the capture waits on the cluster before pytest starts
@@ -360,13 +360,22 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                     sys.stdout = real_stdout
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
-        if receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED:
-            return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
         outcome = receiver.outcome
         if to_stdout and outcome is not None and outcome.report is not None:
             real_stdout.write(_dumps(outcome.report))
             real_stdout.flush()
-        return exit_code_for(outcome, code, bool(run["fail_on_error"]))
+        ran = exit_code_for(outcome, code, bool(run["fail_on_error"]))
+        collected = receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED
+        if receiver.cncf is not None and collected and (outcome is None or ran == EXIT_OK):
+            return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
+        return ran
+
+
+def _alongside(run: Mapping[str, Any]) -> bool:
+    """``--cncf-submission`` next to a recipe and a run output: the phases run too (the plugin's
+    ``cncf_wiring.alongside_run``), so the snapshot is captured as for any run."""
+    outputs = run["emit_attestation"] or run["html"] or (run["output"] and run["output"] != "-")
+    return bool(run["recipe"] and outputs)
 
 
 def _dumps(report: dict[str, Any]) -> str:

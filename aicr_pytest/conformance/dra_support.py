@@ -27,6 +27,7 @@ from aicr_pytest.conformance.common import (
     list_objects,
     meta,
     pod_log,
+    prove_ran,
     read_error,
     spec,
     status,
@@ -237,6 +238,7 @@ def _behavioral(ctx: ConformanceContext, api_version: str, budget: float) -> Non
         contradiction = gw.output_contradiction(done, logs)
         if contradiction is not None:
             raise failure("INTERNAL", contradiction)
+        prove_ran(ctx.run, done)
     except BaseException as err:
         primary = err
         raise

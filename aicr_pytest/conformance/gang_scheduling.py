@@ -34,6 +34,7 @@ from aicr_pytest.conformance.common import (
     list_objects,
     meta,
     pod_log,
+    prove_ran,
     spec,
     status,
     wait_deployment_available,
@@ -275,6 +276,7 @@ def run_gang_scheduling(ctx: ConformanceContext) -> None:
         _record_results(ctx, namespace, group, done)
         if verdict is not None:
             raise ConformanceFailure(verdict)
+        prove_ran(ctx.run, *done)
     finally:
         _cleanup(ctx, namespace, created)
 

@@ -1,5 +1,6 @@
 """Inner test pods: tolerations, phase and stuck detection, watch-based waits, creation past
-ServiceAccount admission, container logs.
+ServiceAccount admission, container logs, proof of execution (:func:`prove_ran`: a check that
+passes on what its pods did calls it before it passes).
 
 Waits are watch-based (:func:`aicr_pytest.kube.wait.observe`) on the injected clock, so on the fake
 cluster they run in virtual time; AICR's 500 ms polls become watches with the same bounds.
@@ -39,6 +40,7 @@ __all__ = [
     "pod_log",
     "pod_phase",
     "pod_stuck_reason",
+    "prove_ran",
     "wait_pod_bound",
     "wait_pod_terminal",
     "waiting_summary",
@@ -236,6 +238,13 @@ def create_pod_when_sa_ready(
                     MSG_SA_TIMEOUT.format(ns=namespace, timeout=format_go_duration(timeout), cause=text)
                 ) from err
             clock.sleep(POD_POLL_INTERVAL)
+
+
+def prove_ran(run: RunScope, *pods: Mapping[str, Any]) -> None:
+    """Every pod (as last read) really ran: :meth:`~aicr_pytest.kube.run.RunScope.prove` for each,
+    or :class:`~aicr_pytest.kube.proof.NoProofOfExecution` (CTRF ``other``) naming the first without."""
+    for pod in pods:
+        run.prove(pod)
 
 
 def pod_log(cluster: Cluster, namespace: str, name: str, container: str) -> str:

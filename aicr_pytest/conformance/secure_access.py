@@ -24,6 +24,7 @@ from aicr_pytest.conformance.common import (
     inconclusive,
     meta,
     pod_log,
+    prove_ran,
     read_error,
     spec,
     status,
@@ -183,6 +184,7 @@ def _exercise(
                 f"kubectl logs {ns.pod_name} -n {ns.name} -c {container}",
             )
         _verify_pod(ctx, ns, done, logs, dra_version)
+        prove_ran(ctx.run, done)
         node = str(spec(done).get("nodeName") or "")
         if not node:
             raise inconclusive(
@@ -281,6 +283,7 @@ def _probe(ctx: ConformanceContext, ns: GpuTestNamespace, node: str, deadline: f
     )
     if verdict is not None:
         raise failure("INTERNAL", verdict)
+    prove_ran(ctx.run, done)
 
 
 __all__ = ["CHECK", "MODE_DEVICE_PLUGIN", "MODE_DRA", "MSG_NO_MECHANISM", "run_secure_accelerator_access"]

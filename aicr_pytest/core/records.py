@@ -4,6 +4,9 @@
   ``extra["aicr.measurements"]`` (a list, in the order the check measured).
 * facts — short labelled values (the chosen node, the wiring mode), CTRF ``extra["aicr.facts"]``
   (an object of strings, in the order recorded).
+* :class:`HealthRow` — one row of a per-node, per-GPU health table (the node-health checks), CTRF
+  ``extra["aicr.healthTable"]`` (a list of rows, node by node); the terminal shows the rows that
+  did not pass under the check's failure line, the HTML page the whole table.
 * :class:`Figure` — an inline SVG for the HTML report.  Figures are *not* part of CTRF: CTRF is a
   schema-bound data format that other tools parse and that the evidence bundle publishes, and a
   figure is many kilobytes of markup that only restates data CTRF already carries (e.g.
@@ -16,13 +19,14 @@ reports read them.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MEASUREMENTS_KEY = "aicr.measurements"
 FACTS_KEY = "aicr.facts"
 FIGURES_PROPERTY = "aicr.figures"
+HEALTH_TABLE_KEY = "aicr.healthTable"
 
 #: the largest figure (SVG text, bytes) a report inlines
 MAX_FIGURE_BYTES = 512 * 1024
@@ -70,6 +74,43 @@ class Measurement(BaseModel):
         return self.model_dump(by_alias=True)
 
 
+#: a health-table row's result: DCGM's verdicts, plus ``other`` for what could not be decided
+HealthResult = Literal["pass", "fail", "warn", "skip", "other"]
+
+
+class HealthRow(BaseModel):
+    """One node (``gpu`` empty: the whole node) or GPU, in one test, and how it did."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    node: str = Field(min_length=1)
+    gpu: str = ""
+    #: the GPU's serial or UUID, where the source reports it
+    serial: str = ""
+    test: str = Field(min_length=1)
+    result: HealthResult
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.result in ("pass", "skip")
+
+    def to_json(self) -> dict[str, str]:
+        return self.model_dump()
+
+
+def health_rows(raw: Any) -> list[HealthRow]:
+    """The rows of a CTRF ``aicr.healthTable`` as read back by a report; an unreadable row becomes
+    an ``other`` row saying so (never silently dropped)."""
+    rows: list[HealthRow] = []
+    for item in raw if isinstance(raw, list) else []:
+        try:
+            rows.append(HealthRow.model_validate(item))
+        except ValueError:
+            rows.append(HealthRow(node="?", test="?", result="other", detail="unreadable health-table row"))
+    return rows
+
+
 class Figure(BaseModel):
     """An SVG figure (title + SVG text) for the HTML report."""
 
@@ -92,8 +133,12 @@ class Figure(BaseModel):
 __all__ = [
     "FACTS_KEY",
     "FIGURES_PROPERTY",
+    "HEALTH_TABLE_KEY",
     "MAX_FIGURE_BYTES",
     "MEASUREMENTS_KEY",
     "Figure",
+    "HealthResult",
+    "HealthRow",
     "Measurement",
+    "health_rows",
 ]

@@ -177,11 +177,15 @@ class Settings(BaseModel):
     kubeconfig: str | None = None
     kube_context: str | None = None
     no_cleanup: bool = False
+    #: ``--allow-fake-nodes``: pods on KWOK fake nodes count as having run (proof of execution)
+    allow_fake_nodes: bool = False
     ctrf_report: str | None = None
     nvidia_smi_image: str = DEFAULT_NVIDIA_SMI_IMAGE
     # --- node health: raw knob values, validated up front by aicr_pytest.health.hooks ---------
     #: ``--node-health`` (or ``-m health``): add the node-health checks to the deployment phase
     node_health: bool = False
+    #: ``--isolate-bad-nodes``: an NCCL check that fails reruns on node subsets to name the bad nodes
+    isolate_bad_nodes: bool = False
     dcgm_image: str = DEFAULT_DCGM_IMAGE
     dcgm_diag_level: str = "1"
     gpu_health_window: str | None = None

@@ -54,6 +54,7 @@ from aicr_pytest.deployment.nvidia_smi_plan import (
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import MSG_VANISHED, MSG_WAIT_TIMEOUT, ApiError
 from aicr_pytest.kube.logs import read_log
+from aicr_pytest.kube.proof import NoProofOfExecution
 from aicr_pytest.kube.run import RunScope
 from aicr_pytest.kube.wait import await_pod_outcomes, summarize
 
@@ -254,10 +255,25 @@ def _warning_events(cluster: Cluster, namespace: str, pod: str) -> list[JSON]:
         return []
 
 
-def node_result(cluster: Cluster, namespace: str, w: PodWait, *, budget_s: float) -> NodeResult:
-    """The verdict for one node from how its pod's wait ended (logs/events read as needed)."""
+def node_result(
+    cluster: Cluster,
+    namespace: str,
+    w: PodWait,
+    *,
+    budget_s: float,
+    prove: Callable[[Mapping[str, Any]], object] | None = None,
+) -> NodeResult:
+    """The verdict for one node from how its pod's wait ended (logs/events read as needed).
+
+    ``prove`` (the run's :meth:`~aicr_pytest.kube.run.RunScope.prove`) is asked first about a pod
+    that succeeded: without proof of execution the node is ``other``, whatever its log says."""
     node = w.node.name
     if w.outcome == "succeeded":
+        if prove is not None:
+            try:
+                prove(w.last or {})
+            except NoProofOfExecution as err:
+                return NodeResult(node, False, str(err), inconclusive=True)
         logs = _read_log_or_empty(cluster, namespace, w.name)
         return verify_node_output(w.node, namespace=namespace, pod_name=w.name, logs=logs)
     events = _warning_events(cluster, namespace, w.name)
@@ -322,7 +338,11 @@ def check_nvidia_smi(
         clock=clock,
     )
     with ThreadPoolExecutor(max_workers=max(1, min(_PARALLEL_REQUESTS, len(waits)))) as pool:
-        results += list(pool.map(lambda w: node_result(cluster, namespace, w, budget_s=wait_budget), waits))
+        results += list(
+            pool.map(
+                lambda w: node_result(cluster, namespace, w, budget_s=wait_budget, prove=run.prove), waits
+            )
+        )
     rec.message = summarize_nvidia_smi(results, emit=emit, cordoned=inventory.cordoned)
     return rec.message
 

@@ -14,7 +14,6 @@ the CLI and the simulator call them:
 * :mod:`.exporter` — a strict Prometheus text parser for the DCGM exporter and the passive health
   verdict over two scrapes (:func:`~.exporter.check_exporter_health`).
 * :mod:`.isolation` — the bad-node isolation planner for NCCL (:func:`~.isolation.isolate`).
-* :mod:`.proof` — proof that a pod really ran (:func:`~.proof.prove_execution`).
 * :mod:`.diagnostics` — the ``gpu-diagnostics`` pod and how its end reads (pure).
 
 The cluster I/O of the three checks, each feeding its domain module: :mod:`.cluster` (the targeted
@@ -25,7 +24,8 @@ GPU nodes, ``gpu-inventory``), :mod:`.diagnostics_run` (``gpu-diagnostics``), :m
 Outcomes follow the other families: a ``check_*`` function returns its pass message, raises
 :class:`~.common.HealthCheckFailed` (an ``AssertionError``: CTRF ``failed``) or
 :class:`~aicr_pytest.core.errors.Inconclusive` (CTRF ``other``); bad knobs raise
-:class:`~aicr_pytest.core.errors.UsageError` (one line).
+:class:`~aicr_pytest.core.errors.UsageError` (one line).  Proof that a pod really ran is
+:mod:`aicr_pytest.kube.proof` (every family's pods need it).
 """
 
 from __future__ import annotations

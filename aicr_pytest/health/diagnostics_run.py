@@ -21,13 +21,15 @@ from typing import Any, Final, Literal, cast
 
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.clock import Clock
+from aicr_pytest.core.records import HealthRow
 from aicr_pytest.core.settings import Toleration
 from aicr_pytest.health import cluster as hc
-from aicr_pytest.health import dcgm
+from aicr_pytest.health import dcgm, table
 from aicr_pytest.health import diagnostics as dg
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import ApiError
 from aicr_pytest.kube.logs import read_log
+from aicr_pytest.kube.proof import NoProofOfExecution
 from aicr_pytest.kube.run import RunScope
 from aicr_pytest.kube.wait import await_pod_outcomes, summarize
 
@@ -61,6 +63,8 @@ class DiagnosticsRun:
     image: str = ""
     level: int = 0
     pods: dict[str, str] = field(default_factory=dict)
+    #: the per-node, per-GPU health table (CTRF ``aicr.healthTable``, :mod:`aicr_pytest.health.table`)
+    rows: list[HealthRow] = field(default_factory=list)
 
     def as_extra(self) -> JSON:
         return {
@@ -102,9 +106,18 @@ def await_diag_pods(
 
 
 def judge_pod(
-    cluster: Cluster, namespace: str, p: DiagPod, *, image: str, budget_s: float
+    cluster: Cluster,
+    namespace: str,
+    p: DiagPod,
+    *,
+    image: str,
+    budget_s: float,
+    prove: Callable[..., object] | None = None,
 ) -> dcgm.DcgmDiag | str:
-    """The node's parsed diag, or the one inconclusive line saying why there is none."""
+    """The node's parsed diag, or the one inconclusive line saying why there is none.
+
+    ``prove`` (the run's :meth:`~aicr_pytest.kube.run.RunScope.prove`) must accept the pod that
+    ended: it started from a pulled image (any exit code: a failing diag exits non-zero)."""
     if p.outcome == "vanished":
         return dg.MSG_VANISHED.format(node=p.node, pod=p.name)
     if p.outcome == "pull":
@@ -112,6 +125,11 @@ def judge_pod(
         return dg.MSG_IMAGE_PULL.format(node=p.node, image=image, pod=p.name, reason=reason, why=why)
     if p.outcome != "ended":
         return dg.MSG_NOT_STARTED.format(node=p.node, pod=p.name, budget=budget_s, state=summarize(p.last))
+    if prove is not None:
+        try:
+            prove(p.last or {}, exit_zero=False)
+        except NoProofOfExecution as err:
+            return str(err)
     try:
         text = read_log(cluster, namespace, p.name, dg.CONTAINER, limit_bytes=LOG_LIMIT_BYTES)
     except ApiError as err:
@@ -142,6 +160,12 @@ def run_gpu_diagnostics(
     rec.image, rec.level = image, level.level
     nodes, dra, _ = hc.gpu_nodes(cluster, policy)
     unsure: list[str] = []
+    rows: list[HealthRow] = []
+
+    def not_judged(node: str, line: str) -> None:
+        unsure.append(line)
+        rows.append(table.node_row(node, table.DIAG_TEST, line))
+
     pods: list[DiagPod] = []
     for node in hc.targeted_gpu_nodes(nodes, dra, node_selector):
         name = allocmode.node_name(node)
@@ -150,7 +174,7 @@ def run_gpu_diagnostics(
         elif _gpus(node) > 0:
             pods.append(DiagPod(name, _gpus(node), dg.pod_base(name)))
         else:
-            unsure.append((dg.MSG_DRA_ONLY if dra.get(name) else dg.MSG_NO_GPUS).format(node=name))
+            not_judged(name, (dg.MSG_DRA_ONLY if dra.get(name) else dg.MSG_NO_GPUS).format(node=name))
     if pods:
         rec.namespace = run.ensure_namespace()
     created: list[DiagPod] = []
@@ -168,7 +192,7 @@ def run_gpu_diagnostics(
         try:
             obj = run.create({**manifest, "metadata": {**manifest["metadata"], "namespace": rec.namespace}})
         except ApiError as err:
-            unsure.append(dg.MSG_CREATE_FAILED.format(node=p.node, err=err))
+            not_judged(p.node, dg.MSG_CREATE_FAILED.format(node=p.node, err=err))
             continue
         p.name = str(obj["metadata"]["name"])
         rec.pods[p.node] = p.name
@@ -179,11 +203,20 @@ def run_gpu_diagnostics(
     with ThreadPoolExecutor(max_workers=max(1, min(_PARALLEL_REQUESTS, len(created)))) as pool:
         judged = list(
             pool.map(
-                lambda p: judge_pod(cluster, rec.namespace, p, image=image, budget_s=level.budget_s), created
+                lambda p: judge_pod(
+                    cluster, rec.namespace, p, image=image, budget_s=level.budget_s, prove=run.prove
+                ),
+                created,
             )
         )
-    diags = [d for d in judged if isinstance(d, dcgm.DcgmDiag)]
-    unsure += [d for d in judged if isinstance(d, str)]
+    diags: list[dcgm.DcgmDiag] = []
+    for p, d in zip(created, judged, strict=True):
+        if isinstance(d, str):
+            not_judged(p.node, d)
+        else:
+            diags.append(d)
+            rows.extend(table.diag_rows(d))
+    rec.rows = table.sort_rows(rows)
     message = dcgm.check_diagnostics(
         diags,
         level=level.level,

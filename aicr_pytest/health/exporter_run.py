@@ -21,8 +21,10 @@ from typing import Any, Final
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.core.records import HealthRow
 from aicr_pytest.health import cluster as hc
 from aicr_pytest.health import exporter as ex
+from aicr_pytest.health import table
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError, ApiUnreachable
 from aicr_pytest.kube.rawhttp import pod_proxy_path, send_once
@@ -99,8 +101,11 @@ def run_gpu_health(
     clock: Clock,
     emit: Emit,
     extra: dict[str, Any],
+    rows: list[HealthRow] | None = None,
 ) -> str:
-    """``gpu-health``: returns the pass message (also emitted) or raises (see ``health.exporter``)."""
+    """``gpu-health``: returns the pass message (also emitted) or raises (see ``health.exporter``);
+    ``rows`` receives the per-node, per-GPU health table (:mod:`aicr_pytest.health.table`)."""
+    table_rows: list[HealthRow] = []
     nodes, dra, _ = hc.gpu_nodes(cluster, policy)
     targeted = hc.targeted_gpu_nodes(nodes, dra, node_selector)
     try:
@@ -114,7 +119,9 @@ def run_gpu_health(
     for node in targeted:
         name = allocmode.node_name(node)
         if name not in on_node:
-            unsure.append(MSG_NO_EXPORTER.format(node=name, selector=EXPORTER_SELECTOR))
+            line = MSG_NO_EXPORTER.format(node=name, selector=EXPORTER_SELECTOR)
+            unsure.append(line)
+            table_rows.append(table.node_row(name, table.HEALTH_TEST, line))
             continue
         targets[name] = on_node[name]
         gpus[name] = allocmode.gpu_count((node.get("status") or {}).get("allocatable")) or dra.get(name, 0)
@@ -129,12 +136,15 @@ def run_gpu_health(
     pairs: list[tuple[ex.ExporterScrape, ex.ExporterScrape]] = []
     for name in sorted(targets):
         before, after = first[name], second.get(name)
-        if isinstance(before, str):
-            unsure.append(before)
-        elif isinstance(after, str):
-            unsure.append(after)
+        if isinstance(before, str) or isinstance(after, str):
+            line = before if isinstance(before, str) else str(after)
+            unsure.append(line)
+            table_rows.append(table.node_row(name, table.HEALTH_TEST, line))
         elif after is not None:
             pairs.append((before, after))
+            table_rows += table.exporter_rows(before, after, thresholds, expected_gpus=gpus[name])
+    if rows is not None:
+        rows[:] = table.sort_rows(table_rows)
     message = ex.check_exporter_health(
         pairs,
         thresholds,

@@ -46,6 +46,7 @@ from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.settings import DEFAULT_NAMESPACE as SETTINGS_DEFAULT_NAMESPACE
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import AccessDenied, Conflict, NotFound, WaitTimeout
+from aicr_pytest.kube.proof import ExecutionProof, prove_pod
 from aicr_pytest.kube.resources import ResourceType
 from aicr_pytest.kube.signals import (
     CLEANUP_INSIST,
@@ -209,6 +210,7 @@ class RunScope:
         namespace: str = DEFAULT_NAMESPACE,
         cleanup_timeout: float = 120.0,
         image_pull_secrets: Sequence[str] = (),
+        allow_fake_nodes: bool = False,
     ) -> None:
         if not dns_label(run_id) or dns_label(run_id) != run_id:
             raise ValueError(f"run id must be a DNS-1123 label fragment, got {run_id!r}")
@@ -222,12 +224,28 @@ class RunScope:
         self.cleanup_timeout = cleanup_timeout
         #: ``--image-pull-secret``: added to every pod spec of every object created through the scope
         self.image_pull_secrets = tuple(image_pull_secrets)
+        #: ``--allow-fake-nodes``: a pod on a node KWOK fakes may still prove it ran (:meth:`prove`)
+        self.allow_fake_nodes = allow_fake_nodes
         self._registry: list[Registered] = []
         self._lock = threading.Lock()
         self._kinds_used: set[ResourceType] = set()
         self._report: CleanupReport | None = None
         #: shared namespaces this scope holds a lease on (released by cleanup)
         self._leased: set[str] = set()
+
+    def prove(
+        self, pod: Mapping[str, Any], containers: Sequence[str] | None = None, *, exit_zero: bool = True
+    ) -> ExecutionProof:
+        """Proof that ``pod`` (as last read) really ran, or
+        :class:`~aicr_pytest.kube.proof.NoProofOfExecution` (CTRF ``other``): every check that passes
+        on what a pod printed calls this first (:func:`~aicr_pytest.kube.proof.prove_pod`)."""
+        return prove_pod(
+            self.cluster,
+            pod,
+            containers=containers,
+            allow_fake_nodes=self.allow_fake_nodes,
+            exit_zero=exit_zero,
+        )
 
     # -- identity --------------------------------------------------------------------------------
     @property

@@ -172,6 +172,7 @@ class NcclBenchmark:
         check: str,
         clock: Clock,
         deadline: float,
+        tag: str | None = None,
     ) -> None:
         self.cluster = cluster
         self.run = run
@@ -179,7 +180,8 @@ class NcclBenchmark:
         self.clock = clock
         self.deadline = deadline
         self.namespace = run.namespace
-        self.names = scoped_names(run, check)
+        #: ``tag``: a rerun of the check (bad-node isolation) gets names of its own
+        self.names = scoped_names(run, check, tag)
 
     # -- budget ------------------------------------------------------------------------------------
     def remaining(self, reserve: float = 0.0) -> float:
@@ -572,7 +574,9 @@ class NcclBenchmark:
     # -- 7. log ----------------------------------------------------------------------------------------
     def launcher_log(self, launcher: Mapping[str, Any]) -> str:
         """The launcher log, re-read until ``# Avg bus bandwidth`` appears (bounded), plus its
-        termination message (the GKE runtime writes the result rows there)."""
+        termination message (the GKE runtime writes the result rows there).  A launcher without
+        proof of execution (:meth:`~aicr_pytest.kube.run.RunScope.prove`) is ``other`` first."""
+        self.run.prove(launcher, [LAUNCHER_CONTAINER])
         text = ""
         for attempt in range(LOG_REREADS):
             text = read_log(self.cluster, self.namespace, _name(launcher), LAUNCHER_CONTAINER)

@@ -90,10 +90,12 @@ def aicr_check(request: pytest.FixtureRequest) -> CheckContext:
     run = _require_run(request)
     name = str(request.param)
     spec = catalog.BY_NAME[name]
+    state = get_state(request.config)
+    budgets = state.budgets if state is not None else {}
     ctx = CheckContext(
         name=name,
         phase=spec.phase,
-        timeout_s=spec.timeout_s,
+        timeout_s=budgets.get(name, spec.timeout_s),  # the catalog's, or the --data overlay's
         constraints=list(run.recipe.phase_constraints(spec.phase)),
         placement=run.settings.placement,
     )
@@ -149,6 +151,7 @@ def aicr_run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
         no_cleanup=s.no_cleanup,
         namespace=s.placement.namespace,
         image_pull_secrets=s.placement.image_pull_secrets,
+        allow_fake_nodes=s.allow_fake_nodes,
     )
     try:
         with install_signal_handlers():

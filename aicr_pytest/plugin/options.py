@@ -397,6 +397,16 @@ OPTIONS: tuple[Option, ...] = (
         config_key="execution.noCleanup",
     ),
     Option(
+        "allow_fake_nodes",
+        ("--allow-fake-nodes",),
+        "accept pods on nodes KWOK marks as fake (kwok.x-k8s.io/node=fake) as having run; without it a "
+        "check whose pod ran there is other (no proof of execution)",
+        setting="allow_fake_nodes",
+        action="store_true",
+        default=False,
+        config_key="execution.allowFakeNodes",
+    ),
+    Option(
         "nvidia_smi_image",
         ("--nvidia-smi-image",),
         "CUDA image for check-nvidia-smi",
@@ -416,6 +426,18 @@ OPTIONS: tuple[Option, ...] = (
         action="store_true",
         default=False,
         config_key="execution.nodeHealth",
+    ),
+    # --- NCCL bad-node isolation: read by checks/performance/test_nccl_all_reduce.py; refused up
+    # front (aicr_pytest.core.inputs) when the run selects no NCCL check -------------------------
+    Option(
+        "isolate_bad_nodes",
+        ("--isolate-bad-nodes",),
+        "when an NCCL all-reduce check misses its floor or a worker fails, rerun it on node subsets "
+        "(at most ceil(log2 n)+1 rounds) and name the suspect nodes; opt-in: reruns cost GPU time",
+        setting="isolate_bad_nodes",
+        action="store_true",
+        default=False,
+        config_key="execution.isolateBadNodes",
     ),
     Option(
         "dcgm_image",

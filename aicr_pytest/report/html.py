@@ -47,7 +47,17 @@ READINESS_SUITE = "readiness"
 #: the largest ``extra`` a check shows as JSON (characters)
 MAX_EXTRA_CHARS = 64 * 1024
 #: extra keys the page shows in their own form (everything else is listed as JSON)
-_RENDERED_KEYS = frozenset({records.MEASUREMENTS_KEY, records.FACTS_KEY, "aicr.cleanupWarnings"})
+_RENDERED_KEYS = frozenset(
+    {records.MEASUREMENTS_KEY, records.FACTS_KEY, records.HEALTH_TABLE_KEY, "aicr.cleanupWarnings"}
+)
+#: a health-table row's result -> the status view (css class, word) its cell shows
+HEALTH_STATUS: Mapping[str, str] = {
+    "pass": "passed",
+    "fail": "failed",
+    "warn": "warning",
+    "skip": "skipped",
+    "other": "other",
+}
 
 STATUS_WORDS: Mapping[str, str] = {
     "passed": "PASSED",
@@ -106,6 +116,26 @@ class FigureView:
 
 
 @dataclass(frozen=True)
+class HealthRowView:
+    node: str
+    gpu: str
+    serial: str
+    test: str
+    result: StatusView
+    detail: str
+
+
+def health_row_views(raw: Any) -> list[HealthRowView]:
+    """The per-node, per-GPU health table of a check (CTRF ``aicr.healthTable``), every row."""
+    return [
+        HealthRowView(
+            r.node, r.gpu or "—", r.serial or "—", r.test, status_view(HEALTH_STATUS[r.result]), r.detail
+        )
+        for r in records.health_rows(raw)
+    ]
+
+
+@dataclass(frozen=True)
 class EvidenceLink:
     name: str
     href: str
@@ -123,6 +153,7 @@ class CheckView:
     stdout: list[str]
     measurements: list[MeasurementView]
     facts: list[tuple[str, str]]
+    health: list[HealthRowView]
     figures: list[FigureView]
     evidence: list[EvidenceLink]
     cleanup_warnings: list[str]
@@ -334,6 +365,7 @@ def check_view(
         stdout=stdout,
         measurements=measurements,
         facts=facts,
+        health=health_row_views(extra.get(records.HEALTH_TABLE_KEY)),
         figures=[figure_view(f) for f in figures],
         evidence=list(evidence),
         cleanup_warnings=warnings,

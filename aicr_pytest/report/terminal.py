@@ -4,13 +4,14 @@
 * :func:`preflight_lines` — input warnings and readiness results, before the first check;
 * :func:`summary_sections` — the ``aicr results`` (``RESULT:`` lines), ``aicr measurements``
   (each measured figure against its constraint), ``aicr failures`` (one line per failure and where
-  the details are) and ``aicr phase summary`` sections at the end.
+  the details are; under a node-health check's line, its health-table rows that did not pass:
+  :func:`health_table_lines`) and ``aicr phase summary`` sections at the end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from aicr_pytest.core import records
 from aicr_pytest.core.constraints import ConstraintResult, format_readiness_line
@@ -89,8 +90,33 @@ def measurement_lines(results: Sequence[ResultAccumulator]) -> list[str]:
     return lines
 
 
+#: the most health-table rows shown under one failure line (the rest: CTRF ``aicr.healthTable``)
+MAX_HEALTH_ROWS = 40
+HEALTH_COLUMNS = ("node", "GPU", "serial", "test", "result", "detail")
+
+
+def health_table_lines(extra: Mapping[str, Any], indent: str = "  ") -> list[str]:
+    """The rows of a check's per-node, per-GPU health table that did not pass, as aligned columns
+    (header first), at most :data:`MAX_HEALTH_ROWS` of them; nothing when every row passed."""
+    bad = [r for r in records.health_rows(extra.get(records.HEALTH_TABLE_KEY)) if not r.ok]
+    if not bad:
+        return []
+    shown = [
+        (r.node, r.gpu or "-", r.serial or "-", r.test, r.result, r.detail) for r in bad[:MAX_HEALTH_ROWS]
+    ]
+    cells = [tuple(printable(c) for c in row) for row in shown]
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(HEALTH_COLUMNS[:-1])]
+    fmt = indent + "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    lines = [fmt.format(*HEALTH_COLUMNS).rstrip(), *(fmt.format(*row).rstrip() for row in cells)]
+    if len(bad) > MAX_HEALTH_ROWS:
+        more = len(bad) - MAX_HEALTH_ROWS
+        lines.append(f"{indent}… {more} more row(s) in CTRF extra {records.HEALTH_TABLE_KEY}")
+    return lines
+
+
 def failure_lines(results: Sequence[ResultAccumulator], where: Sequence[str] = ()) -> list[str]:
-    """One line per check that failed or ended ``other`` (its one-line reason), then where to look."""
+    """One line per check that failed or ended ``other`` (its one-line reason; a node-health check's
+    health-table rows that did not pass follow it), then where to look."""
     lines: list[str] = []
     for acc in sorted(results, key=lambda a: a.order):
         if not outcome.is_failing(acc.status):
@@ -98,6 +124,7 @@ def failure_lines(results: Sequence[ResultAccumulator], where: Sequence[str] = (
         reason = (acc.message or "").strip().splitlines()
         first = printable(reason[0]) if reason else "no message"  # a message may quote a pod's log
         lines.append(f"{acc.status.upper()} {acc.name} ({acc.phase}): {first}")
+        lines.extend(health_table_lines(acc.extra))
     if lines and where:
         lines.append("details: " + "; ".join(where))
     return lines

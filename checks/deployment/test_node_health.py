@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from aicr_pytest.core.records import HEALTH_TABLE_KEY
 from aicr_pytest.health import cluster as health_cluster
 from aicr_pytest.health import diagnostics_run, exporter_run, knobs
 
 if TYPE_CHECKING:  # annotations only
     from aicr_pytest.core.clock import Clock
     from aicr_pytest.core.policy import AllocationPolicy
+    from aicr_pytest.core.records import HealthRow
     from aicr_pytest.core.settings import Settings
     from aicr_pytest.kube.client import Cluster
     from aicr_pytest.kube.run import RunScope
@@ -63,6 +65,8 @@ def test_gpu_diagnostics(
     finally:
         if record.namespace:
             aicr_check.extra["aicr.gpuDiagnostics"] = record.as_extra()
+        if record.rows:
+            aicr_check.extra[HEALTH_TABLE_KEY] = [r.to_json() for r in record.rows]
 
 
 def test_gpu_health(
@@ -73,6 +77,7 @@ def test_gpu_health(
     aicr_clock: Clock,
 ) -> None:
     extra: dict[str, object] = {}
+    rows: list[HealthRow] = []
     try:
         exporter_run.run_gpu_health(
             aicr_cluster,
@@ -82,7 +87,10 @@ def test_gpu_health(
             clock=aicr_clock,
             emit=aicr_check.emit,
             extra=extra,
+            rows=rows,
         )
     finally:
         if extra:
             aicr_check.extra["aicr.gpuHealth"] = extra
+        if rows:
+            aicr_check.extra[HEALTH_TABLE_KEY] = [r.to_json() for r in rows]

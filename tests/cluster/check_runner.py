@@ -22,7 +22,10 @@ import pytest
 from aicr_pytest.core import yamlio
 from aicr_pytest.testing.cluster import FakeCluster
 from tests.cluster import shared_clock
-from tests.harness.backends import K8sBackend
+from tests.harness.backends import ControlPlaneBackend, K8sBackend
+
+#: what the control plane's runs add: its nodes are KWOK's fakes
+ALLOW_FAKE_NODES = "--allow-fake-nodes"
 
 CONFTEST = """
 import pytest
@@ -137,6 +140,14 @@ def run_on_fake(
     return run
 
 
+def backend_args(backend: K8sBackend, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """``extra`` plus what the backend's runs need: ``--allow-fake-nodes`` on the control plane
+    (its nodes are KWOK's fakes, ``kwok.x-k8s.io/node: fake``)."""
+    if isinstance(backend, ControlPlaneBackend) and ALLOW_FAKE_NODES not in extra:
+        return (*extra, ALLOW_FAKE_NODES)
+    return tuple(extra)
+
+
 def run_on_backend(
     pytester: pytest.Pytester,
     backend: K8sBackend,
@@ -150,7 +161,9 @@ def run_on_backend(
 ) -> PhaseRun:
     """:func:`run_phase` as the backend's least-privilege user, on its check clock; no RBAC denials.
 
-    Time moves with ``backend.clock_running(step)`` unless ``drive`` says otherwise."""
+    Time moves with ``backend.clock_running(step)`` unless ``drive`` says otherwise; the backend's
+    own arguments are added (:func:`backend_args`)."""
+    extra = backend_args(backend, extra)
     run = run_phase(
         pytester,
         phase=phase,

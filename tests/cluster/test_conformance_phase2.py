@@ -73,7 +73,7 @@ def run_conformance(
 
         drive = fake_of(backend).auto_advancing()
     if denials:
-        from tests.cluster.check_runner import run_phase
+        from tests.cluster.check_runner import backend_args, run_phase
 
         run: PhaseRun = run_phase(
             pytester,
@@ -82,7 +82,7 @@ def run_conformance(
             snapshot=SNAPSHOT,
             kubeconfig=backend.restricted_kubeconfig_path,
             clock=backend.check_clock,
-            extra=extra,
+            extra=backend_args(backend, extra),
             drive=drive,
         )
     else:

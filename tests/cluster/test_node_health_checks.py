@@ -158,6 +158,10 @@ def test_an_image_that_never_pulls_is_other_naming_the_node(
     assert test["message"].startswith(
         "node h100-1: the DCGM image nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04 cannot be pulled"
     )
+    # the health table: one other row for the node, naming the image
+    (row,) = [r for r in test["extra"]["aicr.healthTable"] if r["result"] != "pass"]
+    assert (row["node"], row["gpu"], row["test"], row["result"]) == ("h100-1", "", "dcgmi diag", "other")
+    assert row["detail"].startswith("the DCGM image nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04 ")
 
 
 def test_unparsable_diag_output_is_other(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:

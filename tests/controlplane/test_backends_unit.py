@@ -106,6 +106,43 @@ def test_kwok_stages_make_pod_complete_controllable(tmp_path: Path) -> None:
     assert complete["spec"]["delay"] == {"durationMilliseconds": 0, "durationFrom": {"expressionFrom": query}}
 
 
+def test_kwok_stages_report_an_image_id_for_every_container(tmp_path: Path) -> None:
+    """kwok writes no imageID; the checks' proof of execution needs one (a kubelet reports it)."""
+    ready = (
+        "containerStatuses:\n{{ range .spec.containers }}\n- image: {{ .image | Quote }}\n  name: x\n"
+        "{{ end }}\n"
+    )
+    complete = (
+        "{{ range $index, $item := .spec.containers }}\n  - image: {{ $item.image | Quote }}\n    name: y\n"
+    )
+    source = tmp_path / "stages.yaml"
+    source.write_text(
+        yaml.safe_dump_all(
+            [
+                {
+                    "kind": "Stage",
+                    "metadata": {"name": "pod-ready"},
+                    "spec": {"next": {"statusTemplate": ready}},
+                },
+                {
+                    "kind": "Stage",
+                    "metadata": {"name": "pod-complete"},
+                    "spec": {"selector": {"matchExpressions": []}, "next": {"statusTemplate": complete}},
+                },
+            ]
+        )
+    )
+    docs = list(yaml.safe_load_all(cpmod.write_kwok_stages(source, tmp_path / "out.yaml").read_text()))
+    assert docs[0]["spec"]["next"]["statusTemplate"].splitlines()[2:4] == [
+        "- image: {{ .image | Quote }}",
+        '  imageID: {{ printf "%s@sha256:kwok" .image | Quote }}',
+    ]
+    assert docs[1]["spec"]["next"]["statusTemplate"].splitlines()[1:3] == [
+        "  - image: {{ $item.image | Quote }}",
+        '    imageID: {{ printf "%s@sha256:kwok" $item.image | Quote }}',
+    ]
+
+
 def test_skipping_clock_skips_sleeps_but_follows_real_time() -> None:
     clock = backends.SkippingClock(max_real=0.01)
     start, real = clock.time(), time.monotonic()

@@ -449,6 +449,8 @@ class ControlPlaneSession:
         #: the operators' validating webhooks (:class:`~.controlplane_conformance.WebhookServer`)
         self.webhooks: Any = None
         self.players: list[Poller] = []
+        #: the node the node-health faults act on (:func:`.controlplane_health.apply_faults`)
+        self.health_target: str | None = None
         self._error_marks: dict[int, int] = {}  # id(player) -> its errors already reported
 
     def ensure_players(self) -> None:
@@ -458,8 +460,8 @@ class ControlPlaneSession:
         (:mod:`.controlplane_computedomain`), the Dynamo operator, a volume provisioner and the
         inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
-        for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), and
-        the snapshot agent's pods."""
+        for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), the
+        snapshot agent's pods, and gpu-diagnostics' DCGM pods (:mod:`.controlplane_health`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
@@ -475,6 +477,7 @@ class ControlPlaneSession:
             InferenceJobs,
             VolumeProvisioner,
         )
+        from tests.harness.controlplane_health import DIAG_SELECTOR, DcgmDiagPods
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
             NVREG_PROBE_SELECTOR,
@@ -502,7 +505,7 @@ class ControlPlaneSession:
                     WebhookSync(self.cp, self.webhooks).start(),
                     PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
                     TrainerController(self.cp).start(),
-                    PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
+                    PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp, self.current_faults)).start(),
                     DynamoController(self.cp).start(),
                     VolumeProvisioner(self.cp, interval=0.5).start(),
                     PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),
@@ -511,6 +514,11 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
                     MetricsEndpoints(self.cp).start(),
                     KarpenterController(self.cp).start(),
+                    PodPlayer(
+                        self.cp,
+                        DIAG_SELECTOR,
+                        DcgmDiagPods(self.cp, self.current_faults, lambda: self.health_target),
+                    ).start(),
                 ]
 
     def current_faults(self) -> tuple[str, ...]:
@@ -591,6 +599,10 @@ class ControlPlaneSession:
             from tests.harness.controlplane_conformance_ii import apply_faults as apply_metrics_faults
 
             apply_metrics_faults(self.player("metrics-endpoints"), faults)
+            from tests.harness.controlplane_health import apply_faults as apply_health_faults
+
+            self.health_target = apply_health_faults(self.cp, faults, gpu)
+            self.player("metrics-endpoints").health.target = self.health_target
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
             self.profile_seconds[source + target] = time.monotonic() - started

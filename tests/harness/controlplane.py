@@ -38,6 +38,7 @@ import ctypes
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -371,10 +372,29 @@ RUN_FOR_ANNOTATION = "aicr.test/run-for"
 PLAYED_JOB_PREFIXES = ("aicr-aiperf-", "aicr-model-cache-populate-", "aicr-snapshot-")
 
 
+#: kwok reports no ``imageID``; a kubelet reports one for every container it started, and the checks'
+#: proof of execution needs it (the nodes are still KWOK's fakes: the tests pass --allow-fake-nodes)
+_IMAGE_LINE = re.compile(r"^(?P<indent>\s*)- image: \{\{ (?P<ref>\$item\.image|\.image) \| Quote \}\}$", re.M)
+
+
+def _with_image_ids(template: str) -> str:
+    return _IMAGE_LINE.sub(
+        lambda m: (
+            f"{m.group(0)}\n{m.group('indent')}  imageID: "
+            f'{{{{ printf "%s@sha256:kwok" {m.group("ref")} | Quote }}}}'
+        ),
+        template,
+    )
+
+
 def write_kwok_stages(source: Path, target: Path) -> Path:
-    """kwok's default stages with ``pod-complete`` made controllable per pod (:data:`RUN_FOR_ANNOTATION`)."""
+    """kwok's default stages with ``pod-complete`` made controllable per pod (:data:`RUN_FOR_ANNOTATION`)
+    and an ``imageID`` on every container status kwok writes (:data:`_IMAGE_LINE`)."""
     docs = [d for d in yaml.safe_load_all(source.read_text()) if isinstance(d, dict)]
     for doc in docs:
+        nxt = (doc.get("spec") or {}).get("next") or {}
+        if doc.get("kind") == "Stage" and isinstance(nxt.get("statusTemplate"), str):
+            nxt["statusTemplate"] = _with_image_ids(nxt["statusTemplate"])
         if doc.get("kind") == "Stage" and doc.get("metadata", {}).get("name") == "pod-complete":
             spec = doc["spec"]
             query = f'.metadata.annotations["{RUN_FOR_ANNOTATION}"]'

@@ -130,6 +130,12 @@ class MetricsEndpoints(Poller):
         self.adapter = _Server("prometheus-adapter", self._adapter, self.errors, tls)
         self.routed: dict[tuple[str, int], Address] = {}
         self.route_prometheus = True
+        from tests.harness.controlplane_health import ExporterHealth
+
+        #: each exporter pod's own server (pod uid -> server): the shared text plus its node's health
+        #: series, for gpu-health's pod-proxy scrapes (:mod:`.controlplane_health`)
+        self.health = ExporterHealth(cp)
+        self.exporters: dict[str, _Server] = {}
 
     # -- answers ----------------------------------------------------------------------------------
     def _gpu_nodes(self) -> list[Obj]:
@@ -144,6 +150,18 @@ class MetricsEndpoints(Poller):
         # "unreachable" is played by not routing (the real apiserver answers), never by the server
         status, body = self.backend.dcgm("GET", path, b"")
         return status, body, "text/plain; version=0.0.4"
+
+    def _exporter(self, pod: Obj) -> _Server:
+        uid = str(pod["metadata"].get("uid"))
+        if uid not in self.exporters:
+
+            def answer(path: str) -> tuple[int, str, str]:
+                shared = self.backend.dcgm("GET", path, b"")
+                status, body = self.health.answer(pod, path, shared, self.backend.faults)
+                return status, body, "text/plain; version=0.0.4"
+
+            self.exporters[uid] = _Server(f"dcgm-exporter {pod['metadata']['name']}", answer, self.errors)
+        return self.exporters[uid]
 
     def _prometheus(self, path: str) -> tuple[int, str, str]:
         status, body = self.backend.prometheus("GET", path, b"")
@@ -185,8 +203,8 @@ class MetricsEndpoints(Poller):
             pods = self.cp.get(f"/api/v1/namespaces/{ns}/pods?labelSelector={quote(selector)}")["items"]
             for pod in pods:
                 ip = (pod.get("status") or {}).get("podIP")
-                if ip:
-                    wanted[(str(ip), port)] = server.address
+                if ip:  # an exporter pod answers with its own node's health series
+                    wanted[(str(ip), port)] = (self._exporter(pod) if server is self.dcgm else server).address
         with contextlib.suppress(urllib.error.HTTPError):
             svc = self.cp.get(f"/api/v1/namespaces/{ADAPTER[0]}/services/{ADAPTER[1]}")
             ip = (svc.get("spec") or {}).get("clusterIP")
@@ -206,7 +224,7 @@ class MetricsEndpoints(Poller):
         for key in self.routed:
             if egress is not None:
                 egress.unroute(*key)
-        for server in (self.dcgm, self.prometheus, self.adapter):
+        for server in (self.dcgm, self.prometheus, self.adapter, *self.exporters.values()):
             server.stop()
 
 
@@ -217,6 +235,7 @@ def apply_faults(metrics: MetricsEndpoints, faults: Sequence[str]) -> None:
     metrics.backend.faults = list(faults)
     metrics.route_prometheus = FAULT_PROMETHEUS_DOWN not in faults
     metrics.state.clear()
+    metrics.health.reset()
     metrics.tick()
 
 

@@ -39,6 +39,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from aicr_pytest.testing.simulator.kubelet import image_id
+
 if TYPE_CHECKING:
     from tests.harness.controlplane import ControlPlane
 
@@ -279,7 +281,7 @@ class PodPlayer(Poller):
             {
                 "name": c,
                 "image": images.get(c, ""),
-                "imageID": "",
+                "imageID": image_id(str(images.get(c) or "")),  # what a kubelet reports once pulled
                 "ready": False,
                 "started": False,
                 "restartCount": 0,

@@ -28,6 +28,10 @@ class _SimulatorBase:
         self._started: set[str] = set()  # pod uids whose kubelet timeline started
         self._event_seq = 0
         self._rt: dict[str, ResourceType] = {}
+        #: (which pods, change to each container status) for statuses a real kubelet would not
+        #: report (tests of proof of execution: an empty imageID, no startedAt); applied whenever
+        #: the kubelet writes the pod's container statuses
+        self.status_tampers: list[tuple[Callable[[Obj], bool], Callable[[Obj], None]]] = []
 
     def rt(self, api_version: str, kind: str) -> ResourceType:
         key = f"{api_version}/{kind}"
@@ -40,6 +44,17 @@ class _SimulatorBase:
     def add_nodes(self, profile: NodeProfile, start_index: int = 0) -> list[Obj]:
         """Create ``profile.count`` nodes (``<prefix>-<i>``)."""
         return [self.store.add(profile.build(start_index + i)) for i in range(profile.count)]
+
+    def tamper_container_statuses(self, pods: Callable[[Obj], bool], change: Callable[[Obj], None]) -> None:
+        """Apply ``change`` to every container status of the pods ``pods`` accepts, each time the
+        kubelet writes them (see :attr:`status_tampers`)."""
+        self.status_tampers.append((pods, change))
+
+    def _tamper(self, pod: Obj) -> None:
+        for accepts, change in self.status_tampers:
+            if accepts(pod):
+                for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+                    change(cs)
 
     def script(self, script: PodScript | None = None, **kwargs: Any) -> PodScript:
         """Register a :class:`PodScript` (or build one from kwargs); later scripts win."""

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 from aicr_pytest.testing.resources import ResourceType
 from aicr_pytest.testing.simulator.base import _SimulatorBase
 from aicr_pytest.testing.simulator.pods import PodScript
 from aicr_pytest.testing.store import Obj
+
+
+def image_id(image: str) -> str:
+    """The ``imageID`` a kubelet reports once it pulled ``image``: the repository at a digest (here
+    derived from the reference, so the same image always has the same id)."""
+    repo = image.split("@", 1)[0]
+    if ":" in repo.rsplit("/", 1)[-1]:
+        repo = repo.rsplit(":", 1)[0]
+    return f"{repo or 'image'}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
 
 
 class _Kubelet(_SimulatorBase):
@@ -66,7 +76,7 @@ class _Kubelet(_SimulatorBase):
                     {
                         "name": str(c.get("name")),
                         "image": str(c.get("image", "")),
-                        "imageID": "",
+                        "imageID": image_id(str(c.get("image", ""))),
                         "ready": True,
                         "restartCount": 0,
                         "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
@@ -112,6 +122,8 @@ class _Kubelet(_SimulatorBase):
                     cs["state"] = {"running": {"startedAt": now}}
                     cs["ready"] = True
                     cs["started"] = True
+                    cs["imageID"] = image_id(str(cs.get("image") or ""))
+                self._tamper(obj)
                 self._set_condition(st, "Ready", "True", now)
                 self._set_condition(st, "ContainersReady", "True", now)
 
@@ -174,6 +186,7 @@ class _Kubelet(_SimulatorBase):
                         }
                     else:
                         cs["state"] = {"terminated": terminated(started, str(cs.get("name")))}
+                self._tamper(obj)
                 if not restarts:
                     st["phase"] = "Succeeded" if code == 0 else "Failed"
                     cond_reason = "PodCompleted" if code == 0 else "PodFailed"

@@ -18,6 +18,10 @@ still apply then.
 
 Anything missing raises :class:`NoProofOfExecution` (an
 :class:`~aicr_pytest.core.errors.Inconclusive`: CTRF ``other``) with one line saying what is missing.
+
+:func:`prove_pod` is the cluster-side entry every family calls (through
+:meth:`aicr_pytest.kube.run.RunScope.prove`, which carries the run's ``--allow-fake-nodes``): it reads
+the pod's Node object when fake nodes are not allowed, then applies :func:`prove_execution`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.kube.client import Cluster
+from aicr_pytest.kube.errors import ApiError
 
 KWOK_NODE_KEY: Final = "kwok.x-k8s.io/node"
 KWOK_FAKE: Final = "fake"
@@ -46,6 +52,7 @@ WHY_NOT_TERMINATED: Final = "container {c} has no terminated state"
 WHY_NO_START: Final = "container {c} never started (no startedAt)"
 WHY_NO_IMAGE_ID: Final = "container {c} has an empty imageID"
 WHY_EXIT: Final = "container {c} exited with code {code}{reason}"
+WHY_NODE_UNREADABLE: Final = "its node could not be read to rule out a KWOK fake node ({error})"
 NO_NODE: Final = "(none)"
 
 
@@ -95,8 +102,8 @@ def is_fake_node(node: Mapping[str, Any]) -> bool:
     return any(_map(meta.get(k)).get(KWOK_NODE_KEY) == KWOK_FAKE for k in ("annotations", "labels"))
 
 
-def _container(name: str, status: Mapping[str, Any] | None) -> ContainerProof | str:
-    """The proof for one container, or why there is none."""
+def _container(name: str, status: Mapping[str, Any] | None, exit_zero: bool = True) -> ContainerProof | str:
+    """The proof for one container, or why there is none (``exit_zero=False``: any exit code)."""
     if status is None:
         return WHY_NO_STATUS.format(c=name)
     state, last = _map(status.get("state")), _map(status.get("lastState"))
@@ -115,11 +122,11 @@ def _container(name: str, status: Mapping[str, Any] | None) -> ContainerProof | 
     if not isinstance(image_id, str) or not image_id.strip():
         return WHY_NO_IMAGE_ID.format(c=name)
     code = term.get("exitCode")
-    if not isinstance(code, int) or isinstance(code, bool) or code != 0:
+    if not isinstance(code, int) or isinstance(code, bool) or (exit_zero and code != 0):
         reason = f" ({term['reason']})" if term.get("reason") else ""
         return WHY_EXIT.format(c=name, code=code if code is not None else "unknown", reason=reason)
     finished = term.get("finishedAt")
-    return ContainerProof(name, image_id, started, finished if isinstance(finished, str) else None, 0)
+    return ContainerProof(name, image_id, started, finished if isinstance(finished, str) else None, code)
 
 
 def prove_execution(
@@ -128,10 +135,12 @@ def prove_execution(
     node: Mapping[str, Any] | None = None,
     containers: Sequence[str] | None = None,
     allow_fake_nodes: bool = False,
+    exit_zero: bool = True,
 ) -> ExecutionProof:
     """The proof that ``pod`` ran (see the module docstring), or :class:`NoProofOfExecution`.
 
-    ``node`` is the pod's Node object when the caller has it (needed for the KWOK check).
+    ``node`` is the pod's Node object when the caller has it (needed for the KWOK check);
+    ``exit_zero=False`` accepts any exit code (a check that judges a failing tool's output itself).
     """
     meta, spec, status = _map(pod.get("metadata")), _map(pod.get("spec")), _map(pod.get("status"))
     name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
@@ -158,7 +167,7 @@ def prove_execution(
     proofs: list[ContainerProof] = []
     problems: list[str] = []
     for c in wanted:
-        result = _container(c, by_name.get(c))
+        result = _container(c, by_name.get(c), exit_zero)
         if isinstance(result, str):
             problems.append(result)
         else:
@@ -166,6 +175,32 @@ def prove_execution(
     if problems:
         raise refuse("; ".join(problems))
     return ExecutionProof(name, node_name, tuple(proofs))
+
+
+def prove_pod(
+    cluster: Cluster,
+    pod: Mapping[str, Any],
+    *,
+    containers: Sequence[str] | None = None,
+    allow_fake_nodes: bool = False,
+    exit_zero: bool = True,
+) -> ExecutionProof:
+    """:func:`prove_execution` with the pod's Node read from ``cluster`` (not read when fake nodes
+    are allowed); a node that is gone is no KWOK node, one that cannot be read is no proof."""
+    meta, spec = _map(pod.get("metadata")), _map(pod.get("spec"))
+    node_name = str(spec.get("nodeName") or "")
+    node: Mapping[str, Any] | None = None
+    if node_name and not allow_fake_nodes:
+        try:
+            node = cluster.get_or_none("v1", "nodes", node_name)
+        except ApiError as err:
+            pod_name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            why = WHY_NODE_UNREADABLE.format(error=first)
+            raise NoProofOfExecution(MSG_NO_PROOF.format(pod=pod_name, node=node_name, why=why)) from err
+    return prove_execution(
+        pod, node=node, containers=containers, allow_fake_nodes=allow_fake_nodes, exit_zero=exit_zero
+    )
 
 
 def prove_all(
@@ -206,4 +241,5 @@ __all__ = [
     "is_fake_node",
     "prove_all",
     "prove_execution",
+    "prove_pod",
 ]

@@ -1,4 +1,4 @@
-"""health.proof: a pod counts as run only with a started, terminated container, an imageID and exit 0,
+"""kube.proof: a pod counts as run only with a started, terminated container, an imageID and exit 0,
 on a node KWOK does not fake."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.errors import Inconclusive
-from aicr_pytest.health import proof
+from aicr_pytest.kube import proof
 
 STARTED = "2026-01-05T10:00:00Z"
 FINISHED = "2026-01-05T10:00:09Z"
@@ -149,3 +149,42 @@ def test_prove_all_reports_every_pod_without_proof() -> None:
     ]
     proofs = proof.prove_all([good, fake], nodes=nodes, allow_fake_nodes=True)
     assert [p.node for p in proofs] == ["gpu-3", "gpu-1"]
+
+
+def test_a_failing_tool_that_ran_is_proven_when_any_exit_code_is_accepted() -> None:
+    p = proof.prove_execution(pod(status(exit_code=226)), exit_zero=False)
+    assert p.containers[0].exit_code == 226
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_execution(pod(status(exit_code=None)), exit_zero=False)
+    assert str(err.value) == PREFIX + "container main exited with code unknown (Error)"
+
+
+class Nodes:
+    """The one read :func:`proof.prove_pod` makes: ``get_or_none`` of the pod's Node."""
+
+    def __init__(self, node: dict[str, Any] | None = None, error: Exception | None = None) -> None:
+        self.node, self.error, self.reads = node, error, 0
+
+    def get_or_none(self, api_version: str, kind: str, name: str) -> dict[str, Any] | None:
+        self.reads += 1
+        assert (api_version, kind, name) == ("v1", "nodes", "gpu-1")
+        if self.error is not None:
+            raise self.error
+        return self.node
+
+
+def test_prove_pod_reads_the_node_only_when_fake_nodes_are_refused() -> None:
+    from aicr_pytest.kube.errors import ApiError
+
+    cluster = Nodes(kwok_node())
+    with pytest.raises(proof.NoProofOfExecution, match="KWOK marks the node as fake"):
+        proof.prove_pod(cluster, pod(status()))  # type: ignore[arg-type]
+    assert proof.prove_pod(cluster, pod(status()), allow_fake_nodes=True).node == "gpu-1"  # type: ignore[arg-type]
+    assert cluster.reads == 1
+    assert proof.prove_pod(Nodes(None), pod(status())).node == "gpu-1"  # type: ignore[arg-type]  # node gone
+    denied = Nodes(error=ApiError('nodes "gpu-1" is forbidden\nmore', status=403))
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_pod(denied, pod(status()))  # type: ignore[arg-type]
+    assert str(err.value) == PREFIX + (
+        'its node could not be read to rule out a KWOK fake node (nodes "gpu-1" is forbidden)'
+    )
