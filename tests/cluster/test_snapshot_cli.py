@@ -3,7 +3,7 @@
 In-process against a FakeCluster (the fake moves its clock while the command waits in a watch), and
 the documented workflow in real processes: ``aicr-pytest simulate`` serves the ``h100-eks-training``
 profile, ``aicr-pytest snapshot`` captures it, ``aicr-pytest validate --no-cluster`` evaluates the H100
-example recipe's readiness against the captured file (README: "Capturing a snapshot").
+example recipe's readiness against the captured file (docs/snapshot.md).
 """
 
 from __future__ import annotations

@@ -74,3 +74,27 @@ def test_a_broken_link_or_anchor_fails_the_build(tmp_path: Path, link: str, mess
     proc = docs.build(site, tmp_path / "html")
     assert proc.returncode != 0
     assert message in proc.stderr
+
+
+#: a Markdown link or image target: ``[text](target)``
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def local_link_targets(text: str) -> list[str]:
+    """The targets of ``text``'s links that point into the repository (no URL, no bare anchor)."""
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:|#", t)]
+
+
+def test_every_link_of_the_readme_and_the_guides_leads_to_a_file() -> None:
+    for name in ("README.md", "CONTRIBUTING.md", "CHANGELOG.md"):
+        text = (docs.REPO / name).read_text(encoding="utf-8")
+        targets = local_link_targets(text)
+        missing = [t for t in targets if not (docs.REPO / t.split("#", 1)[0]).exists()]
+        assert missing == [], f"{name} links to files that do not exist"
+    readme = local_link_targets((docs.REPO / "README.md").read_text(encoding="utf-8"))
+    assert "docs/getting-started.md" in readme and "docs/differences.md" in readme
+
+
+def test_the_link_scan_reads_local_targets_only() -> None:
+    text = "[a](docs/x.md#y) [b](https://e.com) [c](#z) <http://127.0.0.1:8000> [d](CONTRIBUTING.md)"
+    assert local_link_targets(text) == ["docs/x.md#y", "CONTRIBUTING.md"]

@@ -1,4 +1,4 @@
-"""Adding a check is one catalog row, one test function and its family code (README "Adding a check").
+"""Adding a check is one catalog row, one test function and its family code (docs: "Adding a check").
 
 A toy check is added exactly that way and run end to end under pytest with a recipe declaring it.
 The three pieces stand in a temporary place each: the row is appended to ``catalog.CATALOG``

@@ -116,6 +116,23 @@ def test_no_product_module_over_the_line_limit() -> None:
     )
 
 
+#: the README says what aicr-pytest is and links into the docs site, which holds the rest
+MAX_README_LINES = 250
+#: the two commands CI and the examples rely on, byte for byte
+QUICK_START = (
+    "./scripts/example.sh    # main job: the embedded H100/EKS training recipe against a SIMULATED cluster\n"
+    "./scripts/test.sh       # the test command: ruff, mypy and the whole test suite\n"
+)
+
+
+def test_the_readme_is_short_and_keeps_the_quick_start() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_README_LINES, "move the detail into a page under docs/"
+    quick_start = text[text.index("\n## Quick start\n") :]
+    assert f"```\n{QUICK_START}```\n" in quick_start.split("\n## ", 2)[1]
+    assert "python -m http.server -d docs/_build/html" in text
+
+
 def test_the_scan_covers_the_user_documents() -> None:
     scanned = {_rel(path) for path in _scanned_files()}
     assert {"README.md", "CHANGELOG.md", "CONTRIBUTING.md", "docs/index.md", "docs/conf.py"} <= scanned
