@@ -70,6 +70,9 @@ Faults:
   (gang-scheduling is ``other``, not skipped); ``kai-gang-split`` -- KAI binds the second
   gang worker 45 s after the first (not co-scheduled); ``kai-queue-missing`` -- no ``default-queue``;
   ``trainer-webhook-missing`` -- no ``validator.trainer.kubeflow.org`` configuration;
+  ``trainer-controller-down`` -- Kubeflow Trainer's controller manager has no ready replica (and its
+  webhook Service no ready endpoint); ``kai-scheduler-down`` -- KAI's ``kai-scheduler-default``
+  Deployment has no ready replica (both fail the embedded health checks of expected-resources);
   ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
   ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
   ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``

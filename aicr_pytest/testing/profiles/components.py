@@ -36,6 +36,9 @@ TRAINER_WEBHOOK_CONFIG = "validator.trainer.kubeflow.org"
 DYNAMO_WEBHOOK_CONFIG = "dynamo-platform-dynamo-operator-validating-webhook-configuration"
 DYNAMO_WEBHOOK_SERVICE = "dynamo-platform-dynamo-operator-webhook-service"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+#: the node selector a "down" controller's pod template gets: no node carries it, so its pods stay
+#: Pending (on the control plane too, where the real scheduler leaves them unbound)
+UNSCHEDULABLE_SELECTOR = {"aicr.test/unschedulable": "true"}
 
 
 def compute_domain_slice(node: str) -> Obj:
@@ -56,9 +59,9 @@ def compute_domain_slice(node: str) -> Obj:
     }
 
 
-def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str) -> None:
+def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str, *, ready: bool = True) -> None:
     """The Service in front of an operator's webhook server (443 → 9443) and the EndpointSlice the
-    EndpointSlice controller would publish for its pod."""
+    EndpointSlice controller would publish for its pod (no endpoint when the pod is not ``ready``)."""
     fc.add(
         {
             "apiVersion": "v1",
@@ -85,9 +88,21 @@ def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str) -
             },
             "addressType": "IPv4",
             "ports": [{"name": "webhook", "port": 9443, "protocol": "TCP"}],
-            "endpoints": [{"addresses": ["192.168.0.10"], "conditions": {"ready": True}}],
+            "endpoints": [{"addresses": ["192.168.0.10"], "conditions": {"ready": True}}] if ready else [],
         }
     )
+
+
+def controller_down(fc: SimulatedCluster, namespace: str, name: str) -> None:
+    """Deployment ``name`` has no ready replica: its pods are gone and its template cannot be
+    scheduled (:data:`UNSCHEDULABLE_SELECTOR`), so none comes back."""
+    for pod in fc.list("v1", "Pod", namespace, label_selector=f"app={name}"):
+        fc.delete("v1", "Pod", pod["metadata"]["name"], namespace)
+    dep = fc.find("apps/v1", "Deployment", name, namespace)
+    if dep is not None:
+        dep["spec"]["template"]["spec"]["nodeSelector"] = dict(UNSCHEDULABLE_SELECTOR)
+        fc.add(dep)
+    fc.sim.set_deployment_status(namespace, name, ready=0)
 
 
 def validating_webhook(name: str, namespace: str, service: str, hooks: list[tuple[str, str, str]]) -> Obj:
@@ -380,6 +395,9 @@ def install_kai(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) 
             sysnode,
             labels={"app.kubernetes.io/part-of": "kai-scheduler"},
         )
+    webhook_service(fc, ns, "admission", "admission")
+    if comp.options.get("scheduler_down"):
+        controller_down(fc, ns, "kai-scheduler-default")
     fc.add(
         {
             "apiVersion": "scheduling.run.ai/v2",
@@ -421,8 +439,17 @@ def install_kubeflow_trainer(fc: SimulatedCluster, profile: ClusterProfile, comp
         labels={"app.kubernetes.io/name": "trainer"},
         container="manager",
     )
+    down = bool(comp.options.get("controller_down"))
+    if down:
+        controller_down(fc, ns, "kubeflow-trainer-controller-manager")
     if comp.options.get("webhook", True):
-        webhook_service(fc, ns, "kubeflow-trainer-controller-manager", "kubeflow-trainer-controller-manager")
+        webhook_service(
+            fc,
+            ns,
+            "kubeflow-trainer-controller-manager",
+            "kubeflow-trainer-controller-manager",
+            ready=not down,
+        )
         fc.add(
             validating_webhook(
                 TRAINER_WEBHOOK_CONFIG,

@@ -146,6 +146,20 @@ def fault_trainer_webhook_missing(profile: ClusterProfile) -> None:
         comp.options["webhook"] = False
 
 
+def fault_trainer_controller_down(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer's controller manager has no ready replica (its webhook Service no endpoint)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["controller_down"] = True
+
+
+def fault_kai_scheduler_down(profile: ClusterProfile) -> None:
+    """The KAI scheduler's own Deployment (``kai-scheduler-default``) has no ready replica."""
+    comp = profile.component("kai-scheduler")
+    if comp is not None:
+        comp.options["scheduler_down"] = True
+
+
 def fault_conformance_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
@@ -272,6 +286,8 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "kai-gang-split": fault_conformance_stub,
     "kai-queue-missing": fault_conformance_stub,
     "trainer-webhook-missing": fault_trainer_webhook_missing,
+    "trainer-controller-down": fault_trainer_controller_down,
+    "kai-scheduler-down": fault_kai_scheduler_down,
     "trainer-webhook-admits": fault_conformance_stub,
     "trainer-schema-rejects": fault_conformance_stub,
     "gpu-isolation-broken": fault_conformance_stub,
