@@ -152,6 +152,12 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "conformance robust-controller (Dynamo): DynamoComponentDeployment inventory": _p(
         "list", "nvidia.com", "dynamocomponentdeployments"
     ),
+    "conformance robust-controller: the controller's leader-election Lease": _p(
+        "list", "coordination.k8s.io", "leases"
+    ),
+    "conformance robust-controller (Kubeflow Trainer): ClusterTrainingRuntimes it reconciles": _p(
+        "list", "trainer.kubeflow.org", "clustertrainingruntimes"
+    ),
     "conformance gpu-operator-health, secure-accelerator-access: ClusterPolicy state": _p(
         "get", "nvidia.com", "clusterpolicies"
     ),

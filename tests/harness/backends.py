@@ -459,7 +459,8 @@ class ControlPlaneSession:
         inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
         for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), and
-        the snapshot agent's pods."""
+        the snapshot agent's pods, and the AI operators' leader-election Leases
+        (:mod:`.controlplane_leases`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
@@ -475,6 +476,7 @@ class ControlPlaneSession:
             InferenceJobs,
             VolumeProvisioner,
         )
+        from tests.harness.controlplane_leases import OperatorLeases
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
             NVREG_PROBE_SELECTOR,
@@ -511,6 +513,7 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
                     MetricsEndpoints(self.cp).start(),
                     KarpenterController(self.cp).start(),
+                    OperatorLeases(self.cp, self.current_faults).start(),
                 ]
 
     def current_faults(self) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from aicr_pytest.testing.builders import (
     system_node,
 )
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
+from aicr_pytest.testing.profiles.leases import OPERATOR_LEASES, hold_lease
 from aicr_pytest.testing.store import Obj
 
 GPU_OPERATOR_VERSION = "v25.10.0"
@@ -467,7 +468,9 @@ def install_kubeflow_trainer(fc: SimulatedCluster, profile: ClusterProfile, comp
         labels={"app.kubernetes.io/name": "jobset"},
         container="manager",
     )
-    for runtime in ("torch-distributed", "mpi-distributed"):
+    lease_ns, lease_name, lease_deployment = OPERATOR_LEASES[0]
+    hold_lease(fc, lease_ns, lease_name, lease_deployment, stale=bool(comp.options.get("lease_stale")))
+    for runtime in ("torch-distributed", "mpi-distributed") if comp.options.get("runtimes", True) else ():
         fc.add(
             {
                 "apiVersion": f"{group}/v1alpha1",
@@ -517,6 +520,8 @@ def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Componen
         labels={"app.kubernetes.io/name": "dynamo-operator"},
         container="manager",
     )
+    lease_ns, lease_name, lease_deployment = OPERATOR_LEASES[1]
+    hold_lease(fc, lease_ns, lease_name, lease_deployment, stale=bool(comp.options.get("lease_stale")))
     if comp.options.get("webhook", True):
         webhook_service(fc, ns, DYNAMO_WEBHOOK_SERVICE, "dynamo-platform-dynamo-operator-controller-manager")
         fc.add(

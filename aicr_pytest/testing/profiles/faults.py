@@ -160,6 +160,21 @@ def fault_kai_scheduler_down(profile: ClusterProfile) -> None:
         comp.options["scheduler_down"] = True
 
 
+def fault_operator_lease_stale(profile: ClusterProfile) -> None:
+    """The AI operators' leader-election Leases were last renewed 10 minutes ago (no live leader)."""
+    for name in ("kubeflow-trainer", "dynamo-platform"):
+        comp = profile.component(name)
+        if comp is not None:
+            comp.options["lease_stale"] = True
+
+
+def fault_trainer_runtimes_missing(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer runs but holds no ClusterTrainingRuntime (nothing to reconcile)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["runtimes"] = False
+
+
 def fault_conformance_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
@@ -288,6 +303,8 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "trainer-webhook-missing": fault_trainer_webhook_missing,
     "trainer-controller-down": fault_trainer_controller_down,
     "kai-scheduler-down": fault_kai_scheduler_down,
+    "operator-lease-stale": fault_operator_lease_stale,
+    "trainer-runtimes-missing": fault_trainer_runtimes_missing,
     "trainer-webhook-admits": fault_conformance_stub,
     "trainer-schema-rejects": fault_conformance_stub,
     "gpu-isolation-broken": fault_conformance_stub,
