@@ -42,22 +42,6 @@ def robust(pytester: pytest.Pytester, backend: K8sBackend, doc: Recipe | None = 
     return run(pytester, backend, doc or make_recipe(TRAINING, CHECK)).tests[CHECK]
 
 
-def seed_graph(backend: K8sBackend) -> None:
-    """One idle DynamoGraphDeployment (a worker at 0 replicas: nothing is scheduled for it)."""
-    ns = backend.namespace("dynamo-graph")
-    backend.seed(
-        [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
-            {
-                "apiVersion": "nvidia.com/v1beta1",
-                "kind": "DynamoGraphDeployment",
-                "metadata": {"name": "idle-graph", "namespace": ns},
-                "spec": {"components": [{"name": "decode", "type": "worker", "replicas": 0}]},
-            },
-        ]
-    )
-
-
 def test_kubeflow_posture_is_recorded(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile(PROFILE)
     test = robust(pytester, k8s_backend)
@@ -77,7 +61,6 @@ def test_kubeflow_posture_is_recorded(pytester: pytest.Pytester, k8s_backend: K8
 
 def test_dynamo_path_with_a_graph_passes(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile("h100-eks-inference")
-    seed_graph(k8s_backend)
     result = run(pytester, k8s_backend, make_recipe(TRAINING, CHECK, edit=add_dynamo))
     test = result.tests[CHECK]
     assert test["status"] == "passed", test.get("message")
@@ -105,7 +88,7 @@ def no_graphs_left(backend: K8sBackend, timeout: float = 60.0) -> bool:
 
 
 def test_dynamo_without_a_graph_skips(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
-    k8s_backend.seed_profile("h100-eks-inference")
+    k8s_backend.seed_profile("h100-eks-inference", ["dynamo-graphs-missing"])
     assert no_graphs_left(k8s_backend)
     test = robust(pytester, k8s_backend, make_recipe(TRAINING, CHECK, edit=add_dynamo))
     assert (test["status"], test["message"]) == (

@@ -73,6 +73,10 @@ Faults:
   ``trainer-controller-down`` -- Kubeflow Trainer's controller manager has no ready replica (and its
   webhook Service no ready endpoint); ``kai-scheduler-down`` -- KAI's ``kai-scheduler-default``
   Deployment has no ready replica (both fail the embedded health checks of expected-resources);
+  ``operator-lease-stale`` -- the AI operators' leader-election Leases were last renewed 10 minutes
+  ago; ``trainer-runtimes-missing`` -- no ClusterTrainingRuntime (Kubeflow Trainer has nothing to
+  reconcile); ``dynamo-graphs-missing`` -- no DynamoGraphDeployment (the Dynamo operator has nothing
+  to reconcile; by default the Dynamo install holds one idle graph);
   ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
   ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
   ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``

@@ -522,6 +522,15 @@ def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Componen
     )
     lease_ns, lease_name, lease_deployment = OPERATOR_LEASES[1]
     hold_lease(fc, lease_ns, lease_name, lease_deployment, stale=bool(comp.options.get("lease_stale")))
+    if comp.options.get("graph", True):  # what the operator reconciles: one idle graph (no replicas)
+        fc.add(
+            {
+                "apiVersion": "nvidia.com/v1beta1",
+                "kind": "DynamoGraphDeployment",
+                "metadata": {"name": "sample-graph", "namespace": ns},
+                "spec": {"components": [{"name": "decode", "type": "worker", "replicas": 0}]},
+            }
+        )
     if comp.options.get("webhook", True):
         webhook_service(fc, ns, DYNAMO_WEBHOOK_SERVICE, "dynamo-platform-dynamo-operator-controller-manager")
         fc.add(

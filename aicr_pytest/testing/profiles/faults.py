@@ -175,6 +175,13 @@ def fault_trainer_runtimes_missing(profile: ClusterProfile) -> None:
         comp.options["runtimes"] = False
 
 
+def fault_dynamo_graphs_missing(profile: ClusterProfile) -> None:
+    """The Dynamo operator runs but no DynamoGraphDeployment exists (nothing to reconcile)."""
+    comp = profile.component("dynamo-platform")
+    if comp is not None:
+        comp.options["graph"] = False
+
+
 def fault_conformance_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
@@ -305,6 +312,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "kai-scheduler-down": fault_kai_scheduler_down,
     "operator-lease-stale": fault_operator_lease_stale,
     "trainer-runtimes-missing": fault_trainer_runtimes_missing,
+    "dynamo-graphs-missing": fault_dynamo_graphs_missing,
     "trainer-webhook-admits": fault_conformance_stub,
     "trainer-schema-rejects": fault_conformance_stub,
     "gpu-isolation-broken": fault_conformance_stub,
