@@ -152,6 +152,9 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "conformance robust-controller (Dynamo): DynamoComponentDeployment inventory": _p(
         "list", "nvidia.com", "dynamocomponentdeployments"
     ),
+    "conformance accelerator-metrics: the Prometheus scrape configuration of the DCGM exporter": _p(
+        "list", "monitoring.coreos.com", "servicemonitors,podmonitors"
+    ),
     "conformance robust-controller: the controller's leader-election Lease": _p(
         "list", "coordination.k8s.io", "leases"
     ),

@@ -77,6 +77,8 @@ Faults:
   ago; ``trainer-runtimes-missing`` -- no ClusterTrainingRuntime (Kubeflow Trainer has nothing to
   reconcile); ``dynamo-graphs-missing`` -- no DynamoGraphDeployment (the Dynamo operator has nothing
   to reconcile; by default the Dynamo install holds one idle graph);
+  ``dcgm-servicemonitor-missing`` -- no ServiceMonitor selects the DCGM exporter (its metrics are
+  served but never scraped);
   ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
   ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
   ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``

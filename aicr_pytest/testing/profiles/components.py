@@ -94,6 +94,24 @@ def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str, *
     )
 
 
+def dcgm_service_monitor(namespace: str) -> Obj:
+    """The ServiceMonitor the GPU operator creates for its DCGM exporter Service."""
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": "nvidia-dcgm-exporter",
+            "namespace": namespace,
+            "labels": {"app": "nvidia-dcgm-exporter"},
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": "nvidia-dcgm-exporter"}},
+            "namespaceSelector": {"matchNames": [namespace]},
+            "endpoints": [{"port": "gpu-metrics", "path": "/metrics", "interval": "15s"}],
+        },
+    }
+
+
 def controller_down(fc: SimulatedCluster, namespace: str, name: str) -> None:
     """Deployment ``name`` has no ready replica: its pods are gone and its template cannot be
     scheduled (:data:`UNSCHEDULABLE_SELECTOR`), so none comes back."""
@@ -281,6 +299,8 @@ def install_gpu_operator(fc: SimulatedCluster, profile: ClusterProfile, comp: Co
             },
         }
     )
+    if comp.options.get("service_monitor", True) and profile.component("kube-prometheus-stack") is not None:
+        fc.add(dcgm_service_monitor(ns))  # ClusterPolicy dcgmExporter.serviceMonitor.enabled
     state = "notReady" if any(crash.values()) else "ready"
     fc.add(
         {

@@ -182,6 +182,13 @@ def fault_dynamo_graphs_missing(profile: ClusterProfile) -> None:
         comp.options["graph"] = False
 
 
+def fault_dcgm_servicemonitor_missing(profile: ClusterProfile) -> None:
+    """The DCGM exporter serves its metrics but nothing scrapes it: no ServiceMonitor selects it."""
+    comp = profile.component("gpu-operator")
+    if comp is not None:
+        comp.options["service_monitor"] = False
+
+
 def fault_conformance_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
@@ -313,6 +320,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "operator-lease-stale": fault_operator_lease_stale,
     "trainer-runtimes-missing": fault_trainer_runtimes_missing,
     "dynamo-graphs-missing": fault_dynamo_graphs_missing,
+    "dcgm-servicemonitor-missing": fault_dcgm_servicemonitor_missing,
     "trainer-webhook-admits": fault_conformance_stub,
     "trainer-schema-rejects": fault_conformance_stub,
     "gpu-isolation-broken": fault_conformance_stub,
