@@ -74,7 +74,8 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "accelerator_metrics",
         "Accelerator Metrics (DCGM Exporter)",
         "The DCGM exporter serves per-GPU utilization, memory, temperature and power metrics in the "
-        "Prometheus text format.",
+        "Prometheus text format, and a Prometheus scrape configuration (ServiceMonitor, PodMonitor or "
+        "scrape annotation) selects it.",
     ),
     Feature(
         "ai-service-metrics",
@@ -99,8 +100,9 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "robust-operator.md",
         "robust_controller",
         "Robust AI Operator",
-        "An AI operator's controller is running and its validating admission webhook rejects an "
-        "invalid custom resource.",
+        "An AI operator's controller is running with every replica ready and holds a renewed "
+        "leader-election Lease, and its validating admission webhook rejects an invalid custom "
+        "resource; an operator with nothing to reconcile is a skip.",
     ),
     Feature(
         "pod-autoscaling",
