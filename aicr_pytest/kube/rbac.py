@@ -152,6 +152,9 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "conformance robust-controller (Dynamo): DynamoComponentDeployment inventory": _p(
         "list", "nvidia.com", "dynamocomponentdeployments"
     ),
+    "conformance secure-accelerator-access: what an anonymous client may do (SubjectAccessReview)": _p(
+        "create", "authorization.k8s.io", "subjectaccessreviews"
+    ),
     "conformance accelerator-metrics: the Prometheus scrape configuration of the DCGM exporter": _p(
         "list", "monitoring.coreos.com", "servicemonitors,podmonitors"
     ),

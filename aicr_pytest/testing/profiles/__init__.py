@@ -79,6 +79,8 @@ Faults:
   to reconcile; by default the Dynamo install holds one idle graph);
   ``dcgm-servicemonitor-missing`` -- no ServiceMonitor selects the DCGM exporter (its metrics are
   served but never scraped);
+  ``anonymous-access-allowed`` -- a ClusterRoleBinding grants ``system:unauthenticated`` get/list/create
+  on pods, secrets and nodes (secure-accelerator-access fails its authn/authz posture);
   ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
   ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
   ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``

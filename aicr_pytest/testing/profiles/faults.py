@@ -189,6 +189,43 @@ def fault_dcgm_servicemonitor_missing(profile: ClusterProfile) -> None:
         comp.options["service_monitor"] = False
 
 
+def _grant_anonymous(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    fc.add(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "sim-anonymous-workloads"},
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["pods", "secrets", "nodes"],
+                    "verbs": ["get", "list", "create"],
+                }
+            ],
+        }
+    )
+    fc.add(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "sim-anonymous-workloads"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "sim-anonymous-workloads",
+            },
+            "subjects": [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:unauthenticated"}
+            ],
+        }
+    )
+
+
+def fault_anonymous_access_allowed(profile: ClusterProfile) -> None:
+    """A ClusterRoleBinding lets unauthenticated clients read and create pods, secrets and nodes."""
+    profile.components.append(Component("anonymous-access-allowed", _grant_anonymous))
+
+
 def fault_conformance_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
@@ -321,6 +358,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "trainer-runtimes-missing": fault_trainer_runtimes_missing,
     "dynamo-graphs-missing": fault_dynamo_graphs_missing,
     "dcgm-servicemonitor-missing": fault_dcgm_servicemonitor_missing,
+    "anonymous-access-allowed": fault_anonymous_access_allowed,
     "trainer-webhook-admits": fault_conformance_stub,
     "trainer-schema-rejects": fault_conformance_stub,
     "gpu-isolation-broken": fault_conformance_stub,
