@@ -807,13 +807,22 @@ def _create(cp: ControlPlane, obj: Obj, cache: dict[str, list[Obj]]) -> Obj:
     meta = obj.get("metadata") or {}
     path = collection_path(cp, str(obj["apiVersion"]), str(obj["kind"]), meta.get("namespace"), cache)
     body = {k: v for k, v in obj.items() if k != "status"}
-    try:
-        created: Obj = cp.request("POST", path, body)
-    except urllib.error.HTTPError as e:
-        if e.code != 409:
+    # a custom resource seeded with its operator's webhook configuration: the apiserver may call the
+    # webhook before the test controller has synced its caBundle (a 500 "failed calling webhook")
+    deadline = time.monotonic() + 20.0
+    while True:
+        try:
+            created: Obj = cp.request("POST", path, body)
+            break
+        except urllib.error.HTTPError as e:
+            if e.code == 409:
+                created = cp.get(f"{path}/{meta['name']}")
+                break
             detail = e.read().decode(errors="replace")
+            if e.code == 500 and "failed calling webhook" in detail and time.monotonic() < deadline:
+                time.sleep(0.5)
+                continue
             raise RuntimeError(f"seeding {obj['kind']} {meta.get('name')}: {e.code} {detail}") from e
-        created = cp.get(f"{path}/{meta['name']}")
     status = obj.get("status")
     if (
         status
