@@ -148,3 +148,91 @@ def test_monitor_namespace_coverage(
         spec["namespaceSelector"] = ns_selector
     monitor = {"metadata": {"name": "m", "namespace": monitor_ns}, "spec": spec}
     assert monitor_selects(monitor, "gpu-operator", LABELS) is selects
+
+
+# --- SubjectAccessReview: the request, the answer, and the fake's RBAC evaluation ------------------
+
+
+def test_review_body_and_verdict() -> None:
+    from aicr_pytest.conformance.access_posture import ANONYMOUS_PROBES, review_body, review_verdict
+
+    body = review_body(ANONYMOUS_PROBES[1])
+    assert body["spec"] == {
+        "user": "system:anonymous",
+        "groups": ["system:unauthenticated"],
+        "resourceAttributes": {"verb": "create", "group": "", "resource": "pods", "namespace": "default"},
+    }
+    assert review_verdict({"status": {"allowed": False}}) == (False, "")
+    assert review_verdict({"status": {"allowed": True, "reason": "r"}}) == (True, "r")
+    assert review_verdict({"status": {"allowed": "true"}}) is None  # not a boolean: fail closed
+    assert review_verdict({}) is None
+
+
+def _rbac_store(
+    subject: dict[str, str], rules: list[dict[str, Any]], *, namespaced: str | None = None
+) -> Any:
+    from aicr_pytest.testing.store import Store
+
+    store = Store()
+    role_kind, binding_kind = ("Role", "RoleBinding") if namespaced else ("ClusterRole", "ClusterRoleBinding")
+    meta: dict[str, Any] = {"name": "r", **({"namespace": namespaced} if namespaced else {})}
+    api = "rbac.authorization.k8s.io/v1"
+    store.add({"apiVersion": api, "kind": role_kind, "metadata": dict(meta), "rules": rules})
+    store.add(
+        {
+            "apiVersion": api,
+            "kind": binding_kind,
+            "metadata": dict(meta),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": "r"},
+            "subjects": [subject],
+        }
+    )
+    return store
+
+
+def _ask(
+    store: Any, verb: str, resource: str, namespace: str | None = None, group: str = ""
+) -> dict[str, Any]:
+    from aicr_pytest.testing.server.authz import review_access
+
+    attrs = {
+        "verb": verb,
+        "group": group,
+        "resource": resource,
+        **({"namespace": namespace} if namespace else {}),
+    }
+    spec = {"user": "system:anonymous", "groups": ["system:unauthenticated"], "resourceAttributes": attrs}
+    status: dict[str, Any] = review_access(store, {"spec": spec})["status"]
+    return status
+
+
+ANON_GROUP = {"kind": "Group", "name": "system:unauthenticated"}
+
+
+def test_fake_review_allows_only_what_a_binding_grants() -> None:
+    store = _rbac_store(ANON_GROUP, [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}])
+    assert _ask(store, "list", "pods") == {
+        "allowed": True,
+        "reason": 'RBAC: allowed by ClusterRoleBinding "r"',
+    }
+    assert _ask(store, "create", "pods") == {"allowed": False}
+    assert _ask(store, "list", "secrets") == {"allowed": False}
+    assert _ask(store, "list", "pods", group="apps") == {"allowed": False}
+
+
+def test_fake_review_wildcards_namespaces_and_other_subjects() -> None:
+    wild = _rbac_store(
+        {"kind": "User", "name": "system:anonymous"},
+        [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+    )
+    assert _ask(wild, "delete", "resourceclaims", group="resource.k8s.io")["allowed"] is True
+    other = _rbac_store(
+        {"kind": "User", "name": "alice"}, [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+    )
+    assert _ask(other, "list", "pods")["allowed"] is False
+    ns_only = _rbac_store(
+        ANON_GROUP, [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}], namespaced="default"
+    )
+    assert _ask(ns_only, "create", "pods", namespace="default")["allowed"] is True
+    assert _ask(ns_only, "create", "pods", namespace="kube-system")["allowed"] is False
+    assert _ask(ns_only, "create", "pods")["allowed"] is False  # cluster-wide: a RoleBinding never counts

@@ -70,7 +70,7 @@ def review_access(store: Store, review: Mapping[str, Any]) -> Obj:
     attrs = spec.get("resourceAttributes") or {}
     non_resource = spec.get("nonResourceAttributes")
     namespace = str(attrs.get("namespace") or "") or None
-    bindings = [(b, None) for b in _objects(store, "ClusterRoleBinding")]
+    bindings: list[tuple[Obj, str | None]] = [(b, None) for b in _objects(store, "ClusterRoleBinding")]
     if namespace and non_resource is None:
         bindings += [(b, namespace) for b in _objects(store, "RoleBinding", namespace)]
     reason = ""
