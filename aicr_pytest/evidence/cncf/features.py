@@ -64,8 +64,10 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "secure-accelerator-access.md",
         "secure_accelerator_access",
         "Secure Accelerator Access",
-        "GPUs are reachable only through the allocation mechanism (DRA claim or device-plugin limit): "
-        "a granted container sees exactly its GPU, a container without an allocation sees none.",
+        "Unauthenticated clients are denied access to workloads, secrets, nodes and DRA claims "
+        "(SubjectAccessReviews as system:anonymous), and GPUs are reachable only through the "
+        "allocation mechanism (DRA claim or device-plugin limit): a granted container sees exactly "
+        "its GPU, a container without an allocation sees none.",
     ),
     Feature(
         "accelerator-metrics",
