@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
 from aicr_pytest.conformance.fields import as_int, meta, spec, status
+from aicr_pytest.conformance.gang_scheduling import parse_time
 from aicr_pytest.core.goduration import format_go_duration
 
 __all__ = [
@@ -73,16 +73,6 @@ def holder_pod(lease: Mapping[str, Any]) -> str:
     return str(spec(lease).get("holderIdentity") or "").split("_", 1)[0]
 
 
-def _time(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else None
-
-
 def pick_lease(leases: Sequence[Mapping[str, Any]], pods: Sequence[str]) -> Mapping[str, Any] | None:
     """The most recently renewed Lease held by one of ``pods`` (``None`` when none is)."""
     held = [lease for lease in leases if holder_pod(lease) and holder_pod(lease) in pods]
@@ -90,7 +80,7 @@ def pick_lease(leases: Sequence[Mapping[str, Any]], pods: Sequence[str]) -> Mapp
         return None
 
     def renewed(lease: Mapping[str, Any]) -> float:
-        when = _time(spec(lease).get("renewTime"))
+        when = parse_time(spec(lease).get("renewTime"))
         return when.timestamp() if when is not None else float("-inf")
 
     return max(held, key=renewed)
@@ -108,7 +98,7 @@ def lease_verdict(lease: Mapping[str, Any], now: float, title: str) -> LeaseVerd
     """Whether ``lease`` was renewed within its duration as of ``now`` (epoch seconds)."""
     ns, name = str(meta(lease).get("namespace") or ""), str(meta(lease).get("name") or "")
     holder = str(spec(lease).get("holderIdentity") or "")
-    renew = _time(spec(lease).get("renewTime"))
+    renew = parse_time(spec(lease).get("renewTime"))
     duration = spec(lease).get("leaseDurationSeconds")
     report = [f"Lease: {ns}/{name}", f"Holder: {holder}"]
     if renew is None or not isinstance(duration, int) or isinstance(duration, bool) or duration <= 0:
