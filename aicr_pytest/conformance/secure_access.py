@@ -122,9 +122,9 @@ def _baseline(ctx: ConformanceContext, mode: allocmode.AllocationMode) -> None:
 
 def run_secure_accelerator_access(ctx: ConformanceContext) -> None:
     """Run the check (see the module docstring); raises to report anything but a pass."""
-    verify_anonymous_denied(ctx)
     budget = gpu_work_budget(ctx.remaining(), FALLBACK_BUDGET)
     deadline = ctx.clock.time() + budget
+    verify_anonymous_denied(ctx)
     mode = probe_mode(ctx)
     _baseline(ctx, mode)
     policy = verify_policy(ctx, mode)
