@@ -152,6 +152,18 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "conformance robust-controller (Dynamo): DynamoComponentDeployment inventory": _p(
         "list", "nvidia.com", "dynamocomponentdeployments"
     ),
+    "conformance secure-accelerator-access: what an anonymous client may do (SubjectAccessReview)": _p(
+        "create", "authorization.k8s.io", "subjectaccessreviews"
+    ),
+    "conformance accelerator-metrics: the Prometheus scrape configuration of the DCGM exporter": _p(
+        "list", "monitoring.coreos.com", "servicemonitors,podmonitors"
+    ),
+    "conformance robust-controller: the controller's leader-election Lease": _p(
+        "list", "coordination.k8s.io", "leases"
+    ),
+    "conformance robust-controller (Kubeflow Trainer): ClusterTrainingRuntimes it reconciles": _p(
+        "list", "trainer.kubeflow.org", "clustertrainingruntimes"
+    ),
     "conformance gpu-operator-health, secure-accelerator-access: ClusterPolicy state": _p(
         "get", "nvidia.com", "clusterpolicies"
     ),

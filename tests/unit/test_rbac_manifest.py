@@ -69,6 +69,10 @@ ALLOWANCE: set[Permission] = (
     | P("list", "admissionregistration.k8s.io", "validatingwebhookconfigurations")  # robust-controller
     | P("list", "discovery.k8s.io", "endpointslices")  # robust-controller webhook endpoints
     | P("list", "nvidia.com", "dynamocomponentdeployments")  # robust-controller (Dynamo) inventory
+    | P("list", "coordination.k8s.io", "leases")  # robust-controller leader-election Lease
+    | P("list", "trainer.kubeflow.org", "clustertrainingruntimes")  # robust-controller reconcile inventory
+    | P("list", "monitoring.coreos.com", "servicemonitors,podmonitors")  # accelerator-metrics scraping
+    | P("create", "authorization.k8s.io", "subjectaccessreviews")  # secure-accelerator-access posture
     | P("get", "nvidia.com", "clusterpolicies")  # gpu-operator-health, secure-accelerator-access
     | P("get", "", "services/proxy")  # accelerator-/ai-service-metrics: DCGM exporter, Prometheus
     | P("get", "custom.metrics.k8s.io", "pods/gpu_utilization,pods/gpu_memory_used,pods/gpu_power_usage")

@@ -64,8 +64,10 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "secure-accelerator-access.md",
         "secure_accelerator_access",
         "Secure Accelerator Access",
-        "GPUs are reachable only through the allocation mechanism (DRA claim or device-plugin limit): "
-        "a granted container sees exactly its GPU, a container without an allocation sees none.",
+        "Unauthenticated clients are denied access to workloads, secrets, nodes and DRA claims "
+        "(SubjectAccessReviews as system:anonymous), and GPUs are reachable only through the "
+        "allocation mechanism (DRA claim or device-plugin limit): a granted container sees exactly "
+        "its GPU, a container without an allocation sees none.",
     ),
     Feature(
         "accelerator-metrics",
@@ -74,7 +76,8 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "accelerator_metrics",
         "Accelerator Metrics (DCGM Exporter)",
         "The DCGM exporter serves per-GPU utilization, memory, temperature and power metrics in the "
-        "Prometheus text format.",
+        "Prometheus text format, and a Prometheus scrape configuration (ServiceMonitor, PodMonitor or "
+        "scrape annotation) selects it.",
     ),
     Feature(
         "ai-service-metrics",
@@ -99,8 +102,9 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "robust-operator.md",
         "robust_controller",
         "Robust AI Operator",
-        "An AI operator's controller is running and its validating admission webhook rejects an "
-        "invalid custom resource.",
+        "An AI operator's controller is running with every replica ready and holds a renewed "
+        "leader-election Lease, and its validating admission webhook rejects an invalid custom "
+        "resource; an operator with nothing to reconcile is a skip.",
     ),
     Feature(
         "pod-autoscaling",

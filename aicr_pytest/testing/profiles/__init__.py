@@ -70,6 +70,17 @@ Faults:
   (gang-scheduling is ``other``, not skipped); ``kai-gang-split`` -- KAI binds the second
   gang worker 45 s after the first (not co-scheduled); ``kai-queue-missing`` -- no ``default-queue``;
   ``trainer-webhook-missing`` -- no ``validator.trainer.kubeflow.org`` configuration;
+  ``trainer-controller-down`` -- Kubeflow Trainer's controller manager has no ready replica (and its
+  webhook Service no ready endpoint); ``kai-scheduler-down`` -- KAI's ``kai-scheduler-default``
+  Deployment has no ready replica (both fail the embedded health checks of expected-resources);
+  ``operator-lease-stale`` -- the AI operators' leader-election Leases were last renewed 10 minutes
+  ago; ``trainer-runtimes-missing`` -- no ClusterTrainingRuntime (Kubeflow Trainer has nothing to
+  reconcile); ``dynamo-graphs-missing`` -- no DynamoGraphDeployment (the Dynamo operator has nothing
+  to reconcile; by default the Dynamo install holds one idle graph);
+  ``dcgm-servicemonitor-missing`` -- no ServiceMonitor selects the DCGM exporter (its metrics are
+  served but never scraped);
+  ``anonymous-access-allowed`` -- a ClusterRoleBinding grants ``system:unauthenticated`` get/list/create
+  on pods, secrets and nodes (secure-accelerator-access fails its authn/authz posture);
   ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
   ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
   ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``

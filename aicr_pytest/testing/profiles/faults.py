@@ -150,6 +150,86 @@ def fault_trainer_webhook_missing(profile: ClusterProfile) -> None:
         comp.options["webhook"] = False
 
 
+def fault_trainer_controller_down(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer's controller manager has no ready replica (its webhook Service no endpoint)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["controller_down"] = True
+
+
+def fault_kai_scheduler_down(profile: ClusterProfile) -> None:
+    """The KAI scheduler's own Deployment (``kai-scheduler-default``) has no ready replica."""
+    comp = profile.component("kai-scheduler")
+    if comp is not None:
+        comp.options["scheduler_down"] = True
+
+
+def fault_operator_lease_stale(profile: ClusterProfile) -> None:
+    """The AI operators' leader-election Leases were last renewed 10 minutes ago (no live leader)."""
+    for name in ("kubeflow-trainer", "dynamo-platform"):
+        comp = profile.component(name)
+        if comp is not None:
+            comp.options["lease_stale"] = True
+
+
+def fault_trainer_runtimes_missing(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer runs but holds no ClusterTrainingRuntime (nothing to reconcile)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["runtimes"] = False
+
+
+def fault_dynamo_graphs_missing(profile: ClusterProfile) -> None:
+    """The Dynamo operator runs but no DynamoGraphDeployment exists (nothing to reconcile)."""
+    comp = profile.component("dynamo-platform")
+    if comp is not None:
+        comp.options["graph"] = False
+
+
+def fault_dcgm_servicemonitor_missing(profile: ClusterProfile) -> None:
+    """The DCGM exporter serves its metrics but nothing scrapes it: no ServiceMonitor selects it."""
+    comp = profile.component("gpu-operator")
+    if comp is not None:
+        comp.options["service_monitor"] = False
+
+
+def _grant_anonymous(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    fc.add(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "sim-anonymous-workloads"},
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["pods", "secrets", "nodes"],
+                    "verbs": ["get", "list", "create"],
+                }
+            ],
+        }
+    )
+    fc.add(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "sim-anonymous-workloads"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "sim-anonymous-workloads",
+            },
+            "subjects": [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:unauthenticated"}
+            ],
+        }
+    )
+
+
+def fault_anonymous_access_allowed(profile: ClusterProfile) -> None:
+    """A ClusterRoleBinding lets unauthenticated clients read and create pods, secrets and nodes."""
+    profile.components.append(Component("anonymous-access-allowed", _grant_anonymous))
+
+
 def fault_conformance_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
@@ -277,6 +357,13 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "kai-gang-split": fault_conformance_stub,
     "kai-queue-missing": fault_conformance_stub,
     "trainer-webhook-missing": fault_trainer_webhook_missing,
+    "trainer-controller-down": fault_trainer_controller_down,
+    "kai-scheduler-down": fault_kai_scheduler_down,
+    "operator-lease-stale": fault_operator_lease_stale,
+    "trainer-runtimes-missing": fault_trainer_runtimes_missing,
+    "dynamo-graphs-missing": fault_dynamo_graphs_missing,
+    "dcgm-servicemonitor-missing": fault_dcgm_servicemonitor_missing,
+    "anonymous-access-allowed": fault_anonymous_access_allowed,
     "trainer-webhook-admits": fault_conformance_stub,
     "trainer-schema-rejects": fault_conformance_stub,
     "gpu-isolation-broken": fault_conformance_stub,
