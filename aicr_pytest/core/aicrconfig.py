@@ -44,6 +44,7 @@ KNOWN_KEYS: Final[dict[str, str]] = {
     "execution.timeout": "string",
     "execution.skipChecks": "list",
     "execution.nodeHealth": "bool",  # an aicr-pytest extension: --node-health
+    "execution.cncfShould": "bool",  # an aicr-pytest extension: --cncf-should
     "agent.namespace": "string",
     "agent.image": "string",
     "agent.imagePullSecrets": "list",

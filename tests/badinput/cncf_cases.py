@@ -32,7 +32,8 @@ P = "ERROR: "
 RECIPE = "../recipe.yaml"  # resolved by the runner to the repository's example recipe
 VALID = (
     "dra-support, gang-scheduling, secure-access, accelerator-metrics, ai-service-metrics, "
-    "inference-gateway, robust-operator, pod-autoscaling, cluster-autoscaling"
+    "inference-gateway, robust-operator, pod-autoscaling, cluster-autoscaling, gpu-sharing, "
+    "driver-runtime-management, workload-sandboxing, high-performance-networking"
 )
 FEATURE_NEEDS = "[INVALID_REQUEST] --feature requires --cncf-submission"
 NEEDS_DIR = "[INVALID_REQUEST] --cncf-submission requires --evidence-dir"
