@@ -459,7 +459,7 @@ class ControlPlaneSession:
         inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
         for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), and
-        the snapshot agent's pods."""
+        the snapshot agent's pods and workload-sandboxing's probe."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
@@ -478,8 +478,10 @@ class ControlPlaneSession:
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
             NVREG_PROBE_SELECTOR,
+            SANDBOX_PROBE_SELECTOR,
             SNAPSHOT_AGENT_SELECTOR,
             PodPlayer,
+            SandboxProbe,
             SnapshotAgent,
             nvidia_smi_output,
             nvreg_probe_output,
@@ -509,6 +511,7 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
+                    PodPlayer(self.cp, SANDBOX_PROBE_SELECTOR, SandboxProbe(self.current_faults)).start(),
                     MetricsEndpoints(self.cp).start(),
                     KarpenterController(self.cp).start(),
                 ]

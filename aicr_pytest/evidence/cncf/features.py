@@ -3,9 +3,10 @@
 Each :class:`Feature` names its canonical ``--feature`` spelling, its aliases, the evidence file it
 writes and its CNCF requirement id. :data:`FEATURES` are the nine a submission collects by default;
 :data:`SHOULD_FEATURES` the four SHOULD requirements a cluster shows (the ``cncf-should`` checks),
-collected when ``--cncf-should`` asks for them or ``--feature`` names one.  The conformance check whose behaviour it exercises is the
-catalog row that names the feature (``CheckSpec.cncf_feature``); the check function of
-:mod:`aicr_pytest.conformance` is reused, so a feature and its check never disagree.
+collected when ``--cncf-should`` asks for them or ``--feature`` names one.  The conformance check
+whose behaviour a feature exercises is the catalog row that names the feature
+(``CheckSpec.cncf_feature``); the check function of :mod:`aicr_pytest.conformance` is reused, so a
+feature and its check never disagree.
 Pure data and functions: no cluster access.
 """
 
