@@ -10,7 +10,8 @@ versions there. The program's automated suite verifies it as
 Per GPU node (:func:`node_versions`, pure): the container runtime from
 ``status.nodeInfo.containerRuntimeVersion``; the driver version from the node's ``gpu.nvidia.com``
 ResourceSlice devices' ``driverVersion`` attribute where the DRA driver publishes it (preferred),
-else GFD's ``nvidia.com/cuda.driver-version.full`` (or ``.major``/``.minor``/``.rev``). Versions
+else GFD's ``nvidia.com/cuda.driver-version.full`` (or ``.major``/``.minor``/``.revision``, or the
+deprecated ``nvidia.com/cuda.driver.major``/``.minor``/``.rev``). Versions
 compare numerically (``580.95.5`` is ``580.95.05``). No GPU node: skipped. A node whose versions
 cannot be read, or whose devices disagree: ``other``, naming it. More than one version across the
 nodes: failed, naming each version and its nodes (the odd ones first).
@@ -36,7 +37,11 @@ from aicr_pytest.conformance.inventory import (
 CHECK: Final = "driver-runtime-management"
 DRA_ATTRIBUTE: Final = "driverVersion"
 FULL_LABEL: Final = "nvidia.com/cuda.driver-version.full"
-PART_LABELS: Final = tuple(f"nvidia.com/cuda.driver-version.{p}" for p in ("major", "minor", "rev"))
+#: GFD's split labels: current ones first, then the deprecated ``cuda.driver.*`` ones
+PART_LABELS: Final = (
+    tuple(f"nvidia.com/cuda.driver-version.{p}" for p in ("major", "minor", "revision")),
+    tuple(f"nvidia.com/cuda.driver.{p}" for p in ("major", "minor", "rev")),
+)
 SOURCE_DRA: Final = "DRA ResourceSlice driverVersion"
 SOURCE_GFD: Final = "GFD label"
 
@@ -61,8 +66,11 @@ def _label_driver(labels: dict[str, str]) -> str:
     full = labels.get(FULL_LABEL, "").strip()
     if full:
         return full
-    parts = [labels.get(key, "").strip() for key in PART_LABELS]
-    return ".".join(parts) if all(parts) else ""
+    for keys in PART_LABELS:
+        parts = [labels.get(key, "").strip() for key in keys]
+        if all(parts):
+            return ".".join(parts)
+    return ""
 
 
 def node_versions(node: JSON, devices: Sequence[DraDevice]) -> NodeVersions:

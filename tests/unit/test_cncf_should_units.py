@@ -174,10 +174,14 @@ def test_the_driver_version_from_gfd_parts_when_full_is_absent() -> None:
         {
             "nvidia.com/cuda.driver-version.major": "580",
             "nvidia.com/cuda.driver-version.minor": "95",
-            "nvidia.com/cuda.driver-version.rev": "05",
+            "nvidia.com/cuda.driver-version.revision": "05",
         },
     )
     assert dr.node_versions(parts, []).driver == "580.95.05"
+    deprecated = {"nvidia.com/cuda.driver.major": "570", "nvidia.com/cuda.driver.minor": "133"}
+    assert dr.node_versions(node("n2", {**deprecated, "nvidia.com/cuda.driver.rev": "20"}), []).driver == (
+        "570.133.20"
+    )
     half = node("n1", {"nvidia.com/cuda.driver-version.major": "580"})
     assert dr.node_versions(half, []).driver == ""
 
