@@ -3,9 +3,10 @@ workload-sandboxing, high-performance-networking through pytester on both backen
 
 Each scenario runs the conformance phase as the least-privilege user (on the control plane: bound to
 ``deploy/rbac.yaml`` only). On the fake the sandbox player (:mod:`aicr_pytest.testing.players.sandbox`)
-plays the probe pod's ``uname -r``; on the control plane :class:`tests.harness.controlplane_players.SandboxProbe`
-does, for the pod the real scheduler bound to a kwok node. Scenarios that rewrite nodes (kwok's are the
-harness's) or inject HTTP faults are ``fake_only`` with the reason.
+plays the probe pod's ``uname -r``; on the control plane
+:class:`tests.harness.controlplane_players.SandboxProbe` does, for the pod the real scheduler bound to a
+kwok node. Scenarios that rewrite nodes (kwok's are the harness's) or inject HTTP faults are
+``fake_only`` with the reason.
 """
 
 from __future__ import annotations
