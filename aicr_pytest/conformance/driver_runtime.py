@@ -31,7 +31,7 @@ from aicr_pytest.conformance.inventory import (
     node_info,
     node_labels,
     node_name,
-    read_inventory,
+    recorded_gpu_nodes,
 )
 
 CHECK: Final = "driver-runtime-management"
@@ -129,10 +129,8 @@ def verdict(versions: Sequence[NodeVersions]) -> None:
 
 
 def run_driver_runtime_management(ctx: ConformanceContext) -> None:
-    inventory = read_inventory(ctx)
-    nodes = inventory.gpu_nodes()
+    inventory, nodes = recorded_gpu_nodes(ctx)
     if not nodes:
-        ctx.record("GPU nodes", ["(none)"], "kubectl get nodes -L nvidia.com/gpu.present")
         raise CheckSkip(SKIP_NO_GPU_NODES)
     versions = [node_versions(n, inventory.devices) for n in nodes]
     ctx.record(

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from aicr_pytest.conformance.common import JSON, CheckSkip, failure
+from aicr_pytest.conformance.common import JSON, CheckSkip
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.inventory import (
     GPU_RESOURCE,
@@ -33,7 +33,8 @@ from aicr_pytest.conformance.inventory import (
     node_labels,
     node_name,
     positive_count,
-    read_inventory,
+    recorded_gpu_nodes,
+    require_found,
 )
 
 CHECK: Final = "gpu-sharing"
@@ -96,23 +97,17 @@ def sharing_evidence(gpu_nodes: Sequence[JSON], devices: Sequence[DraDevice]) ->
 
 
 def run_gpu_sharing(ctx: ConformanceContext) -> None:
-    inventory = read_inventory(ctx)
-    nodes = inventory.gpu_nodes()
-    ctx.record(
-        "GPU nodes",
-        [node_name(n) for n in nodes] or ["(none)"],
-        "kubectl get nodes -L nvidia.com/gpu.present",
-    )
+    inventory, nodes = recorded_gpu_nodes(ctx)
     if not nodes:
         raise CheckSkip(SKIP_NO_GPU_NODES)
-    found = sharing_evidence(nodes, inventory.devices)
-    ctx.record(
+    require_found(
+        ctx,
         "GPU sharing exposed",
-        found or [f"(none; looked for: {LOOKED_FOR})"],
+        sharing_evidence(nodes, inventory.devices),
+        LOOKED_FOR,
         "kubectl get nodes -o json; kubectl get resourceslices -o yaml",
+        MSG_NOTHING_SHARED.format(count=len(nodes), looked=LOOKED_FOR),
     )
-    if not found:
-        raise failure("NOT_FOUND", MSG_NOTHING_SHARED.format(count=len(nodes), looked=LOOKED_FOR))
 
 
 __all__ = [

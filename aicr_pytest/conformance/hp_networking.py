@@ -23,14 +23,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from aicr_pytest.conformance.common import JSON, CheckSkip, failure
+from aicr_pytest.conformance.common import JSON, CheckSkip
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.inventory import (
     DraDevice,
     allocatable,
     node_name,
     positive_count,
-    read_inventory,
+    recorded_gpu_nodes,
+    require_found,
 )
 
 CHECK: Final = "high-performance-networking"
@@ -83,23 +84,17 @@ def nic_evidence(gpu_nodes: Sequence[JSON], devices: Sequence[DraDevice]) -> lis
 
 
 def run_high_performance_networking(ctx: ConformanceContext) -> None:
-    inventory = read_inventory(ctx)
-    nodes = inventory.gpu_nodes()
-    ctx.record(
-        "GPU nodes",
-        [node_name(n) for n in nodes] or ["(none)"],
-        "kubectl get nodes -L nvidia.com/gpu.present",
-    )
+    inventory, nodes = recorded_gpu_nodes(ctx)
     if len(nodes) < MIN_GPU_NODES:
         raise CheckSkip(SKIP_SINGLE_NODE.format(count=len(nodes)))
-    found = nic_evidence(nodes, inventory.devices)
-    ctx.record(
+    require_found(
+        ctx,
         "High-performance NICs exposed",
-        found or [f"(none; looked for: {LOOKED_FOR})"],
+        nic_evidence(nodes, inventory.devices),
+        LOOKED_FOR,
         "kubectl get resourceslices; kubectl describe nodes | grep -A12 Allocatable",
+        MSG_NONE.format(count=len(nodes), looked=LOOKED_FOR),
     )
-    if not found:
-        raise failure("NOT_FOUND", MSG_NONE.format(count=len(nodes), looked=LOOKED_FOR))
 
 
 __all__ = [

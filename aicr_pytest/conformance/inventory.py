@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from aicr_pytest.conformance.common import JSON, list_objects, meta, spec, status
+from aicr_pytest.conformance.common import JSON, failure, list_objects, meta, spec, status
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.dra import served_dra_version
 
@@ -23,6 +23,7 @@ GPU_RESOURCE: Final = "nvidia.com/gpu"
 GPU_DRA_DRIVER: Final = "gpu.nvidia.com"
 MSG_LIST_NODES: Final = "failed to list nodes"
 MSG_LIST_SLICES: Final = "failed to list DRA ResourceSlices"
+GPU_NODES_LABEL: Final = "GPU nodes"
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,27 @@ def read_inventory(ctx: ConformanceContext) -> Inventory:
     return Inventory(tuple(nodes), version, tuple(slice_devices(slices)))
 
 
+def recorded_gpu_nodes(ctx: ConformanceContext) -> tuple[Inventory, list[JSON]]:
+    """:func:`read_inventory` and its GPU nodes, recorded as the ``GPU nodes`` artifact."""
+    inventory = read_inventory(ctx)
+    nodes = inventory.gpu_nodes()
+    names = [node_name(n) for n in nodes] or ["(none)"]
+    ctx.record(GPU_NODES_LABEL, names, "kubectl get nodes -l nvidia.com/gpu.present=true")
+    return inventory, nodes
+
+
+def require_found(
+    ctx: ConformanceContext, label: str, found: Sequence[str], looked: str, equivalent: str, message: str
+) -> None:
+    """Record what was ``found`` (or what was looked for), and fail ``[NOT_FOUND] message`` on nothing."""
+    ctx.record(label, list(found) or [f"(none; looked for: {looked})"], equivalent)
+    if not found:
+        raise failure("NOT_FOUND", message)
+
+
 __all__ = [
     "GPU_DRA_DRIVER",
+    "GPU_NODES_LABEL",
     "GPU_PRESENT_LABEL",
     "GPU_RESOURCE",
     "DraDevice",
@@ -144,5 +164,7 @@ __all__ = [
     "node_name",
     "positive_count",
     "read_inventory",
+    "recorded_gpu_nodes",
+    "require_found",
     "slice_devices",
 ]

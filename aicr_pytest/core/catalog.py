@@ -82,7 +82,7 @@ _CONFORMANCE_2 = "conformance/test_conformance_phase2.py::"
 _NCCL = "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw"
 _NCCL_HOOKS = "aicr_pytest.nccl.hooks"
 _CRE = "performance/test_cre.py::"
-_CNCF_SHOULD = "conformance/test_cncf_should.py::test_cncf_should"
+_CNCF_SHOULD = "conformance/test_conformance_phase1.py::test_cncf_should"
 
 
 def _conformance(module: str, function: str) -> str:
