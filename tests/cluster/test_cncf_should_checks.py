@@ -75,7 +75,8 @@ def test_the_training_profile_runs_no_sandbox_and_shares_no_gpu(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
     k8s_backend.seed_profile(PROFILE)
-    tests = run(pytester, k8s_backend, recipe(), "--cncf-should").tests
+    ev = pytester.path / "evidence"
+    tests = run(pytester, k8s_backend, recipe(), "--cncf-should", "--evidence-dir", str(ev)).tests
     assert sorted(tests) == sorted(SHOULD)  # the recipe names none: --cncf-should adds all four
     nodes = gpu_node_names(k8s_backend)
     assert outcome(tests["gpu-sharing"]) == (
@@ -99,6 +100,15 @@ def test_the_training_profile_runs_no_sandbox_and_shares_no_gpu(
         for n in k8s_backend.list("v1", "Node", None, label_selector="nvidia.com/gpu.present=true")
     }
     assert nics == [f"{n}: vpc.amazonaws.com/efa={efa[n]}" for n in nodes]
+    # the evidence files say what each check saw (the skipped one writes none)
+    sharing = (ev / "gpu-sharing.md").read_text(encoding="utf-8")
+    assert "no GPU sharing exposed" in sharing and f"(none; looked for: {gpu_sharing.LOOKED_FOR})" in sharing
+    assert (
+        f"{nodes[0]}: vpc.amazonaws.com/efa={efa[nodes[0]]}"
+        in (ev / "high-performance-networking.md").read_text()
+    )
+    assert "containerd://" in (ev / "driver-runtime-management.md").read_text(encoding="utf-8")
+    assert not (ev / "workload-sandboxing.md").exists()
 
 
 def test_a_gvisor_runtime_class_runs_the_probe_on_its_own_kernel(
