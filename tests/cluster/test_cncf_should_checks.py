@@ -273,3 +273,12 @@ def test_the_marker_asks_for_the_group_and_nothing_else(
     k8s_backend.seed_profile(PROFILE)
     tests = run(pytester, k8s_backend, recipe("platform-health"), "-m", "cncf-should").tests
     assert sorted(tests) == sorted(SHOULD)
+
+
+@pytest.mark.fake_only("selection only: the --config key asks for the group as the flag does")
+def test_the_config_key_asks_for_the_group(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    k8s_backend.seed_profile(PROFILE)
+    config = pytester.path / "aicr.yaml"
+    config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {cncfShould: true}\n")
+    tests = run(pytester, k8s_backend, recipe("platform-health"), "--config", str(config)).tests
+    assert sorted(tests) == sorted(("platform-health", *SHOULD))

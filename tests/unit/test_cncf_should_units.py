@@ -18,6 +18,7 @@ from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.core.inputs import with_group
 from aicr_pytest.evidence.cncf import features, requirements
+from aicr_pytest.plugin.collection import markexpr_asks_for
 
 SHOULD = ("gpu-sharing", "driver-runtime-management", "workload-sandboxing", "high-performance-networking")
 
@@ -338,3 +339,18 @@ def test_should_features_are_opt_in_and_map_their_requirements() -> None:
     }
     for rid, (check, _) in table.items():
         assert requirements.BY_ID[rid].checks == (check,)
+
+
+@pytest.mark.parametrize(
+    ("expr", "asks"),
+    [
+        ("cncf-should", True),
+        ("cncf-should and conformance", True),
+        ("health or cncf-should", True),
+        ("conformance", False),
+        ("not cncf-should", False),
+        ("health", False),
+    ],
+)
+def test_markexpr_asks_for_the_should_group(expr: str, asks: bool) -> None:
+    assert markexpr_asks_for(expr, catalog.CNCF_SHOULD) is asks
