@@ -316,7 +316,10 @@ def test_the_group_is_four_conformance_checks_in_one_bundled_test() -> None:
     assert catalog.names_in_group(catalog.CNCF_SHOULD) == list(SHOULD)
     for name in SHOULD:
         spec = catalog.BY_NAME[name]
-        assert (spec.phase, spec.test) == ("conformance", "conformance/test_conformance_phase1.py::test_cncf_should")
+        assert (spec.phase, spec.test) == (
+            "conformance",
+            "conformance/test_conformance_phase1.py::test_cncf_should",
+        )
     asked = with_group({"deployment": ["operator-health"]}, catalog.CNCF_SHOULD)
     assert asked == {"deployment": ["operator-health"], "conformance": list(SHOULD)}
     assert with_group({"conformance": ["gpu-sharing"]}, catalog.CNCF_SHOULD)["conformance"] == list(SHOULD)
