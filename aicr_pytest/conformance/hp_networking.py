@@ -6,9 +6,10 @@ high-performance pod-to-pod communication is needed, specialized network resourc
 exposed so that their characteristics are discoverable, preferably through DRA. What the cluster
 shows (:func:`nic_evidence`, pure):
 
-* DRA (preferred, listed first) -- ResourceSlice devices of a NIC driver: a driver named for
-  networking (``*.networking.*``, ``*net*``, ``*rdma*``, ``*nic*``) or a device attribute that says
-  RDMA (``rdma``/``rdmaCapable`` true, ``type`` ``nic``/``rdma``);
+* DRA (preferred, listed first) -- ResourceSlice devices of a NIC driver: a driver whose name has a
+  part (between dots or dashes) starting with ``net``, ``rdma``, ``roce``, ``sriov`` or ``nic``, or
+  ending in ``net`` (``roce.networking.k8s.aws``, ``dra.net``), or a device attribute that says RDMA
+  (``rdma``/``rdmaCapable`` true, ``type`` ``nic``/``rdma``);
 * extended resources on a GPU node -- ``rdma/*``, ``nvidia.com/hostdev``, ``nvidia.com/rdma*``,
   ``vpc.amazonaws.com/efa``, ``mellanox.com/*``, with a positive allocatable count.
 
@@ -20,6 +21,7 @@ failed, naming what was looked for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -42,7 +44,8 @@ RESOURCE_PREFIXES: Final = (
     "vpc.amazonaws.com/efa",
     "mellanox.com/",
 )
-DRIVER_HINTS: Final = (".networking.", "net", "rdma", "nic")
+#: a driver-name part (split on ``.``/``-``) that starts with one of these names a NIC driver
+DRIVER_HINTS: Final = ("net", "rdma", "roce", "sriov", "nic")
 RDMA_ATTRIBUTES: Final = ("rdma", "rdmaCapable")
 NIC_TYPES: Final = ("nic", "rdma")
 MIN_GPU_NODES: Final = 2
@@ -59,7 +62,8 @@ MSG_NONE: Final = "no RDMA/high-performance NIC resources exposed on {count} GPU
 
 def is_nic_device(device: DraDevice) -> bool:
     """Whether a DRA device is a NIC (module docstring)."""
-    if any(hint in device.driver for hint in DRIVER_HINTS):
+    parts = re.split(r"[.-]", device.driver)
+    if any(p.startswith(DRIVER_HINTS) or p.endswith("net") for p in parts):
         return True
     if any(device.attributes.get(a) == "true" for a in RDMA_ATTRIBUTES):
         return True

@@ -357,3 +357,20 @@ def test_should_features_are_opt_in_and_map_their_requirements() -> None:
 )
 def test_markexpr_asks_for_the_should_group(expr: str, asks: bool) -> None:
     assert markexpr_asks_for(expr, catalog.CNCF_SHOULD) is asks
+
+
+@pytest.mark.parametrize(
+    ("driver", "nic"),
+    [
+        ("roce.networking.k8s.aws", True),
+        ("dra.net", True),
+        ("dranet.gke.io", True),
+        ("sriovnetwork.openshift.io", True),
+        ("rdma.example.com", True),
+        ("gpu.nvidia.com", False),
+        ("compute-domain.nvidia.com", False),
+        ("gpu.resource.kubernetes.io", False),  # "kubernetes" has "net" inside, not as a part
+    ],
+)
+def test_nic_drivers_by_name(driver: str, nic: bool) -> None:
+    assert hpn.is_nic_device(inv.DraDevice(driver, "n0", "d0")) is nic
