@@ -36,7 +36,7 @@ from aicr_pytest.conformance.common import (
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.gpu_workload import BUSYBOX_IMAGE, container_exit_code
 from aicr_pytest.conformance.inventory import node_info
-from aicr_pytest.conformance.testns import GpuTestNamespace, raise_cleanup_failure
+from aicr_pytest.conformance.testns import GpuTestNamespace, cleaned_up
 from aicr_pytest.kube.errors import ApiError
 
 CHECK: Final = "workload-sandboxing"
@@ -130,10 +130,8 @@ def run_workload_sandboxing(ctx: ConformanceContext) -> None:
 
 
 def _probe(ctx: ConformanceContext, rc: str, handler: str) -> None:
-    ns = GpuTestNamespace(ctx.run, ctx.clock)
-    name = ctx.run.name(PROBE_PREFIX + ns.token)
-    primary: BaseException | None = None
-    try:
+    with cleaned_up(GpuTestNamespace(ctx.run, ctx.clock), ctx.record) as ns:
+        name = ctx.run.name(PROBE_PREFIX + ns.token)
         ns.create()
         ns.track("v1", "Pod", name)
         pod = build_probe(name, ns.name, rc, ns.labels(), ctx.inner_tolerations())
@@ -145,28 +143,26 @@ def _probe(ctx: ConformanceContext, rc: str, handler: str) -> None:
         done = wait_pod_terminal(ctx.cluster, ns.name, name, what, ctx.bounded(PROBE_TIMEOUT), ctx.clock)
         log = pod_log(ctx.cluster, ns.name, name, PROBE_CONTAINER)
         ctx.record("Sandbox probe pod log (uname -r)", log, f"kubectl logs {name} -n {ns.name}")
-        phase, code = str(status(done).get("phase") or ""), container_exit_code(done, PROBE_CONTAINER)
-        if phase != "Succeeded":
-            tail = " ".join(log.split())[-200:] or "(empty)"
-            raise failure("INTERNAL", MSG_PROBE_FAILED.format(rc=rc, phase=phase, code=code, log=tail))
-        node = str(spec(done).get("nodeName") or "")
-        if not node:
-            raise inconclusive("INTERNAL", MSG_UNBOUND.format(rc=rc))
-        node_obj = read_object(ctx.cluster, "v1", "Node", node, None, f"node {node}")
-        pod_kernel, node_kernel = kernel_of(log), node_info(node_obj, "kernelVersion")
-        line = kernel_verdict(rc, handler, node, pod_kernel, node_kernel)
-        ctx.record(
-            "Sandbox kernel isolation",
-            f"RuntimeClass: {rc} (handler {handler})\nProbe pod: {name}\nNode: {node}\n"
-            f"Pod kernel: {pod_kernel}\nNode kernel: {node_kernel}\nVerdict: {line}",
-        )
-    except BaseException as err:
-        primary = err
-        raise
-    finally:
-        cleanup = ns.cleanup()
-        ctx.record("Cleanup test namespace", cleanup.text)
-        raise_cleanup_failure(cleanup, primary)
+        _verdict(ctx, rc, handler, name, done, log)
+
+
+def _verdict(ctx: ConformanceContext, rc: str, handler: str, name: str, done: JSON, log: str) -> None:
+    """The finished probe against its node's kernel (the ``Sandbox kernel isolation`` record)."""
+    phase, code = str(status(done).get("phase") or ""), container_exit_code(done, PROBE_CONTAINER)
+    if phase != "Succeeded":
+        tail = " ".join(log.split())[-200:] or "(empty)"
+        raise failure("INTERNAL", MSG_PROBE_FAILED.format(rc=rc, phase=phase, code=code, log=tail))
+    node = str(spec(done).get("nodeName") or "")
+    if not node:
+        raise inconclusive("INTERNAL", MSG_UNBOUND.format(rc=rc))
+    node_obj = read_object(ctx.cluster, "v1", "Node", node, None, f"node {node}")
+    pod_kernel, node_kernel = kernel_of(log), node_info(node_obj, "kernelVersion")
+    line = kernel_verdict(rc, handler, node, pod_kernel, node_kernel)
+    ctx.record(
+        "Sandbox kernel isolation",
+        f"RuntimeClass: {rc} (handler {handler})\nProbe pod: {name}\nNode: {node}\n"
+        f"Pod kernel: {pod_kernel}\nNode kernel: {node_kernel}\nVerdict: {line}",
+    )
 
 
 __all__ = [

@@ -12,8 +12,10 @@ from aicr_pytest.conformance import driver_runtime as dr
 from aicr_pytest.conformance import gpu_sharing as gs
 from aicr_pytest.conformance import hp_networking as hpn
 from aicr_pytest.conformance import inventory as inv
+from aicr_pytest.conformance import testns
 from aicr_pytest.conformance import workload_sandboxing as ws
 from aicr_pytest.conformance.common import ConformanceFailure
+from aicr_pytest.conformance.testns import CleanupStatus
 from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.core.inputs import with_group
@@ -374,3 +376,32 @@ def test_markexpr_asks_for_the_should_group(expr: str, asks: bool) -> None:
 )
 def test_nic_drivers_by_name(driver: str, nic: bool) -> None:
     assert hpn.is_nic_device(inv.DraDevice(driver, "n0", "d0")) is nic
+
+
+class _Ns:
+    def __init__(self, failed: bool) -> None:
+        self.status = CleanupStatus("CLEANUP FAILED: x" if failed else "namespace x deleted", failed)
+
+    def cleanup(self) -> CleanupStatus:
+        return self.status
+
+
+def test_cleaned_up_records_the_cleanup_and_fails_only_a_body_that_passed() -> None:
+    records: list[tuple[str, str]] = []
+
+    def record(label: str, text: str) -> None:
+        records.append((label, text))
+
+    with testns.cleaned_up(_Ns(False), record):  # type: ignore[arg-type]
+        pass
+    failing = testns.cleaned_up(_Ns(True), record)  # type: ignore[arg-type]
+    with pytest.raises(ConformanceFailure, match=r"^\[INTERNAL\] CLEANUP FAILED: x$"), failing:
+        pass
+    interrupted = testns.cleaned_up(_Ns(True), record)  # type: ignore[arg-type]
+    with pytest.raises(KeyboardInterrupt), interrupted:  # the primary error is never replaced
+        raise KeyboardInterrupt
+    assert records == [
+        ("Cleanup test namespace", "namespace x deleted"),
+        ("Cleanup test namespace", "CLEANUP FAILED: x"),
+        ("Cleanup test namespace", "CLEANUP FAILED: x"),
+    ]
