@@ -282,3 +282,22 @@ def test_the_config_key_asks_for_the_group(pytester: pytest.Pytester, k8s_backen
     config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {cncfShould: true}\n")
     tests = run(pytester, k8s_backend, recipe("platform-health"), "--config", str(config)).tests
     assert sorted(tests) == sorted(("platform-health", *SHOULD))
+
+
+@pytest.mark.fake_only("the probe pod is scripted to exit 1 (kwok's pods end as the harness's player says)")
+def test_a_probe_the_sandbox_cannot_run_fails(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    from aicr_pytest.testing.simulator import PodScript
+
+    k8s_backend.seed_profile(PROFILE)
+    k8s_backend.seed([GVISOR])
+    label = dict([workload_sandboxing.COMPONENT_LABEL])
+    fake_of(k8s_backend).sim.script(PodScript(labels=label, exit_code=1, logs="runsc: exec format error\n"))
+    result = run(pytester, k8s_backend, recipe("workload-sandboxing"))
+    assert outcome(result.tests["workload-sandboxing"]) == (
+        "failed",
+        "[INTERNAL] the probe pod under RuntimeClass gvisor ended Failed (exit code 1): "
+        "runsc: exec format error",
+    )
+    assert (
+        fake_of(k8s_backend).list("v1", "Pod", None, label_selector=f"{RUN_ID_LABEL}={result.run_id}") == []
+    )
