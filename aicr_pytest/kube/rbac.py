@@ -103,6 +103,7 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     ),
     "storage inventory (expected-resources, inference PVCs)": _p(_READ, "storage.k8s.io", "storageclasses"),
     "DRA inventory (conformance dra-support)": _p(_READ, "resource.k8s.io", "deviceclasses,resourceslices"),
+    "RuntimeClass inventory (workload-sandboxing)": _p(_READ, "node.k8s.io", "runtimeclasses"),
     "DRA claims created by conformance workloads": _p(
         "get,list,watch,create,delete", "resource.k8s.io", "resourceclaims,resourceclaimtemplates"
     ),

@@ -506,6 +506,17 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         metavar="FEATURE",
     ),
+    Option(
+        "cncf_should",
+        ("--cncf-should",),
+        "add the CNCF SHOULD checks (gpu-sharing, driver-runtime-management, workload-sandboxing, "
+        "high-performance-networking) to the conformance phase, and with --cncf-submission to the "
+        "features collected; an aicr-pytest extension",
+        setting="cncf_should",
+        action="store_true",
+        default=False,
+        config_key="execution.cncfShould",
+    ),
     # --- CNCF submission kit: the checklist template and PRODUCT.yaml's metadata -----------
     Option(
         "cncf_checklist",

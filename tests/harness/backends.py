@@ -461,8 +461,9 @@ class ControlPlaneSession:
         inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
         for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), the
-        snapshot agent's pods, gpu-diagnostics' DCGM pods (:mod:`.controlplane_health`) and the AI
-        operators' leader-election Leases (:mod:`.controlplane_leases`)."""
+        snapshot agent's pods, workload-sandboxing's probe, gpu-diagnostics' DCGM pods
+        (:mod:`.controlplane_health`) and the AI operators' leader-election Leases
+        (:mod:`.controlplane_leases`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
@@ -483,8 +484,10 @@ class ControlPlaneSession:
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
             NVREG_PROBE_SELECTOR,
+            SANDBOX_PROBE_SELECTOR,
             SNAPSHOT_AGENT_SELECTOR,
             PodPlayer,
+            SandboxProbe,
             SnapshotAgent,
             nvidia_smi_output,
             nvreg_probe_output,
@@ -514,6 +517,7 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
+                    PodPlayer(self.cp, SANDBOX_PROBE_SELECTOR, SandboxProbe(self.current_faults)).start(),
                     MetricsEndpoints(self.cp).start(),
                     KarpenterController(self.cp).start(),
                     PodPlayer(

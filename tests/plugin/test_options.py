@@ -232,6 +232,7 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "hpa",
         "--cncf-checklist",
         "KubernetesAIConformance-1.36.yaml",
+        "--cncf-should",
         *(arg for field, flag, _, _ in METADATA_OPTIONS for arg in (flag, f"value of {field}")),
         "--html",
         "report.html",

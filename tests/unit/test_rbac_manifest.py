@@ -48,6 +48,7 @@ ALLOWANCE: set[Permission] = (
     | P("get,list,watch", "apps", "deployments,daemonsets,statefulsets,replicasets")  # operator health
     | P("get,list,watch", "storage.k8s.io", "storageclasses")  # expected-resources
     | P("get,list,watch", "resource.k8s.io", "deviceclasses,resourceslices")  # dra-support
+    | P("get,list,watch", "node.k8s.io", "runtimeclasses")  # workload-sandboxing
     | P("get,list,watch,create,delete", "resource.k8s.io", "resourceclaims,resourceclaimtemplates")
     | P("get,list,watch", "apiextensions.k8s.io", "customresourcedefinitions")  # installed operators
     | P("get,list,watch,create,delete", "rbac.authorization.k8s.io", "roles,rolebindings")  # workload RBAC

@@ -135,7 +135,15 @@ Faults:
   ~120 GB/s or a 0.41 goodput ratio, ends ``Failed``, never ends, or reports ``"n/a"`` measurements
   (:mod:`aicr_pytest.testing.players.cre`);
 * ``snapshot-agent-log-truncated`` -- the snapshot agent's log is cut inside its ``sysctl`` section
-  (:mod:`aicr_pytest.testing.players.snapshot_agent`).
+  (:mod:`aicr_pytest.testing.players.snapshot_agent`);
+* the CNCF SHOULD checks (``--cncf-should``): ``driver-version-skew`` -- the last GPU node in name
+  order runs GPU driver 570.172.08 (GFD labels); ``runtime-version-skew`` -- it runs
+  ``containerd://1.6.36``; ``no-rdma-resources`` -- no node advertises ``vpc.amazonaws.com/efa``
+  (or another RDMA NIC resource); ``sandbox-kernel-shared`` -- a ``gvisor`` RuntimeClass (handler
+  ``runsc``) whose probe pods print the node's own kernel (:mod:`aicr_pytest.testing.players.sandbox`).
+  No profile exposes GPU sharing (MIG, time-slicing or DRA partitions), so ``gpu-sharing`` fails on
+  every profile and needs no fault; no profile has a sandboxed RuntimeClass, so
+  ``workload-sandboxing`` skips.
 """
 
 from __future__ import annotations

@@ -313,6 +313,62 @@ def fault_slurm_gpu_isolation_broken(profile: ClusterProfile) -> None:
         comp.options["nodeset_gpus"] = True
 
 
+# --- the CNCF SHOULD checks (gpu-sharing, driver-runtime-management, workload-sandboxing,
+# high-performance-networking) ---------------------------------------------------------------
+
+SKEWED_DRIVER = "570.172.08"
+SKEWED_RUNTIME = "containerd://1.6.36"
+RDMA_RESOURCE_PREFIXES = ("vpc.amazonaws.com/efa", "rdma/", "nvidia.com/hostdev")
+
+
+def _skew_last_gpu_node(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    node = _last_gpu_node(fc)
+    if node is None:
+        return
+    labels = node["metadata"].setdefault("labels", {})
+    if comp.options.get("driver"):
+        labels["nvidia.com/cuda.driver-version.full"] = SKEWED_DRIVER
+        labels["nvidia.com/cuda.driver.major"] = SKEWED_DRIVER.split(".")[0]
+    if comp.options.get("runtime"):
+        node.setdefault("status", {}).setdefault("nodeInfo", {})["containerRuntimeVersion"] = SKEWED_RUNTIME
+    fc.add(node)
+
+
+def fault_driver_version_skew(profile: ClusterProfile) -> None:
+    """The last GPU node in name order runs another GPU driver (GFD ``cuda.driver-version.full``)."""
+    profile.components.append(Component("driver-version-skew", _skew_last_gpu_node, {"driver": True}))
+
+
+def fault_runtime_version_skew(profile: ClusterProfile) -> None:
+    """The last GPU node in name order runs another container runtime (``containerRuntimeVersion``)."""
+    profile.components.append(Component("runtime-version-skew", _skew_last_gpu_node, {"runtime": True}))
+
+
+def fault_no_rdma_resources(profile: ClusterProfile) -> None:
+    """No node advertises an RDMA NIC resource (``vpc.amazonaws.com/efa`` and the like are gone)."""
+    for pool in profile.node_pools:
+        pool.extra_resources = {
+            k: v for k, v in pool.extra_resources.items() if not k.startswith(RDMA_RESOURCE_PREFIXES)
+        }
+
+
+def _gvisor_runtime_class(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    fc.add(
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "gvisor"},
+            "handler": "runsc",
+        }
+    )
+
+
+def fault_sandbox_kernel_shared(profile: ClusterProfile) -> None:
+    """A ``gvisor`` RuntimeClass (handler ``runsc``) whose pods run on the node's own kernel
+    (:mod:`aicr_pytest.testing.players.sandbox` honours the recorded name)."""
+    profile.components.append(Component("gvisor-runtime-class", _gvisor_runtime_class))
+
+
 FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "prometheus-down": fault_metrics_stub,
     "dcgm-exporter-no-gpu-series": fault_metrics_stub,
@@ -370,6 +426,10 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gpu-visible-without-allocation": fault_conformance_stub,
     "gpu-test-image-pull": fault_conformance_stub,
     "clusterpolicy-not-ready": fault_conformance_stub,
+    "driver-version-skew": fault_driver_version_skew,
+    "runtime-version-skew": fault_runtime_version_skew,
+    "no-rdma-resources": fault_no_rdma_resources,
+    "sandbox-kernel-shared": fault_sandbox_kernel_shared,
 }
 
 
