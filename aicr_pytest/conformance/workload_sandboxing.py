@@ -28,6 +28,7 @@ from aicr_pytest.conformance.common import (
     list_objects,
     meta,
     pod_log,
+    prove_ran,
     read_object,
     spec,
     status,
@@ -155,6 +156,7 @@ def _verdict(ctx: ConformanceContext, rc: str, handler: str, name: str, done: JS
     node = str(spec(done).get("nodeName") or "")
     if not node:
         raise inconclusive("INTERNAL", MSG_UNBOUND.format(rc=rc))
+    prove_ran(ctx.run, done)  # a pass rests on what the probe printed: it must really have run
     node_obj = read_object(ctx.cluster, "v1", "Node", node, None, f"node {node}")
     pod_kernel, node_kernel = kernel_of(log), node_info(node_obj, "kernelVersion")
     line = kernel_verdict(rc, handler, node, pod_kernel, node_kernel)

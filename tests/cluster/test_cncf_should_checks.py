@@ -136,6 +136,26 @@ def test_a_gvisor_runtime_class_runs_the_probe_on_its_own_kernel(
         assert k8s_backend.list("v1", "Pod", None, label_selector=f"{RUN_ID_LABEL}={result.run_id}") == []
 
 
+@pytest.mark.fake_only("the fake's kubelet is told to report a status a real kubelet would not")
+def test_a_probe_without_proof_of_execution_is_other(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(PROFILE)
+    k8s_backend.seed([GVISOR])
+
+    def empty_image_id(cs: dict[str, Any]) -> None:
+        cs["imageID"] = ""
+
+    fake_of(k8s_backend).sim.tamper_container_statuses(lambda pod: True, empty_image_id)
+    test = run(pytester, k8s_backend, recipe("workload-sandboxing")).tests["workload-sandboxing"]
+    assert test["status"] == "other", test.get("message")
+    assert re.fullmatch(
+        r"no proof of execution for pod [a-z0-9-]+/[a-z0-9-]+ on node [a-z0-9-]+: "
+        r"container probe has an empty imageID",
+        test["message"],
+    ), test["message"]
+
+
 def test_a_sandbox_that_shares_the_node_kernel_fails(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
