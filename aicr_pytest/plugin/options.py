@@ -331,12 +331,13 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "output",
         ("--output",),
-        "CTRF report destination: a file path, or - for stdout",
+        "CTRF report destination: a file path, cm://namespace/name (a ConfigMap, kept after the run), "
+        "or - for stdout",
         setting=None,
         entry_points=(VALIDATE,),
         validate_flags=("-o", "--output"),
         default="-",
-        metavar="PATH|-",
+        metavar="PATH|cm://NS/NAME|-",
     ),
     Option(
         "ctrf_report",
@@ -624,6 +625,16 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "allow_mutable_validator_tags",
+        ("--allow-mutable-validator-tags",),
+        "evidence: emit even when a validator image is a mutable tag (AICR's opt-out; no env var or "
+        "config key by design; aicr-pytest runs no validator image, so its own runs never need it)",
+        setting="allow_mutable_validator_tags",
+        model="evidence",
+        action="store_true",
+        default=False,
+    ),
+    Option(
         "assume_yes",
         ("--yes", "--assume-yes"),
         "evidence: skip the identity-disclosure confirmation before keyless signing",
@@ -712,6 +723,39 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         env="AICR_REQUIRE_GPU",
         config_key="agent.requireGpu",
+    ),
+    # --- provider data folded into the snapshot validate captures (snapshot.providers) -----------
+    Option(
+        "aks_gpu_pools",
+        ("--aks-gpu-pools",),
+        "`az aks nodepool list -o json` output: its GPU pools' driver mode becomes "
+        "K8s.aks-gpu-pools.gpu-driver in the captured snapshot (ignored, with a warning, with --snapshot)",
+        setting=None,
+        entry_points=(VALIDATE,),
+        env="AICR_AKS_GPU_POOLS_PATH",
+        metavar="FILE",
+    ),
+    Option(
+        "gke_gpu_pools",
+        ("--gke-gpu-pools",),
+        "`gcloud container node-pools list --cluster C --format=json` output: "
+        "K8s.gke-gpu-pools.gpu-driver-installation in the captured snapshot (ignored, with a warning, "
+        "with --snapshot)",
+        setting=None,
+        entry_points=(VALIDATE,),
+        env="AICR_GKE_GPU_POOLS_PATH",
+        metavar="FILE",
+    ),
+    Option(
+        "oke_addons",
+        ("--oke-addons",),
+        "`oci ce cluster list-addons --cluster-id OCID --all --output json` output: "
+        "K8s.oke-addons.nvidia-gpu-plugin in the captured snapshot (ignored, with a warning, "
+        "with --snapshot)",
+        setting=None,
+        entry_points=(VALIDATE,),
+        env="AICR_OKE_ADDONS_PATH",
+        metavar="FILE",
     ),
     Option(
         "skip_check",
