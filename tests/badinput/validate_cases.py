@@ -142,6 +142,10 @@ FILES.update(
         "oke-array.json": "[]\n",
         "oke-no-data.json": '{"opc-next-page": null}\n',
         "aks-big.json": "[" + " " * (1 << 20) + "]\n",
+        # today's AICR headers: v1beta2 needs a profile or a configuration; v1 takes no configuration
+        "v1beta2-bare.yaml": _recipe(DEPLOY).replace("aicr.run/v1alpha2", "aicr.run/v1beta2"),
+        "v1-accounting.yaml": _recipe(DEPLOY).replace("aicr.run/v1alpha2", "aicr.run/v1")
+        + "configuration: {slurm: {accounting: {mode: disabled}}}\n",
     }
 )
 PROVIDER_CASES: list[Case] = [
@@ -201,6 +205,23 @@ PROVIDER_CASES: list[Case] = [
         {},
         2,
         E + f'failed to decode OKE cluster add-ons file "{{tmp}}/oke-no-data.json": {OKE_SHAPE}',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/v1beta2-bare.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P
+        + "recipe {tmp}/v1beta2-bare.yaml: apiVersion aicr.run/v1beta2 requires metadata.selectedProfile or "
+        "configuration.slurm.accounting",
+    ),
+    (
+        V,
+        ["-r", "{tmp}/v1-accounting.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + "recipe {tmp}/v1-accounting.yaml: configuration.slurm.accounting requires apiVersion "
+        "aicr.run/v1beta2, not aicr.run/v1",
     ),
     (V, [*OFF, "-o", "cm://"], {}, 2, E + 'invalid --output "cm://": expected cm://namespace/name'),
     (V, [*OFF, "-o", "cm://ns"], {}, 2, E + 'invalid --output "cm://ns": expected cm://namespace/name'),
