@@ -1058,6 +1058,43 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         group="agent",
     ),
+    # provider data, as for validate (snapshot.providers); the readings join the K8s measurement
+    *(
+        Option(
+            name,
+            (f"--{flag}",),
+            f"`{command}` output: its {reading} joins K8s.{flag} (env {env})",
+            setting=None,
+            entry_points=(SNAPSHOT,),
+            once=True,
+            env=env,
+            metavar="FILE",
+            group="agent",
+        )
+        for name, flag, env, command, reading in (
+            (
+                "aks_gpu_pools",
+                "aks-gpu-pools",
+                "AICR_AKS_GPU_POOLS_PATH",
+                "az aks nodepool list -o json",
+                "GPU pools' driver mode",
+            ),
+            (
+                "gke_gpu_pools",
+                "gke-gpu-pools",
+                "AICR_GKE_GPU_POOLS_PATH",
+                "gcloud container node-pools list --cluster C --format=json",
+                "GPU pools' driver installation",
+            ),
+            (
+                "oke_addons",
+                "oke-addons",
+                "AICR_OKE_ADDONS_PATH",
+                "oci ce cluster list-addons --cluster-id OCID --all --output json",
+                "NvidiaGpuPlugin add-on state",
+            ),
+        )
+    ),
     Option(
         "max_nodes_per_entry",
         ("--max-nodes-per-entry",),

@@ -17,7 +17,10 @@ Flags (AICR's names and defaults; env where AICR has one):
 * ``--timeout`` (Go duration, default ``5m``): how long to wait for the agent;
 * ``--max-nodes-per-entry N`` (default 0: unlimited) for ``NodeTopology`` node lists;
 * ``--format yaml|json`` (default yaml), ``-o/--output FILE|-|cm://namespace/name`` (default stdout);
-* ``--no-cleanup``: keep the agent's Job and ConfigMap and print ``kubectl`` commands.
+* ``--no-cleanup``: keep the agent's Job and ConfigMap and print ``kubectl`` commands;
+* ``--aks-gpu-pools``, ``--gke-gpu-pools``, ``--oke-addons FILE`` (``AICR_AKS_GPU_POOLS_PATH``, …):
+  the provider CLI's JSON, read before the cluster is touched and added to the ``K8s`` measurement
+  (:mod:`aicr_pytest.snapshot.providers`).
 """
 
 from __future__ import annotations
@@ -84,11 +87,13 @@ def build_options(args: Mapping[str, Any]) -> CaptureOptions:
 def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``aicr-pytest snapshot``; returns the exit code (usage errors raise :class:`UsageError`)."""
     from aicr_pytest.snapshot.output import parse_destination, parse_format, write
+    from aicr_pytest.snapshot.providers import PROVIDERS, attach, project_all
 
     err = stderr or sys.stderr
     fmt = parse_format(args["format"] or "yaml")
     destination = parse_destination(args["output"])
     opts = build_options(args)
+    provider_data = project_all({p.flag: args[p.flag.replace("-", "_")] for p in PROVIDERS})
 
     from aicr_pytest.kube import ApiError, connect
     from aicr_pytest.snapshot.cluster import CaptureError, capture_live
@@ -118,6 +123,7 @@ def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO
     def write_configmap(obj: dict[str, Any]) -> None:
         cluster.apply(obj)
 
+    attach(live.result.document, provider_data)
     where = write(live.result.document, fmt, destination, stdout=stdout, configmap_writer=write_configmap)
     print(f"snapshot: captured from node {live.result.source_node}, written to {where}", file=err, flush=True)
     return 0

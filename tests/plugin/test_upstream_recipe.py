@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,7 +96,8 @@ def test_on_a_healthy_cluster_the_verdicts_are_upstreams(tmp_path: Path) -> None
     assert [(t["suite"][0], t["name"], t["status"]) for t in report["results"]["tests"]] == [
         (phase, name, "passed") for phase, names in SELECTION.items() for name in names
     ]
-    assert "nccl-all-reduce-bw: bus bandwidth 449.26 GB/s against >= 300" in proc.stderr
+    measured = r"^nccl-all-reduce-bw: bus bandwidth [\d.]+ GB/s against >= 300 \(bound 270 after tolerance\): passed$"
+    assert re.search(measured, proc.stderr, re.MULTILINE), proc.stderr[-3000:]
 
 
 def aks_snapshot(tmp: Path, driver: str) -> Path:
