@@ -265,6 +265,35 @@ class Option:
         return [f"{flag}={value}"]
 
 
+#: ``--aks-gpu-pools``, ``--gke-gpu-pools``, ``--oke-addons`` (validate and snapshot): name, flag,
+#: env, the provider command, what is read, the reading's key
+PROVIDER_FLAGS: Final = (
+    (
+        "aks_gpu_pools",
+        "aks-gpu-pools",
+        "AICR_AKS_GPU_POOLS_PATH",
+        "az aks nodepool list -o json",
+        "GPU pools' driver mode",
+        "gpu-driver",
+    ),
+    (
+        "gke_gpu_pools",
+        "gke-gpu-pools",
+        "AICR_GKE_GPU_POOLS_PATH",
+        "gcloud container node-pools list --cluster C --format=json",
+        "GPU pools' driver installation",
+        "gpu-driver-installation",
+    ),
+    (
+        "oke_addons",
+        "oke-addons",
+        "AICR_OKE_ADDONS_PATH",
+        "oci ce cluster list-addons --cluster-id OCID --all --output json",
+        "NvidiaGpuPlugin add-on state",
+        "nvidia-gpu-plugin",
+    ),
+)
+
 OPTIONS: tuple[Option, ...] = (
     Option(
         "recipe",
@@ -725,37 +754,18 @@ OPTIONS: tuple[Option, ...] = (
         config_key="agent.requireGpu",
     ),
     # --- provider data folded into the snapshot validate captures (snapshot.providers) -----------
-    Option(
-        "aks_gpu_pools",
-        ("--aks-gpu-pools",),
-        "`az aks nodepool list -o json` output: its GPU pools' driver mode becomes "
-        "K8s.aks-gpu-pools.gpu-driver in the captured snapshot (ignored, with a warning, with --snapshot)",
-        setting=None,
-        entry_points=(VALIDATE,),
-        env="AICR_AKS_GPU_POOLS_PATH",
-        metavar="FILE",
-    ),
-    Option(
-        "gke_gpu_pools",
-        ("--gke-gpu-pools",),
-        "`gcloud container node-pools list --cluster C --format=json` output: "
-        "K8s.gke-gpu-pools.gpu-driver-installation in the captured snapshot (ignored, with a warning, "
-        "with --snapshot)",
-        setting=None,
-        entry_points=(VALIDATE,),
-        env="AICR_GKE_GPU_POOLS_PATH",
-        metavar="FILE",
-    ),
-    Option(
-        "oke_addons",
-        ("--oke-addons",),
-        "`oci ce cluster list-addons --cluster-id OCID --all --output json` output: "
-        "K8s.oke-addons.nvidia-gpu-plugin in the captured snapshot (ignored, with a warning, "
-        "with --snapshot)",
-        setting=None,
-        entry_points=(VALIDATE,),
-        env="AICR_OKE_ADDONS_PATH",
-        metavar="FILE",
+    *(
+        Option(
+            name,
+            (f"--{flag}",),
+            f"`{command}` output: its {reading} becomes K8s.{flag}.{key} in the captured snapshot "
+            "(ignored, with a warning, with --snapshot)",
+            setting=None,
+            entry_points=(VALIDATE,),
+            env=env,
+            metavar="FILE",
+        )
+        for name, flag, env, command, reading, key in PROVIDER_FLAGS
     ),
     Option(
         "skip_check",
@@ -1071,29 +1081,7 @@ OPTIONS: tuple[Option, ...] = (
             metavar="FILE",
             group="agent",
         )
-        for name, flag, env, command, reading in (
-            (
-                "aks_gpu_pools",
-                "aks-gpu-pools",
-                "AICR_AKS_GPU_POOLS_PATH",
-                "az aks nodepool list -o json",
-                "GPU pools' driver mode",
-            ),
-            (
-                "gke_gpu_pools",
-                "gke-gpu-pools",
-                "AICR_GKE_GPU_POOLS_PATH",
-                "gcloud container node-pools list --cluster C --format=json",
-                "GPU pools' driver installation",
-            ),
-            (
-                "oke_addons",
-                "oke-addons",
-                "AICR_OKE_ADDONS_PATH",
-                "oci ce cluster list-addons --cluster-id OCID --all --output json",
-                "NvidiaGpuPlugin add-on state",
-            ),
-        )
+        for name, flag, env, command, reading, _ in PROVIDER_FLAGS
     ),
     Option(
         "max_nodes_per_entry",

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from aicr_pytest.core.configmaps import result_configmap
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX
-from aicr_pytest.core.version import __version__
 
 #: what the API server accepts for a ConfigMap's data (its 1 MiB object limit)
 MAX_CONFIGMAP_BYTES: Final = 1 << 20
@@ -63,25 +63,14 @@ def parse_output_uri(uri: str) -> tuple[str, str]:
 
 def configmap_object(namespace: str, name: str, text: str, timestamp: str) -> dict[str, Any]:
     """The ConfigMap carrying the report ``text``; :class:`ReportTooLarge` when it cannot hold it."""
-    data = {DATA_KEY: text, "format": "json", "timestamp": timestamp}
-    size = sum(len(k.encode()) + len(v.encode()) for k, v in data.items())
+    obj = result_configmap(
+        namespace, name, component="ValidationReport", fmt="json", text=text, timestamp=timestamp
+    )
+    size = sum(len(k.encode()) + len(v.encode()) for k, v in obj["data"].items())
     if size > MAX_CONFIGMAP_BYTES:
         uri = f"{CM_PREFIX}{namespace}/{name}"
         raise ReportTooLarge(MSG_TOO_LARGE.format(uri=uri, size=size, limit=MAX_CONFIGMAP_BYTES))
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {
-                "app.kubernetes.io/name": "aicr-pytest",
-                "app.kubernetes.io/component": "ValidationReport",
-                "app.kubernetes.io/version": __version__,
-            },
-        },
-        "data": data,
-    }
+    return obj
 
 
 __all__ = [
