@@ -321,7 +321,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             print(
                 f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
             )
-        if not run["snapshot"] and not run["no_cluster"] and not run["cncf_submission"]:
+        if not run["snapshot"] and not run["no_cluster"] and (not run["cncf_submission"] or _alongside(run)):
             from aicr_pytest.snapshot.capture import capture_for_validate
 
             gcpause.resume()  # the capture waits on the cluster before pytest starts
@@ -368,18 +368,25 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                     sys.stdout = real_stdout
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
-        if receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED:
-            return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
         outcome = receiver.outcome
         if to_stdout and outcome is not None and outcome.report is not None:
             real_stdout.write(_dumps(outcome.report))
             real_stdout.flush()
-        exit_code = exit_code_for(outcome, code, bool(run["fail_on_error"]))
+        ran = exit_code_for(outcome, code, bool(run["fail_on_error"]))
         report = outcome.report if outcome is not None else None
-        if to_configmap is not None and report is not None:
-            stored = _write_report_configmap(to_configmap, report, given, run)
-            return exit_code if stored else (exit_code or EXIT_FAILED)
-        return exit_code
+        if to_configmap and report and not _write_report_configmap(to_configmap, report, given, run):
+            ran = ran or EXIT_FAILED
+        collected = receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED
+        if receiver.cncf is not None and collected and (outcome is None or ran == EXIT_OK):
+            return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
+        return ran
+
+
+def _alongside(run: Mapping[str, Any]) -> bool:
+    """``--cncf-submission`` next to a recipe and a run output: the phases run too (the plugin's
+    ``cncf_wiring.alongside_run``), so the snapshot is captured as for any run."""
+    outputs = run["emit_attestation"] or run["html"] or (run["output"] and run["output"] != "-")
+    return bool(run["recipe"] and outputs)
 
 
 def _output_configmap(output: object) -> tuple[str, str] | None:
@@ -399,8 +406,8 @@ def _provider_data(given: Mapping[str, Any], run: Mapping[str, Any]) -> list[dic
         for line in providers.ignored_warnings([flag for flag, name in names.items() if given.get(name)]):
             print(f"WARNING: {line}", file=sys.stderr)
         return []
-    if run["no_cluster"] or run["cncf_submission"]:
-        return []
+    if run["no_cluster"] or (run["cncf_submission"] and not _alongside(run)):
+        return []  # no snapshot is captured
     return providers.project_all({flag: run[name] for flag, name in names.items()})
 
 

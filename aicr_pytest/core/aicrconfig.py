@@ -44,6 +44,7 @@ KNOWN_KEYS: Final[dict[str, str]] = {
     "execution.timeout": "string",
     "execution.skipChecks": "list",
     "execution.nodeHealth": "bool",  # an aicr-pytest extension: --node-health
+    "execution.isolateBadNodes": "bool",  # an aicr-pytest extension: --isolate-bad-nodes
     "agent.namespace": "string",
     "agent.image": "string",
     "agent.imagePullSecrets": "list",

@@ -385,6 +385,12 @@ def names_in_phase(phase: str) -> list[str]:
     return [c.name for c in CATALOG if c.phase == phase]
 
 
+def nccl_all_reduce_checks() -> list[str]:
+    """The NCCL all-reduce checks (the bundled ``test_nccl_all_reduce_bw``), in catalog order:
+    the checks ``--isolate-bad-nodes`` acts on."""
+    return names_of_test(_NCCL)
+
+
 def names_in_group(group: str) -> list[str]:
     """The checks of opt-in group ``group``, in catalog order."""
     return [c.name for c in CATALOG if c.group == group]

@@ -3,8 +3,9 @@
 One home for every family: ``%v`` of a string slice (:func:`go_list`) and of a
 ``map[string]string`` (:func:`go_map`), ``%t`` (:func:`go_bool`), ``%v`` of a float64
 (:func:`format_go_float`), ``%T`` of a decoded YAML value (:func:`go_type_name`), ``encoding/json``
-of decoded JSON (:func:`go_json`), and ``strconv``'s ``ParseBool`` and ``Atoi``
-(:func:`parse_go_bool`, :func:`go_atoi`).  Go durations live in :mod:`aicr_pytest.core.goduration`.
+of decoded JSON (:func:`go_json`), ``strconv``'s ``ParseBool``, ``Atoi`` and ``Quote``
+(:func:`parse_go_bool`, :func:`go_atoi`, :func:`go_quote`), and a value as ``log/slog``'s text
+handler writes it (:func:`slog_text_value`).  Go durations live in :mod:`aicr_pytest.core.goduration`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Final
@@ -25,8 +27,10 @@ __all__ = [
     "go_json_float",
     "go_list",
     "go_map",
+    "go_quote",
     "go_type_name",
     "parse_go_bool",
+    "slog_text_value",
 ]
 
 #: the strings ``strconv.ParseBool`` reads as true
@@ -141,3 +145,61 @@ def go_json_float(value: float) -> str:
         sign = "-" if exp.startswith("-") else "+"
         return f"{mantissa}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
     return format(Decimal(repr(value)), "f")
+
+
+_GO_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+
+
+def _go_printable(ch: str) -> bool:
+    """``unicode.IsPrint``: letters, marks, numbers, punctuation, symbols and the ASCII space."""
+    return ch == " " or unicodedata.category(ch)[0] in "LMNPS"
+
+
+def go_quote(text: str) -> str:
+    """``strconv.Quote``: a double-quoted Go literal; ``\\``, ``\"`` and control or unprintable
+    characters escaped (``\\n``, ``\\x01``, ``\\u00a0``), printable ones kept."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif _go_printable(ch):
+            out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _slog_needs_quoting(text: str) -> bool:
+    """``log/slog``'s ``needsQuoting``: empty, a space, ``=``, ``"``, a control character, or a
+    non-ASCII space or unprintable character (a lone backslash does not)."""
+    if not text:
+        return True
+    for ch in text:
+        if ch < "\x80":
+            if ch != "\\" and (ch in ' ="' or ord(ch) < 0x20):
+                return True
+        elif ch.isspace() or not _go_printable(ch):
+            return True
+    return False
+
+
+def slog_text_value(text: str) -> str:
+    """A string value as ``log/slog``'s text handler writes it: bare, or :func:`go_quote`\\ d when it
+    needs quoting (``reason="no GPU nodes"``, ``name=gpu-operator``)."""
+    return go_quote(text) if _slog_needs_quoting(text) else text

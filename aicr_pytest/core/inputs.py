@@ -107,6 +107,18 @@ def with_node_health(declared: Mapping[str, Sequence[str]]) -> dict[str, list[st
     return out
 
 
+MSG_ISOLATE_NO_NCCL = (
+    "--isolate-bad-nodes: the run selects no NCCL all-reduce check ({checks}); select one or drop the flag"
+)
+
+
+def require_isolation_target(selected: Sequence[str], skipped: Sequence[str] = ()) -> None:
+    """``--isolate-bad-nodes`` acts on the NCCL all-reduce checks: one of them must be selected."""
+    nccl = catalog.nccl_all_reduce_checks()
+    if not any(name in nccl and name not in skipped for name in selected):
+        raise UsageError(MSG_ISOLATE_NO_NCCL.format(checks=", ".join(nccl)))
+
+
 def load_run_state(
     settings: Settings,
     configmap_reader: ConfigMapReader | None = None,
@@ -156,6 +168,8 @@ def load_run_state(
                 constraints.validate_expression(c.value)
                 snapshot_constraints.append(SnapshotConstraint(phase, c))
 
+    if settings.isolate_bad_nodes:
+        require_isolation_target([s.spec.name for s in selected], settings.skip_checks)
     if prevalidate is not None:
         prevalidate([s.spec.name for s in selected], recipe, data)
 

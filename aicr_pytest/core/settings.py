@@ -182,6 +182,8 @@ class Settings(BaseModel):
     # --- node health: raw knob values, validated up front by aicr_pytest.health.hooks ---------
     #: ``--node-health`` (or ``-m health``): add the node-health checks to the deployment phase
     node_health: bool = False
+    #: ``--isolate-bad-nodes``: an NCCL check that fails reruns on node subsets to name the bad nodes
+    isolate_bad_nodes: bool = False
     dcgm_image: str = DEFAULT_DCGM_IMAGE
     dcgm_diag_level: str = "1"
     gpu_health_window: str | None = None

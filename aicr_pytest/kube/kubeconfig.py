@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from aicr_pytest.core.errors import UsageError
 
 _IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -25,6 +27,14 @@ def _new_configuration() -> Any:
     # One retry policy (ours, bounded and counted) instead of urllib3's silent defaults.
     cfg.retries = False
     return cfg
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """``not valid YAML: <problem> (line L, column C)`` from a parser error (a multi-line text)."""
+    problem = getattr(exc, "problem", None) or "cannot parse"
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return f"not valid YAML: {problem}{where}"
 
 
 def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any, str]:
@@ -41,6 +51,8 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any
             )
         except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"cannot load kubeconfig {path} ({label}): {exc}") from exc
+        except yaml.YAMLError as exc:  # one line: what is wrong and where
+            raise UsageError(f"cannot load kubeconfig {path} ({label}): {_yaml_problem(exc)}") from exc
         source = f"kubeconfig {path}" + (f" (context {context})" if context else "")
         return cfg, source
 

@@ -16,6 +16,8 @@ The pure modules (no cluster I/O, no pytest), in the order a check uses them:
 Around them:
 
 * :mod:`.cluster` — the cluster I/O of a run (:class:`~aicr_pytest.nccl.cluster.NcclBenchmark`).
+* :mod:`.isolation` (the round planner, pure) and :mod:`.rerun` (its reruns on the cluster) —
+  bad-node isolation after a failed run (``--isolate-bad-nodes``).
 * :mod:`.plot` — a dependency-free SVG plot of the sweep.
 * :mod:`.cli` — ``aicr-pytest parse nccl LOGFILE``.
 * :mod:`.hooks` — the family's ``pytest_aicr_prevalidate`` hook.
@@ -58,6 +60,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         build_compute_domain,
         render_benchmark,
     )
+    from aicr_pytest.nccl.rerun import EXTRA_ISOLATION, RerunInputs, isolate_failure, round_lines
     from aicr_pytest.nccl.sizing import (
         EFA_RESOURCE,
         MAX_MESSAGE_SIZE,
@@ -121,6 +124,10 @@ _LAZY: dict[str, str] = {
     "LauncherFailed": "aicr_pytest.nccl.cluster",
     "NcclBenchmark": "aicr_pytest.nccl.cluster",
     "tolerations_k8s": "aicr_pytest.nccl.cluster",
+    "EXTRA_ISOLATION": "aicr_pytest.nccl.rerun",
+    "RerunInputs": "aicr_pytest.nccl.rerun",
+    "isolate_failure": "aicr_pytest.nccl.rerun",
+    "round_lines": "aicr_pytest.nccl.rerun",
     "DIAGNOSTIC_LABEL": "aicr_pytest.nccl.parse",
     "DIAGNOSTIC_TAIL_LINES": "aicr_pytest.nccl.parse",
     "MSG_OUT_OF_BOUNDS": "aicr_pytest.nccl.parse",
@@ -208,6 +215,7 @@ __all__ = [
     "DIAGNOSTIC_LABEL",
     "DIAGNOSTIC_TAIL_LINES",
     "EFA_RESOURCE",
+    "EXTRA_ISOLATION",
     "EXTRA_RUNTIME_SOURCE",
     "KNOWN_PROFILES",
     "LAUNCHER_JOB",
@@ -240,6 +248,7 @@ __all__ = [
     "NcclParseError",
     "NcclResult",
     "RenderInputs",
+    "RerunInputs",
     "SweepRow",
     "Threshold",
     "TransportError",
@@ -254,6 +263,7 @@ __all__ = [
     "build_compute_domain",
     "evaluate",
     "gke_network_interfaces",
+    "isolate_failure",
     "max_message_size",
     "node_name",
     "nvreg_override_set",
@@ -268,6 +278,7 @@ __all__ = [
     "render_benchmark",
     "resolve_runtime_ref",
     "resolve_variant",
+    "round_lines",
     "select_target_nodes",
     "size_workers",
     "sweep_plot",

@@ -172,6 +172,7 @@ class NcclBenchmark:
         check: str,
         clock: Clock,
         deadline: float,
+        tag: str | None = None,
     ) -> None:
         self.cluster = cluster
         self.run = run
@@ -179,7 +180,8 @@ class NcclBenchmark:
         self.clock = clock
         self.deadline = deadline
         self.namespace = run.namespace
-        self.names = scoped_names(run, check)
+        #: ``tag``: a rerun of the check (bad-node isolation) gets names of its own
+        self.names = scoped_names(run, check, tag)
 
     # -- budget ------------------------------------------------------------------------------------
     def remaining(self, reserve: float = 0.0) -> float:

@@ -33,9 +33,9 @@ _EVICTION_REASONS = frozenset({"Evicted", "Preempting", "NodeLost", "Shutdown", 
 _DISRUPTION_CONDITION = "DisruptionTarget"
 
 
-def scoped_names(run: RunScope, check: str) -> BenchmarkNames:
+def scoped_names(run: RunScope, check: str, tag: str | None = None) -> BenchmarkNames:
     """:func:`benchmark_names` made run-scoped, so :meth:`RunScope.create` keeps them as-is."""
-    base = benchmark_names(run.run_id, check, run.worker_id)
+    base = benchmark_names(run.run_id, check, run.worker_id, tag)
     return replace(
         base,
         trainjob=run.name(base.trainjob),

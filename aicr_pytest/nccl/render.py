@@ -9,7 +9,7 @@ is the NVLS ``ComputeDomain``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,14 +49,18 @@ class BenchmarkNames:
     roce_claim_template: str
 
 
-def benchmark_names(run_id: str, check: str, worker: str | None = None) -> BenchmarkNames:
-    """Short, DNS-safe names unique per (run id, xdist worker, check).
+def benchmark_names(
+    run_id: str, check: str, worker: str | None = None, tag: str | None = None
+) -> BenchmarkNames:
+    """Short, DNS-safe names unique per (run id, xdist worker, check[, tag]).
 
-    The TrainJob name prefixes pod hostnames (``<tj>-node-0-0``), which must stay under 63 chars.
+    ``tag`` tells apart the reruns of one check (bad-node isolation).  The TrainJob name prefixes
+    pod hostnames (``<tj>-node-0-0``), which must stay under 63 chars.
     """
     variant = CHECK_VARIANTS.get(check, "default")
     short = {"default": "bw", "net": "net", "nvls": "nvls"}[variant]
-    digest = hashlib.sha256(f"{run_id}\x00{worker or ''}\x00{check}".encode()).hexdigest()[:10]
+    key = f"{run_id}\x00{worker or ''}\x00{check}" + (f"\x00{tag}" if tag else "")
+    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
     return BenchmarkNames(
         trainjob=f"nccl-{short}-{digest}",
         runtime=f"nccl-{short}-rt-{digest}",
@@ -163,6 +167,25 @@ def apply_worker_scheduling(runtime: dict[str, Any], scheduling: WorkerSchedulin
         pod["nodeSelector"] = dict(scheduling.node_selector)
     if scheduling.tolerations:
         pod["tolerations"] = [dict(t) for t in scheduling.tolerations]
+
+
+def pin_to_nodes(runtime: dict[str, Any], nodes: Sequence[str]) -> None:
+    """Require the ``node`` job's pods on ``nodes`` (node affinity on ``metadata.name``, added to
+    every required term the runtime already has): a rerun of bad-node isolation."""
+    jobs = _dig(runtime, "spec", "template", "spec", "replicatedJobs")
+    job = next((j for j in jobs or [] if isinstance(j, dict) and j.get("name") == NODE_JOB), None)
+    pod = _dig(job, "template", "spec", "template", "spec")
+    if not isinstance(pod, dict):
+        raise NcclCheckFailure(MSG_NO_WORKER_POD_SPEC)
+    affinity = pod["affinity"] = dict(pod.get("affinity") or {})
+    node_affinity = affinity["nodeAffinity"] = dict(affinity.get("nodeAffinity") or {})
+    key = "requiredDuringSchedulingIgnoredDuringExecution"
+    required = node_affinity[key] = dict(node_affinity.get(key) or {})
+    field_term = {"key": "metadata.name", "operator": "In", "values": sorted(nodes)}
+    terms = [dict(t) for t in required.get("nodeSelectorTerms") or [] if isinstance(t, dict)] or [{}]
+    for term in terms:
+        term["matchFields"] = [*(term.get("matchFields") or []), field_term]
+    required["nodeSelectorTerms"] = terms
 
 
 def render_benchmark(

@@ -32,6 +32,7 @@ import pytest
 from aicr_pytest.core import gcpause
 from aicr_pytest.evidence.cncf.settings import CncfSettings
 from aicr_pytest.plugin import (
+    budget,
     bundled,
     cncf_wiring,
     collection,
@@ -76,7 +77,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = plugin_state.start(config)
     collection.opt_in_by_marker(config, state)
     cncf = cncf_wiring.configure(config, state.settings)  # before anything touches the cluster
-    if not cncf.submission:  # with --cncf-submission there are no phases: the collector replaces them
+    # with --cncf-submission alone there are no phases: the collector replaces them; next to a
+    # run's output (--emit-attestation, --html, --ctrf-report) it runs after them
+    if not cncf.submission or cncf_wiring.alongside_run(config):
         _start_run(config, state, cncf)
     collection.add_bundled_checks(config, state)
 
@@ -186,12 +189,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     state = get_state(item.config)
     reason = collection.gate(item, state) if state is not None else None
     if reason is not None:
-        pytest.skip(reason)
+        outcomes.phase_skip(item, reason)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    with outcomes.domain_skips():
+    seconds, message = outcomes.budget_of(item)
+    with outcomes.domain_skips(), budget.enforced(seconds, message):
         return (yield)
 
 

@@ -29,7 +29,9 @@ log = logging.getLogger("aicr_pytest.check")
 class CheckContext:
     name: str
     phase: str
-    timeout_s: int
+    #: the check's time budget in seconds (the catalog's, or a ``--data`` overlay's); past it the
+    #: check ends ``other`` (:mod:`aicr_pytest.plugin.budget`)
+    timeout_s: float
     constraints: list[Constraint]
     #: the run's placement (``--node-selector``, ``--toleration``, ...) for inner workloads
     placement: Placement = field(default_factory=Placement)

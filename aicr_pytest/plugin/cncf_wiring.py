@@ -14,6 +14,10 @@
   ``pytest_aicr_cncf_finished`` and returns pytest's code: 0, or 1 when a feature FAILed or the
   overall budget ran out (``aicr-pytest validate`` maps the result to 8 or 5); Ctrl-C/SIGTERM
   clean up and end 2.
+* one invocation (:func:`alongside_run`): ``--cncf-submission`` with a ``--recipe`` and one of the
+  run's outputs (``--emit-attestation``, ``--html``, ``--ctrf-report``/``-o``) runs the phases as
+  well, so each output is what it would be alone; the collector runs on the controller once the
+  phases are over (:meth:`CncfSubmission.pytest_runtestloop`), and a FAIL fails the run.
 * :class:`CncfRenderer` (``--evidence-dir`` without ``--cncf-submission``, registered by
   :func:`register_renderer` on the controller of an active run): path A, the run's CNCF
   conformance checks rendered from the final CTRF document (``pytest_aicr_report``).
@@ -24,6 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +38,7 @@ import pytest
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import settings as cncf_settings
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.state import ClusterHandle
+from aicr_pytest.plugin.state import ClusterHandle, is_worker
 
 if TYPE_CHECKING:
     from aicr_pytest.core.settings import Settings
@@ -44,6 +49,8 @@ if TYPE_CHECKING:
 MSG_RENDER_FAILED = "[INTERNAL] evidence rendering failed"
 #: the options :func:`validate` reads besides the ``cncf_*`` ones
 CNCF_OPTIONS = frozenset({"feature", "evidence_dir"})
+#: the run's outputs that, next to ``--cncf-submission``, make the phases run too
+RUN_OUTPUTS = ("emit_attestation", "html", "ctrf_report")
 #: the plugin names of the two objects (``config.pluginmanager.get_plugin``)
 SUBMISSION_NAME = "aicr-cncf-submission"
 RENDERER_NAME = "aicr-cncf-evidence"
@@ -107,13 +114,34 @@ def _say(config: pytest.Config, line: str) -> None:
 
 
 class CncfSubmission:
-    """``--cncf-submission``: the collector that replaces the test session, with what it needs."""
+    """``--cncf-submission``: the collector that replaces the test session, with what it needs;
+    ``alongside``: the collector that runs after the phases of the same session."""
 
-    def __init__(self, cncf: cncf_settings.CncfSettings, settings: Settings) -> None:
+    def __init__(
+        self, cncf: cncf_settings.CncfSettings, settings: Settings, *, alongside: bool = False
+    ) -> None:
         self.cncf = cncf
         self.settings = settings
+        self.alongside = alongside
         self.cluster_handle = ClusterHandle(settings)
         self.inputs = load_inputs(settings, self.cluster_handle)
+        self.failed = False
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Alongside a run: collect once the phases are over (also after ``-x`` stopped them; not
+        after ``--collect-only``, nor after an interrupt, which ends the session before this)."""
+        result = yield
+        if self.alongside and not session.config.option.collectonly:
+            outcome = self.run(session.config)
+            session.config.hook.pytest_aicr_cncf_finished(config=session.config, result=outcome)
+            self.failed = outcome.exit_code() != 0
+        return result
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def run(self, config: pytest.Config) -> SubmissionResult:
         """Connect and collect every requested feature (raises ``pytest.UsageError``,
@@ -196,11 +224,29 @@ class CncfRenderer:
 
 
 def configure(config: pytest.Config, settings: Settings) -> cncf_settings.CncfSettings:
-    """Validate the CNCF options (every process); with ``--cncf-submission`` register the collector."""
+    """Validate the CNCF options (every process); with ``--cncf-submission`` register the collector
+    (alongside a run: on the controller only)."""
     cncf = validate(config)  # before anything touches the cluster
-    if cncf.submission:  # no phases: the collector replaces the session
-        config.pluginmanager.register(CncfSubmission(cncf, settings), SUBMISSION_NAME)
+    if not cncf.submission:
+        return cncf
+    alongside = alongside_run(config)
+    if not alongside or not is_worker(config):
+        config.pluginmanager.register(CncfSubmission(cncf, settings, alongside=alongside), SUBMISSION_NAME)
     return cncf
+
+
+def alongside_run(config: pytest.Config) -> bool:
+    """``--cncf-submission`` with a recipe and one of :data:`RUN_OUTPUTS`: the phases run in the
+    same session, and the collector after them (the guide: one invocation writes both)."""
+    if not getattr(config.option, "aicr_cncf_submission", False):
+        return False
+    values = options.values_from(config.option, options.PYTEST)
+    mine = [o for o in options.OPTIONS if o.name == "recipe" or o.name in RUN_OUTPUTS]
+    try:
+        run = options.resolved(values, options.PYTEST, mine, config=options.config_values(values))
+    except UsageError:
+        return False  # pytest_configure says why
+    return bool(run.get("recipe")) and any(run.get(name) for name in RUN_OUTPUTS)
 
 
 def register_renderer(config: pytest.Config, cncf: cncf_settings.CncfSettings) -> None:
@@ -210,10 +256,11 @@ def register_renderer(config: pytest.Config, cncf: cncf_settings.CncfSettings) -
 
 
 def wanted(config: pytest.Config) -> bool:
-    """``--cncf-submission`` was given (and not only ``--help``/``--version``)."""
+    """``--cncf-submission`` replaces the session: given (not only ``--help``/``--version``) and
+    not :func:`alongside_run`."""
     if not getattr(config.option, "aicr_cncf_submission", False):
         return False
-    return not (config.option.help or config.option.version)
+    return not (config.option.help or config.option.version or alongside_run(config))
 
 
 def submit(config: pytest.Config) -> int:
@@ -232,10 +279,12 @@ def submit(config: pytest.Config) -> int:
 __all__ = [
     "MSG_RENDER_FAILED",
     "RENDERER_NAME",
+    "RUN_OUTPUTS",
     "SUBMISSION_NAME",
     "CncfRenderer",
     "CncfSubmission",
     "SubmissionInputs",
+    "alongside_run",
     "configure",
     "load_inputs",
     "register_renderer",

@@ -90,10 +90,12 @@ def aicr_check(request: pytest.FixtureRequest) -> CheckContext:
     run = _require_run(request)
     name = str(request.param)
     spec = catalog.BY_NAME[name]
+    state = get_state(request.config)
+    budgets = state.budgets if state is not None else {}
     ctx = CheckContext(
         name=name,
         phase=spec.phase,
-        timeout_s=spec.timeout_s,
+        timeout_s=budgets.get(name, spec.timeout_s),  # the catalog's, or the --data overlay's
         constraints=list(run.recipe.phase_constraints(spec.phase)),
         placement=run.settings.placement,
     )

@@ -447,6 +447,18 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         config_key="execution.nodeHealth",
     ),
+    # --- NCCL bad-node isolation: read by checks/performance/test_nccl_all_reduce.py; refused up
+    # front (aicr_pytest.core.inputs) when the run selects no NCCL check -------------------------
+    Option(
+        "isolate_bad_nodes",
+        ("--isolate-bad-nodes",),
+        "when an NCCL all-reduce check misses its floor or a worker fails, rerun it on node subsets "
+        "(at most ceil(log2 n)+1 rounds) and name the suspect nodes; opt-in: reruns cost GPU time",
+        setting="isolate_bad_nodes",
+        action="store_true",
+        default=False,
+        config_key="execution.isolateBadNodes",
+    ),
     Option(
         "dcgm_image",
         ("--dcgm-image",),
@@ -1084,6 +1096,73 @@ OPTIONS: tuple[Option, ...] = (
         for name, flag, env, command, reading, _ in PROVIDER_FLAGS
     ),
     Option(
+        "runtime_class",
+        ("--runtime-class",),
+        "runtimeClassName of the agent pod (nvidia-smi through the runtime without taking a GPU; "
+        "not with --require-gpu; env AICR_RUNTIME_CLASS)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        env="AICR_RUNTIME_CLASS",
+        metavar="NAME",
+        group="agent",
+    ),
+    Option(
+        "requests",
+        ("--requests",),
+        "agent container requests, name=quantity,... (cpu=500m,memory=1Gi); other keys keep "
+        "cpu=100m,memory=64Mi (env AICR_REQUESTS)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        env="AICR_REQUESTS",
+        metavar="LIST",
+        group="agent",
+    ),
+    Option(
+        "limits",
+        ("--limits",),
+        "agent container limits, name=quantity,...; other keys keep cpu=1,memory=256Mi; an explicit "
+        "nvidia.com/gpu wins over --require-gpu's 1 (env AICR_LIMITS)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        env="AICR_LIMITS",
+        metavar="LIST",
+        group="agent",
+    ),
+    Option(
+        "image_pull_secret",
+        ("--image-pull-secret",),
+        "image pull secret of the agent pod (repeatable)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        action="append",
+        metavar="NAME",
+        group="agent",
+    ),
+    Option(
+        "job_name",
+        ("--job-name",),
+        "the agent Job's name prefix; the run id is appended (default aicr-snapshot)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        metavar="NAME",
+        group="agent",
+    ),
+    Option(
+        "service_account_name",
+        ("--service-account-name",),
+        "an existing service account for the agent pod (default: the namespace's default; the agent "
+        "mounts no token and creates no account)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        metavar="NAME",
+        group="agent",
+    ),
+    Option(
         "max_nodes_per_entry",
         ("--max-nodes-per-entry",),
         "node names per NodeTopology taint/label entry (default 0: unlimited)",
@@ -1114,6 +1193,16 @@ OPTIONS: tuple[Option, ...] = (
         entry_points=(SNAPSHOT,),
         once=True,
         metavar="DEST",
+        group="output",
+    ),
+    Option(
+        "template",
+        ("--template",),
+        "render the snapshot through this Jinja2 template instead (YAML format; a file or stdout)",
+        setting=None,
+        entry_points=(SNAPSHOT,),
+        once=True,
+        metavar="FILE",
         group="output",
     ),
     # evidence verify

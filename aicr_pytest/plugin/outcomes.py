@@ -5,8 +5,12 @@
   ``pytest.fail`` (``aicr_check.fail``) → ``failed``, the author's message kept
   (pytest's ``assert <expr>`` rewrite is cut off);
 * ``pytest.skip`` (``aicr_check.skip``) or :class:`~aicr_pytest.core.errors.CheckSkip` from domain code
-  → ``skipped``, the reason as message;
-* :class:`~aicr_pytest.Inconclusive` → ``other`` with its message;
+  → ``skipped``, the reason as message; such a check-level skip (raised while the check or its
+  fixtures ran) also ends the check's ``stdout`` with ``level=INFO msg=SKIP reason="…"``, while a
+  phase-level skip (:func:`phase_skip`: fail-fast, ``--no-cluster``, readiness, ``--skip-check``)
+  keeps its reason in the message only;
+* :class:`~aicr_pytest.Inconclusive` → ``other`` with its message; a check past its time budget
+  (:class:`~aicr_pytest.plugin.budget.CheckTimeout`) → ``other`` with its one timeout line;
   :class:`~aicr_pytest.UsageError` → ``other``, and the run exits 2;
   anything else (API unreachable, a pod vanished, a crash) → ``other`` as ``Type: message``;
 * an error in teardown (cleanup) keeps the item's status and is recorded as a cleanup warning.
@@ -27,8 +31,27 @@ import pytest
 from aicr_pytest.core import ctrfextra
 from aicr_pytest.core.errors import CheckSkip, Inconclusive, UsageError
 from aicr_pytest.core.runflags import SKIP_CHECK_REASON, SKIP_CHECK_REASON_CODE
-from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState
+from aicr_pytest.plugin.budget import CheckTimeout
+from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, ITEM_KEY, PluginState, get_state
 from aicr_pytest.report import results as r
+from aicr_pytest.report.outcome import skip_log_line
+
+#: stashed on an item the run skipped before it ran (:func:`phase_skip`)
+PHASE_SKIP_KEY = pytest.StashKey[str]()
+
+
+def phase_skip(item: pytest.Item, reason: str) -> None:
+    """Skip ``item`` before it runs (the run's gates): the reason goes to ``message`` only."""
+    item.stash[PHASE_SKIP_KEY] = reason
+    pytest.skip(reason)
+
+
+def check_level_skip(item: pytest.Item, report: pytest.TestReport) -> bool:
+    """A skip the check itself gave: raised while it ran, or while its fixtures were set up (the
+    ``aicr_check`` context exists), not by the run's gates or a skip marker."""
+    if item.stash.get(PHASE_SKIP_KEY, None) is not None:
+        return False
+    return report.when == "call" or item.stash.get(CTX_KEY, None) is not None
 
 
 @contextlib.contextmanager
@@ -41,9 +64,25 @@ def domain_skips() -> Iterator[None]:
         raise pytest.skip.Exception(skip.reason) from skip
 
 
+def budget_of(item: pytest.Item) -> tuple[float | None, str]:
+    """The check's time budget in seconds (``None``: not a check of an active run) and the line it
+    ends ``other`` with past it."""
+    from aicr_pytest.core.budgets import exceeded_message
+
+    info = item.stash.get(ITEM_KEY, None)
+    state = get_state(item.config)
+    if info is None or info.kind != "check" or state is None:
+        return None, ""
+    ctx = item.stash.get(CTX_KEY, None)
+    seconds = float(ctx.timeout_s) if ctx is not None else state.budgets.get(info.name)
+    return seconds, exceeded_message(seconds) if seconds else ""
+
+
 def exception_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     exc = excinfo.value
     text = str(exc).strip()
+    if isinstance(exc, CheckTimeout):
+        return text
     if isinstance(exc, AssertionError):
         # assertion rewriting appends "assert <expr>"; keep the author's message when there is one
         head = text.split("\nassert ", 1)[0].strip()
@@ -115,8 +154,12 @@ def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Test
         skip_extra = ctrfextra.skip_extra(skip_code(message or "", call.excinfo))
         if skip_extra:
             props.append((r.PROP_EXTRA, skip_extra))
+    stdout = list(ctx.lines) if ctx is not None else []
+    if status == "skipped" and check_level_skip(item, report):
+        stdout.append(skip_log_line(message.splitlines()[0] if message else ""))
+    if report.when in ("call", "setup") and (ctx is not None or stdout):
+        props.append((r.PROP_STDOUT, stdout))
     if report.when in ("call", "setup") and ctx is not None:
-        props.append((r.PROP_STDOUT, list(ctx.lines)))
         if ctx.extra:
             props.append((r.PROP_EXTRA, dict(ctx.extra)))
         if ctx.figures:  # the HTML report's figures reach the xdist controller, not CTRF

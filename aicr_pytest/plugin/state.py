@@ -82,6 +82,8 @@ class PluginState:
     cluster_handle: ClusterHandle | None = None
     #: the final CTRF document (built in ``pytest_sessionfinish`` on the controller)
     report: dict[str, Any] | None = None
+    #: each check's time budget in seconds: the catalog's, overridden by ``--data`` (core.budgets)
+    budgets: dict[str, float] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -218,20 +220,33 @@ def run_outcome(
     )
 
 
-def needs_cluster(run: RunState, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether to load the kubeconfig now: under ``aicr-pytest validate`` (``check_kubeconfig``), when
-    a check of this run will talk to the cluster and the user named a kubeconfig or context
-    (``--kubeconfig``, ``$KUBECONFIG``, ``--kube-context``), so one that is missing or unreadable
-    stops the run before any check.  With none named the cluster connects on first use, as before
-    (in-cluster config, then ``~/.kube/config``).  Plain pytest connects on first use too: a test
-    kit fixture (``aicr_fake_cluster_factory``) may write the kubeconfig during the session."""
+def needs_cluster(
+    run: RunState, environ: Mapping[str, str] | None = None, *, kit_writes_kubeconfig: bool = False
+) -> bool:
+    """Whether to load the kubeconfig now, so one that is missing or unreadable stops the run before
+    any check: when a check of this run will talk to the cluster and the user named a kubeconfig or
+    context.  Under ``aicr-pytest validate`` (``check_kubeconfig``) ``--kubeconfig``,
+    ``$KUBECONFIG`` and ``--kube-context`` count; under plain pytest only the flags do, and not when
+    a conftest's fixture uses the test kit (``aicr_fake_cluster_factory``), which may write that
+    kubeconfig during the session.  With none named the cluster connects on first use, as before
+    (in-cluster config, then ``~/.kube/config``)."""
     s = run.settings
     env = os.environ if environ is None else environ
-    if not s.check_kubeconfig or s.no_cluster or run.readiness.blocked:
+    if s.no_cluster or run.readiness.blocked:
         return False
-    if not (s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip()):
+    if s.check_kubeconfig:
+        named = bool(s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip())
+    else:
+        named = bool(s.kubeconfig or s.kube_context) and not kit_writes_kubeconfig
+    if not named:
         return False
     return any(sel.spec.name not in s.skip_checks for sel in run.selected)
+
+
+def _kit_writes_kubeconfig(config: pytest.Config) -> bool:
+    from aicr_pytest.plugin.testkit import kit_writes_kubeconfig
+
+    return kit_writes_kubeconfig(config)
 
 
 def start(config: pytest.Config) -> PluginState:
@@ -284,7 +299,10 @@ def load(config: pytest.Config, state: PluginState) -> None:
         state.run = load_run_state(
             settings, state.cluster_handle.read_configmap, prevalidate, binary_version=__version__
         )
-        if needs_cluster(state.run):
+        from aicr_pytest.core.budgets import check_budgets
+
+        state.budgets = check_budgets(state.run.data)
+        if needs_cluster(state.run, kit_writes_kubeconfig=_kit_writes_kubeconfig(config)):
             from aicr_pytest.kube.kubeconfig import load_configuration
 
             load_configuration(settings.kubeconfig, settings.kube_context)  # named on the terminal

@@ -13,7 +13,10 @@ asks for a fake cluster.
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,9 +25,32 @@ if TYPE_CHECKING:  # registered on every run; keep its import cheap
     from aicr_pytest.testing.cluster import FakeCluster
     from aicr_pytest.testing.profiles import ClusterProfile
 
-__all__ = ["aicr_fake_cluster", "aicr_fake_cluster_factory"]
+__all__ = ["KIT_FIXTURES", "aicr_fake_cluster", "aicr_fake_cluster_factory", "kit_writes_kubeconfig"]
 
 FakeClusterFactory = Callable[..., "FakeCluster"]
+
+#: the fixtures that start a fake cluster (and write its kubeconfig) while the session runs
+KIT_FIXTURES = frozenset({"aicr_fake_cluster", "aicr_fake_cluster_factory"})
+
+
+def kit_writes_kubeconfig(config: pytest.Config) -> bool:
+    """Whether a conftest or plugin loaded before the session has a fixture that asks for a test-kit
+    fixture (:data:`KIT_FIXTURES`): it may write the kubeconfig the run names while the session runs,
+    so that kubeconfig is not loaded up front."""
+    me = sys.modules[__name__]
+    for plugin in config.pluginmanager.get_plugins():
+        if plugin is me or not isinstance(plugin, ModuleType):
+            continue
+        for value in list(vars(plugin).values()):
+            if type(value).__name__ != "FixtureFunctionDefinition":  # what @pytest.fixture makes
+                continue
+            try:
+                params = inspect.signature(value).parameters
+            except (TypeError, ValueError):
+                continue
+            if KIT_FIXTURES & set(params):
+                return True
+    return False
 
 
 @pytest.fixture

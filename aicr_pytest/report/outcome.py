@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from aicr_pytest.core.gofmt import slog_text_value
+
 STATUSES: tuple[str, ...] = ("passed", "failed", "skipped", "pending", "other")
 FAILING: frozenset[str] = frozenset({"failed", "other"})
 
@@ -21,6 +23,12 @@ SKIP_FAIL_FAST = "skipped due to previous phase failure"
 SKIP_READINESS = "skipped - readiness pre-flight failed"
 #: the phase table's status of a phase the run did not finish (SIGINT, SIGTERM, ``--timeout``)
 INTERRUPTED = "interrupted"
+
+
+def skip_log_line(reason: str) -> str:
+    """The line a check-level skip adds to the check's CTRF ``stdout``, as AICR's in-pod runner logs
+    it with Go's slog text handler (less the timestamp): ``level=INFO msg=SKIP reason="…"``."""
+    return f"level=INFO msg=SKIP reason={slog_text_value(reason)}"
 
 
 def truncate_line(line: str) -> str:

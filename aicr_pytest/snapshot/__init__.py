@@ -10,9 +10,12 @@ The package map (pure modules first, then the one module that does I/O):
   POSIX shell collector delivered in a ConfigMap;
 * :mod:`.osfacts`, :mod:`.gpu` -- ``OS.grub|sysctl|kmod|release``, ``SystemD.<unit>``,
   ``GPU.hardware`` and ``GPU.smi`` from the texts a node shows; :mod:`.nodefacts` -- all of them from
-  the parsed log, failing closed per section;
-* :mod:`.agent` -- the agent's Job and ConfigMap manifests and where it runs;
-* :mod:`.output` -- ``--format`` and ``--output FILE|-|cm://ns/name``;
+  the parsed log, failing closed per section; :mod:`.network` -- ``NetworkTopology`` (identity,
+  capabilities, per-PF items, kernel modules) from the agent's sysfs read;
+* :mod:`.agent` -- the agent's Job and ConfigMap manifests and where it runs; :mod:`.agentflags` --
+  the flags that shape its pod (runtime class, resources, names);
+* :mod:`.output` -- ``--format`` and ``--output FILE|-|cm://ns/name``; :mod:`.template` --
+  ``--template`` (a sandboxed Jinja2 template over the document);
 * :mod:`.cluster` -- the capture against a live cluster (API reads, the run-scoped agent, cleanup);
 * :mod:`.cli` -- the subcommand's flags and run.
 """

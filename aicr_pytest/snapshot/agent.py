@@ -46,6 +46,9 @@ GPU_RESOURCE: Final = "nvidia.com/gpu"
 #: Kept after the Job ends if cleanup could not run (kubectl delete of the client, a crash).
 TTL_AFTER_FINISHED_S: Final = 3600
 UNPRIVILEGED_UID: Final = 65534
+#: The agent container's resources unless ``--requests``/``--limits`` replace a key.
+DEFAULT_REQUESTS: Final[Mapping[str, str]] = {"cpu": "100m", "memory": "64Mi"}
+DEFAULT_LIMITS: Final[Mapping[str, str]] = {"cpu": "1", "memory": "256Mi"}
 
 
 def collector_script() -> str:
@@ -77,6 +80,21 @@ def _tolerations(tolerations: Sequence[Toleration] | None) -> list[JSON]:
     return [t.to_k8s() for t in tolerations]
 
 
+def agent_resources(
+    *,
+    require_gpu: bool,
+    requests: Mapping[str, str] | None = None,
+    limits: Mapping[str, str] | None = None,
+) -> JSON:
+    """The container's ``resources``: the defaults, each key ``--requests``/``--limits`` names
+    replaced; with ``--require-gpu``, ``nvidia.com/gpu: 1`` unless ``--limits`` names that key."""
+    req = {**DEFAULT_REQUESTS, **(requests or {})}
+    lim = {**DEFAULT_LIMITS, **(limits or {})}
+    if require_gpu and GPU_RESOURCE not in lim:
+        lim[GPU_RESOURCE] = "1"
+    return {"requests": req, "limits": lim}
+
+
 def agent_job(
     name: str,
     *,
@@ -87,16 +105,20 @@ def agent_job(
     tolerations: Sequence[Toleration] | None,
     require_gpu: bool,
     active_deadline_seconds: int,
+    runtime_class: str | None = None,
+    service_account: str | None = None,
+    requests: Mapping[str, str] | None = None,
+    limits: Mapping[str, str] | None = None,
 ) -> JSON:
-    """The agent Job (one pod, never retried); see the module docstring for what each mode mounts."""
+    """The agent Job (one pod, never retried); see the module docstring for what each mode mounts.
+
+    ``runtime_class`` (``--runtime-class``) sets the pod's ``runtimeClassName``; ``service_account``
+    (``--service-account-name``) its ``serviceAccountName`` (an existing account: the agent creates
+    none, and still mounts no token); ``requests``/``limits`` override the defaults per key."""
     env: list[JSON] = [
         {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
         {"name": "AICR_PRIVILEGED", "value": "true" if privileged else "false"},
     ]
-    requests = {"cpu": "100m", "memory": "64Mi"}
-    limits: dict[str, str] = {"cpu": "1", "memory": "256Mi"}
-    if require_gpu:
-        limits[GPU_RESOURCE] = "1"
     mounts: list[JSON] = [{"name": "collector", "mountPath": SCRIPT_DIR, "readOnly": True}]
     volumes: list[JSON] = [
         {"name": "collector", "configMap": {"name": configmap, "defaultMode": 0o444}},
@@ -108,6 +130,10 @@ def agent_job(
         "tolerations": _tolerations(tolerations),
         "terminationGracePeriodSeconds": 5,
     }
+    if runtime_class:
+        pod["runtimeClassName"] = runtime_class
+    if service_account:
+        pod["serviceAccountName"] = service_account
     if node_selector:
         pod["nodeSelector"] = dict(node_selector)
     container: JSON = {
@@ -115,7 +141,7 @@ def agent_job(
         "image": image,
         "command": ["/bin/sh", f"{SCRIPT_DIR}/{SCRIPT_KEY}"],
         "env": env,
-        "resources": {"requests": requests, "limits": limits},
+        "resources": agent_resources(require_gpu=require_gpu, requests=requests, limits=limits),
         "volumeMounts": mounts,
     }
     if privileged:
@@ -160,9 +186,12 @@ __all__ = [
     "APP_LABEL",
     "CONFIGMAP_BASE",
     "CONTAINER",
+    "DEFAULT_LIMITS",
+    "DEFAULT_REQUESTS",
     "GPU_PRESENT_LABEL",
     "JOB_BASE",
     "agent_job",
+    "agent_resources",
     "auto_node_selector",
     "collector_script",
     "script_configmap",

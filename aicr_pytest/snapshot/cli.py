@@ -18,6 +18,11 @@ Flags (AICR's names and defaults; env where AICR has one):
 * ``--max-nodes-per-entry N`` (default 0: unlimited) for ``NodeTopology`` node lists;
 * ``--format yaml|json`` (default yaml), ``-o/--output FILE|-|cm://namespace/name`` (default stdout);
 * ``--no-cleanup``: keep the agent's Job and ConfigMap and print ``kubectl`` commands;
+* ``--runtime-class`` (``AICR_RUNTIME_CLASS``; not with ``--require-gpu``), ``--requests``/``--limits``
+  (``AICR_REQUESTS``/``AICR_LIMITS``, ``name=quantity,...``), ``--image-pull-secret`` (repeatable),
+  ``--job-name`` (the Job's name prefix), ``--service-account-name`` (an existing account):
+  :mod:`.agentflags`;
+* ``--template FILE``: render the snapshot through a Jinja2 template (:mod:`.template`);
 * ``--aks-gpu-pools``, ``--gke-gpu-pools``, ``--oke-addons FILE`` (``AICR_AKS_GPU_POOLS_PATH``, …):
   the provider CLI's JSON, read before the cluster is touched and added to the ``K8s`` measurement
   (:mod:`aicr_pytest.snapshot.providers`).
@@ -33,6 +38,12 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.goduration import parse_positive_go_duration
 from aicr_pytest.core.settings import parse_node_selector, parse_toleration
+from aicr_pytest.snapshot.agentflags import (
+    check_job_prefix,
+    check_runtime_class,
+    check_subdomain,
+    parse_resource_list,
+)
 
 if TYPE_CHECKING:
     from aicr_pytest.snapshot.cluster import CaptureOptions
@@ -59,6 +70,7 @@ def build_options(args: Mapping[str, Any]) -> CaptureOptions:
 
     ``args``: the subcommand's values as the CLI resolved them (each single-value flag given at
     most once; an option not given holds its environment variable or its default)."""
+    from aicr_pytest.snapshot.agent import JOB_BASE
     from aicr_pytest.snapshot.cluster import CaptureOptions
 
     namespace = str(args["namespace"])
@@ -72,15 +84,23 @@ def build_options(args: Mapping[str, Any]) -> CaptureOptions:
         raise UsageError(MSG_BAD_MAX_NODES.format(value=max_nodes))
     toleration = args["toleration"]
     tolerations = tuple(parse_toleration(t) for t in toleration) if toleration else None
+    require_gpu = bool(args["require_gpu"])
+    secrets = [check_subdomain("image-pull-secret", s) for s in args.get("image_pull_secret") or ()]
     return CaptureOptions(
         image=image.strip(),
         namespace=namespace,
         privileged=bool(args["privileged"]),
         node_selector=parse_node_selector(args["node_selector"]),
         tolerations=tolerations,
-        require_gpu=bool(args["require_gpu"]),
+        require_gpu=require_gpu,
         timeout=parse_timeout(str(args["timeout"])),
         max_nodes_per_entry=max_nodes,
+        image_pull_secrets=tuple(s for s in secrets if s),
+        job_base=check_job_prefix(args.get("job_name"), JOB_BASE),
+        runtime_class=check_runtime_class(args.get("runtime_class"), require_gpu=require_gpu),
+        service_account=check_subdomain("service-account-name", args.get("service_account_name")),
+        requests=parse_resource_list("requests", args.get("requests")),
+        limits=parse_resource_list("limits", args.get("limits")),
     )
 
 
@@ -88,12 +108,17 @@ def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO
     """Run ``aicr-pytest snapshot``; returns the exit code (usage errors raise :class:`UsageError`)."""
     from aicr_pytest.snapshot.output import parse_destination, parse_format, write
     from aicr_pytest.snapshot.providers import PROVIDERS, attach, project_all
+    from aicr_pytest.snapshot.template import TemplateRenderError, load_template
 
     err = stderr or sys.stderr
     fmt = parse_format(args["format"] or "yaml")
     destination = parse_destination(args["output"])
     opts = build_options(args)
     provider_data = project_all({p.flag: args[p.flag.replace("-", "_")] for p in PROVIDERS})
+    template = None
+    if args.get("template"):
+        cm_uri = destination.describe() if destination.kind == "configmap" else None
+        template = load_template(str(args["template"]), fmt=fmt, output_is_configmap=cm_uri)
 
     from aicr_pytest.kube import ApiError, connect
     from aicr_pytest.snapshot.cluster import CaptureError, capture_live
@@ -124,7 +149,16 @@ def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO
         cluster.apply(obj)
 
     attach(live.result.document, provider_data)
-    where = write(live.result.document, fmt, destination, stdout=stdout, configmap_writer=write_configmap)
+    text = None
+    if template is not None:
+        try:
+            text = template.render(live.result.document)
+        except TemplateRenderError as exc:
+            print(f"aicr-pytest: error: {exc}", file=err, flush=True)
+            return 8
+    where = write(
+        live.result.document, fmt, destination, stdout=stdout, configmap_writer=write_configmap, text=text
+    )
     print(f"snapshot: captured from node {live.result.source_node}, written to {where}", file=err, flush=True)
     return 0
 

@@ -110,6 +110,13 @@ class CaptureOptions:
     image_pull_secrets: tuple[str, ...] = ()
     #: ``--job-name``: the agent Job's name prefix (the run id is appended)
     job_base: str = agentspec.JOB_BASE
+    #: ``--runtime-class``: the pod's ``runtimeClassName``
+    runtime_class: str | None = None
+    #: ``--service-account-name``: the pod's (existing) service account
+    service_account: str | None = None
+    #: ``--requests``/``--limits``: per-key overrides of the container's defaults
+    requests: Mapping[str, str] | None = None
+    limits: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -221,6 +228,10 @@ def run_agent(
                 tolerations=opts.tolerations,
                 require_gpu=opts.require_gpu,
                 active_deadline_seconds=int(opts.timeout) + AGENT_DEADLINE_MARGIN_S,
+                runtime_class=opts.runtime_class,
+                service_account=opts.service_account,
+                requests=opts.requests,
+                limits=opts.limits,
             )
         )
     except ApiError as err:
@@ -294,12 +305,14 @@ def capture(
         say(f"snapshot: targeting GPU nodes ({agentspec.GPU_PRESENT_LABEL}=true; --node-selector overrides)")
     agent_log, node, job_name = run_agent(scope, opts, node_selector=selector, clock=clock, emit=say)
     say(f"snapshot: agent ran on node {node}")
-    from_node = node_measurements(agent_log)
+    node_labels: Mapping[str, str] | None = None
     try:
-        collected.add("K8s", "node", node_data(cluster.get("v1", "Node", node)))
+        node_obj = cluster.get("v1", "Node", node)
+        collected.add("K8s", "node", node_data(node_obj))
+        node_labels = (node_obj.get("metadata") or {}).get("labels") or {}
     except ApiError as err:
         collected.omit("K8s.node", str(err))
-    collected.extend(from_node)
+    collected.extend(node_measurements(agent_log, node_labels=node_labels))
     if opts.require_gpu and not has_gpu(collected.data("GPU", "hardware"), collected.data("GPU", "smi")):
         raise NoGpuFound(MSG_NO_GPU.format(node=node))
     document = snapshot_document(

@@ -17,6 +17,8 @@
 #   ==AICR== end sysctl rc=0
 #   ==AICR== done
 #
+# The network section needs readlink and, for a NIC's VPD, od and tr (all in coreutils and busybox).
+#
 # Environment: NODE_NAME (downward API), AICR_PRIVILEGED (true: host namespaces and the host's
 # /etc/os-release mounted at /host/etc/os-release), AICR_SYSTEMD_UNITS (units to show).
 # For tests only: AICR_ROOT (prefix of /proc, /sys and /host), AICR_HOST_EXEC (how a host binary
@@ -72,6 +74,61 @@ pci_devices() {
     echo "no PCI devices under /sys/bus/pci/devices"
     return 2
   fi
+}
+
+# attr KEY FILE: "KEY <first line of FILE>" when FILE can be read (a last line without newline too).
+attr() {
+  [ -r "$2" ] || return 0
+  x=
+  { IFS= read -r x || [ -n "$x" ]; } < "$2" 2>/dev/null && echo "$1 $x"
+  return 0
+}
+
+# NVIDIA (Mellanox) network PFs and NVIDIA GPUs: "pf <address>" or "gpu <address>", then one
+# "key value" line per fact (virtual functions, which have a physfn link, are skipped).
+net_pci() {
+  if [ ! -d "$R/sys/bus/pci/devices" ]; then
+    echo "no /sys/bus/pci/devices"
+    return 2
+  fi
+  base=
+  [ -n "$R" ] && base=$(readlink -f "$R")
+  for d in "$R"/sys/bus/pci/devices/*; do
+    [ -r "$d/vendor" ] && [ -r "$d/class" ] || continue
+    v=
+    cls=
+    read -r v < "$d/vendor"
+    read -r cls < "$d/class"
+    case "$v:$cls" in
+      0x15b3:0x0200* | 0x15b3:0x0207*) kind=pf ;;
+      0x10de:0x0300* | 0x10de:0x0302*) kind=gpu ;;
+      *) continue ;;
+    esac
+    [ -e "$d/physfn" ] && continue
+    echo "$kind ${d##*/}"
+    p=$(readlink -f "$d" 2>/dev/null) && echo "path ${p#"$base"}"
+    attr numa "$d/numa_node"
+    [ "$kind" = pf ] || continue
+    attr device "$d/device"
+    attr sriov_totalvfs "$d/sriov_totalvfs"
+    for n in "$d"/net/*; do
+      [ -e "$n" ] && echo "net ${n##*/}"
+    done
+    for r in "$d"/infiniband/*; do
+      [ -e "$r" ] || continue
+      echo "rdma ${r##*/}"
+      attr psid "$r/board_id"
+      for l in "$r"/ports/*/link_layer; do
+        attr link_layer "$l"
+      done
+    done
+    if [ -r "$d/vpd" ]; then
+      x=$(od -An -v -tx1 "$d/vpd" 2>/dev/null | tr -d ' \n')
+      [ -n "$x" ] && echo "vpd $x"
+    fi
+  done
+  attr product "$R/sys/class/dmi/id/product_name"
+  return 0
 }
 
 nvidia_smi() {
@@ -132,6 +189,7 @@ emit os-release os_release
 emit cmdline cat "$R/proc/cmdline"
 emit modules cat "$R/proc/modules"
 emit pci pci_devices
+emit network net_pci
 emit nvidia-smi nvidia_smi
 if [ "$PRIV" = true ]; then
   for u in $UNITS; do

@@ -42,6 +42,13 @@ class Collected:
             raise ValueError(f"unknown measurement type {type_name!r}")
         self.subtypes.setdefault(type_name, []).append(subtype(name, data))
 
+    def add_subtypes(self, type_name: str, subtypes: Iterable[Doc]) -> None:
+        """Whole subtypes in wire shape (with ``context`` or ``items``), as given."""
+        if type_name not in TYPE_ORDER:
+            raise ValueError(f"unknown measurement type {type_name!r}")
+        for doc in subtypes:
+            self.subtypes.setdefault(type_name, []).append(doc)
+
     def omit(self, what: str, reason: str) -> None:
         self.warnings.append(MSG_OMITTED.format(what=what, reason=" ".join(str(reason).split())))
 
@@ -55,7 +62,7 @@ class Collected:
 
     def data(self, type_name: str, name: str) -> Data | None:
         for s in self.subtypes.get(type_name, []):
-            if s["subtype"] == name:
+            if s["subtype"] == name and "data" in s:
                 found: Data = s["data"]
                 return found
         return None

@@ -1,4 +1,4 @@
-"""The node measurements (``OS``, ``GPU``, ``SystemD``) from the agent's parsed log.
+"""The node measurements (``OS``, ``GPU``, ``SystemD``, ``NetworkTopology``) from the agent's parsed log.
 
 Fail closed per section: a section that is missing, truncated (no ``end`` line), ended with a
 non-zero status or parses to nothing is omitted with a one-line warning naming why; the other
@@ -7,6 +7,7 @@ sections still make it into the snapshot.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from aicr_pytest.snapshot.gpu import (
@@ -17,6 +18,8 @@ from aicr_pytest.snapshot.gpu import (
     parse_pci,
 )
 from aicr_pytest.snapshot.measure import Collected
+from aicr_pytest.snapshot.network import TYPE as NETWORK
+from aicr_pytest.snapshot.network import network_topology, parse_network_section
 from aicr_pytest.snapshot.osfacts import (
     parse_cmdline,
     parse_modules,
@@ -138,12 +141,27 @@ def _systemd(log: AgentLog, out: Collected) -> None:
             out.add("SystemD", unit, props)
 
 
-def node_measurements(log: AgentLog) -> Collected:
-    """``OS``, ``GPU`` and ``SystemD`` subtypes from what the agent printed, plus the warnings."""
+def _network(log: AgentLog, out: Collected, node_labels: Mapping[str, str] | None) -> None:
+    """``NetworkTopology`` when the node has an NVIDIA network PF (none: no measurement, no warning)."""
+    section = _usable(out, log.section("network"), "network", NETWORK)
+    if section is None:
+        return
+    modules = log.section("modules")
+    modules_text = modules.text if modules is not None and modules.ok else None
+    subtypes = network_topology(parse_network_section(section.text), modules_text, node_labels=node_labels)
+    if subtypes:
+        out.add_subtypes(NETWORK, subtypes)
+
+
+def node_measurements(log: AgentLog, *, node_labels: Mapping[str, str] | None = None) -> Collected:
+    """``OS``, ``GPU``, ``SystemD`` and ``NetworkTopology`` subtypes from what the agent printed,
+    plus the warnings; ``node_labels`` (the agent's node) give ``NetworkTopology.identity`` its
+    ``gpuType`` and ``nodeSelector``."""
     out = Collected()
     modules = _os(log, out)
     _gpu(log, out, modules)
     _systemd(log, out)
+    _network(log, out, node_labels)
     return out
 
 

@@ -149,9 +149,12 @@ def write(
     *,
     stdout: TextIO | None = None,
     configmap_writer: ConfigMapWriter | None = None,
+    text: str | None = None,
 ) -> str:
-    """Write ``document``; returns where it went (:meth:`Destination.describe`)."""
-    text = dumps(document, fmt)
+    """Write ``document`` (or ``text``, its ``--template`` rendering); returns where it went
+    (:meth:`Destination.describe`)."""
+    if text is None:
+        text = dumps(document, fmt)
     if dest.kind == "stdout":
         out = stdout or sys.stdout
         out.write(text)

@@ -3,8 +3,10 @@
 One test function, one item per check.  Decisions live in :mod:`aicr_pytest.nccl` (pure) and the
 cluster work in :mod:`aicr_pytest.nccl.cluster`; this function only wires them together in the
 order AICR runs them: variant → nodes and sizing → Trainer → plumbing and preflights → TrainJob →
-launcher log → parse → transport → threshold.  Evidence: the parsed sweep goes to CTRF ``extra``
-(``aicr.ncclSweep``) and, with ``--evidence-dir``, ``<check>-busbw.svg`` plus the launcher log.
+launcher log → parse → transport → threshold; with ``--isolate-bad-nodes``, a missed floor or a
+failed launcher is followed by reruns on node subsets (:mod:`aicr_pytest.nccl.rerun`).  Evidence:
+the parsed sweep goes to CTRF ``extra`` (``aicr.ncclSweep``; the isolation result
+``aicr.ncclIsolation``) and, with ``--evidence-dir``, ``<check>-busbw.svg`` plus the launcher log.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from aicr_pytest import nccl  # lazy: the cluster I/O module is imported when th
 
 if TYPE_CHECKING:  # annotations only
     from aicr_pytest import CheckContext, Clock, Cluster, DataTree, Recipe, RunScope, Settings
+    from aicr_pytest.nccl import NcclBenchmark
 
 
 def test_nccl_all_reduce_bw(
@@ -64,11 +67,14 @@ def test_nccl_all_reduce_bw(
         "nodes": list(sizing.node_names),
         "runtime": plan.runtime_template or (plan.private_runtime.source if plan.private_runtime else ""),
     }
+    rerun = nccl.RerunInputs(plan, sizing, plumbing)  # --isolate-bad-nodes: what reruns share
     try:
         outcome = bench.wait(trainjob, sizing.worker_count)
     except nccl.LauncherFailed as failure:
         _diagnostics(aicr_check, failure.diagnostics)
-        raise
+        if not aicr_settings.isolate_bad_nodes:
+            raise
+        raise nccl.NcclCheckFailure(_isolate(aicr_check, bench, rerun, trainjob, str(failure))) from failure
     text = bench.launcher_log(outcome.launcher)
     _write_evidence(aicr_settings, f"{aicr_check.name}-launcher.log", text)
 
@@ -91,7 +97,21 @@ def test_nccl_all_reduce_bw(
     if verdict.measurement is not None:  # measured value vs constraint, for the reports
         aicr_check.measure(verdict.measurement)
     if verdict.failure is not None:
+        if aicr_settings.isolate_bad_nodes:
+            aicr_check.fail(_isolate(aicr_check, bench, rerun, trainjob, verdict.failure))
         aicr_check.fail(verdict.failure)
+
+
+def _isolate(
+    check: CheckContext, bench: NcclBenchmark, rerun: nccl.RerunInputs, trainjob: str, failure: str
+) -> str:
+    """Bad-node isolation after ``failure``: the reruns' rounds go to stdout, the result to CTRF
+    ``extra``; returns the failure message followed by the finding."""
+    message, result = nccl.isolate_failure(bench, rerun, trainjob=trainjob, failure=failure)
+    for line in nccl.round_lines(result):
+        check.emit(line)
+    check.extra[nccl.EXTRA_ISOLATION] = result.as_extra()
+    return message
 
 
 def _diagnostics(check: CheckContext, blocks: dict[str, list[str]]) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 FILES: dict[str, str] = {
     "a-file": "not a directory\n",
     "out/.keep": "",
+    "report.j2": "{{ kind }}\n",
+    "broken.j2": "{% for %}\n",
 }
 
 E = "aicr-pytest: error: "
@@ -125,6 +127,88 @@ CASES: list[tuple[list[str], int, str]] = [
         ["snapshot", "--require-gpu=perhaps"],
         2,
         S + "argument --require-gpu: invalid boolean value 'perhaps' (use true or false)",
+    ),
+    # the agent pod: runtime class, resources, names
+    (
+        ["snapshot", "--runtime-class", "nvidia", "--require-gpu"],
+        2,
+        E + "--require-gpu and --runtime-class are mutually exclusive; prefer --runtime-class, which "
+        "provides nvidia-smi access via the container runtime without consuming a GPU allocation",
+    ),
+    (
+        ["snapshot", "--runtime-class", "NVIDIA_CDI"],
+        2,
+        E + 'invalid --runtime-class "NVIDIA_CDI": must be a DNS-1123 subdomain',
+    ),
+    (
+        ["snapshot", "--runtime-class", "a", "--runtime-class", "b"],
+        2,
+        E + "flag --runtime-class can only be specified once",
+    ),
+    (
+        ["snapshot", "--requests", "cpu"],
+        2,
+        E + 'invalid --requests: entry "cpu" is not in name=quantity form',
+    ),
+    (
+        ["snapshot", "--requests", "cpu=,memory=1Gi"],
+        2,
+        E + 'invalid --requests: entry "cpu=" has empty name or quantity',
+    ),
+    (
+        ["snapshot", "--limits", "memory=lots"],
+        2,
+        E + 'invalid --limits: entry "memory=lots": quantities must match the regular expression '
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ),
+    (
+        ["snapshot", "--limits", "memory=2K"],
+        2,
+        E + 'invalid --limits: entry "memory=2K": unable to parse quantity\'s suffix',
+    ),
+    (
+        ["snapshot", "--limits", "cpu=1.2.3"],
+        2,
+        E + 'invalid --limits: entry "cpu=1.2.3": unable to parse numeric part of quantity',
+    ),
+    (
+        ["snapshot", "--limits", "cpu=1", "--limits", "cpu=2"],
+        2,
+        E + "flag --limits can only be specified once",
+    ),
+    (
+        ["snapshot", "--image-pull-secret", "regcred", "--image-pull-secret", "Reg Cred"],
+        2,
+        E + 'invalid --image-pull-secret "Reg Cred": must be a DNS-1123 subdomain',
+    ),
+    (
+        ["snapshot", "--job-name", "GPU.audit"],
+        2,
+        E + 'invalid --job-name "GPU.audit": must be a DNS-1123 label',
+    ),
+    (
+        ["snapshot", "--service-account-name", "snapshot_agent"],
+        2,
+        E + 'invalid --service-account-name "snapshot_agent": must be a DNS-1123 subdomain',
+    ),
+    # --template
+    (["snapshot", "--template", "{tmp}/absent.j2"], 2, E + "template file not found: {tmp}/absent.j2"),
+    (["snapshot", "--template", "{tmp}/out"], 2, E + "template path is a directory, not a file: {tmp}/out"),
+    (
+        ["snapshot", "--template", "{tmp}/report.j2", "--format", "json"],
+        2,
+        E + '--template requires YAML format; --format must be "yaml" or omitted',
+    ),
+    (
+        ["snapshot", "--template", "{tmp}/report.j2", "-o", "cm://default/report"],
+        2,
+        E + "--template writes a file or stdout, not a ConfigMap: cm://default/report",
+    ),
+    (
+        ["snapshot", "--template", "{tmp}/broken.j2"],
+        2,
+        E + "failed to parse template {tmp}/broken.j2: "
+        "Expected an expression, got 'end of statement block' (line 1)",
     ),
     (["snapshot", "--bogus"], 2, E + "unrecognized arguments: --bogus"),
     # provider data: read before the cluster is touched

@@ -28,6 +28,7 @@ _CLEARED = (
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("validate-badinput")
     for rel, text in FILES.items():
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_text(text)
     return tmp
 

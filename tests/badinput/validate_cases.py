@@ -75,6 +75,11 @@ FILES: dict[str, str] = {
     "kubeconfig-garbage": "this: is: not: a kubeconfig\n",
     "kubeconfig-empty": "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
     "afile": "x\n",
+    # a --data directory whose catalog overlay gives a check a budget that is not a Go duration
+    "data-budget/registry.yaml": "components: []\n",
+    "data-budget/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: 2 minutes}\n",
+    "data-budget-neg/registry.yaml": "components: []\n",
+    "data-budget-neg/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: -1m}\n",
     # alias bombs where a user's YAML reaches us: a componentRef's overrides, a snapshot measurement
     # value, an AICRConfig, a --data file
     "bomb-recipe.yaml": _recipe(
@@ -510,8 +515,48 @@ CASES: list[Case] = [
         {},
         "gpu-health: invalid ecc_dbe_max='-1': input should be greater than or equal to 0",
     ),
-    # kubeconfig / context missing or unreadable, named before any check runs (validate only: under
-    # plain pytest a test-kit fixture may write the kubeconfig during the session)
+    # --isolate-bad-nodes acts on the NCCL all-reduce checks: a run that selects none is refused
+    *_both(
+        [*OFF, "--isolate-bad-nodes"],
+        {},
+        "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
+        "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
+    ),
+    *_both(
+        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--phase", "deployment",
+         "--isolate-bad-nodes"],
+        {},
+        "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
+        "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
+    ),
+    # a per-check budget from a --data catalog overlay that is not a Go duration, or is negative
+    *_both(
+        [*OFF, "--data", "{tmp}/data-budget"],
+        {},
+        'validators/catalog.yaml: validator "operator-health": timeout "2 minutes" is not a Go duration '
+        "(such as 2m or 90s)",
+    ),
+    *_both(
+        [*OFF, "--data", "{tmp}/data-budget-neg"],
+        {},
+        'validators/catalog.yaml: validator "operator-health": timeout "-1m" is negative',
+    ),
+    # kubeconfig / context missing or unreadable, named before any check runs (plain pytest: named
+    # by flag, not $KUBECONFIG, and no conftest fixture uses the test kit, which may write it later)
+    (
+        T,
+        [*OK, "--kubeconfig", "/nonexistent/kubeconfig"],
+        {},
+        4,
+        P + "kubeconfig not found: /nonexistent/kubeconfig",
+    ),
+    (T, [*OK, "--kubeconfig", "{tmp}/kubeconfig-empty", "--kube-context", "nope"], {}, 4, P + NO_CONTEXT),
+    *_both(
+        [*OK, "--kubeconfig", "{tmp}/kubeconfig-garbage"],
+        {},
+        "cannot load kubeconfig {tmp}/kubeconfig-garbage (--kubeconfig): not valid YAML: mapping values "
+        "are not allowed here (line 1, column 9)",
+    ),
     (
         V,
         [*OK, "--kubeconfig", "/nonexistent/kubeconfig"],

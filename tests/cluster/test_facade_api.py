@@ -15,15 +15,20 @@ from aicr_pytest.kube.wait import wait_deleted
 from tests.harness.backends import K8sBackend
 
 
+def node_name(ns: str, i: int) -> str:
+    return f"{ns}-n{i % 4}"
+
+
 def pods(n: int, ns: str) -> list[dict[str, Any]]:
-    # Nodes n0..n3 do not exist: on the control plane nothing runs these pods (the pod GC waits
-    # 40 s before it removes pods bound to missing nodes; the test is long over by then).
+    # Bound to nodes no kubelet or kwok runs (:func:`seed_pods` creates them): on the control plane
+    # nothing runs these pods, and the pod GC, which removes pods bound to *missing* nodes 40 s
+    # after it sees them, leaves them alone however slow the machine is.
     return [
         {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": f"p{i:05d}", "namespace": ns, "labels": {"app": "a" if i % 3 else "b"}},
-            "spec": {"nodeName": f"n{i % 4}", "containers": [{"name": "main", "image": "x"}]},
+            "spec": {"nodeName": node_name(ns, i), "containers": [{"name": "main", "image": "x"}]},
         }
         for i in range(n)
     ]
@@ -31,7 +36,8 @@ def pods(n: int, ns: str) -> list[dict[str, Any]]:
 
 def seed_pods(backend: K8sBackend, n: int) -> str:
     ns = backend.namespace("bulk")
-    backend.seed([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, *pods(n, ns)])
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name(ns, i)}} for i in range(4)]
+    backend.seed([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, *nodes, *pods(n, ns)])
     return ns
 
 
@@ -57,11 +63,10 @@ def test_label_and_field_selectors_pass_through(k8s_backend: K8sBackend) -> None
         if p["metadata"]["namespace"] == ns  # a shared control plane may run other app=b pods
     ]
     assert len(b) == 10 and all(p["metadata"]["labels"]["app"] == "b" for p in b)
-    on_n1 = list(cluster.list("v1", "pods", ns, field_selector="spec.nodeName=n1"))
-    assert {p["spec"]["nodeName"] for p in on_n1} == {"n1"} and len(on_n1) == 8
-    both = list(
-        cluster.list("v1", "pods", ns, label_selector="app in (b)", field_selector="spec.nodeName=n0")
-    )
+    on_n1 = list(cluster.list("v1", "pods", ns, field_selector=f"spec.nodeName={node_name(ns, 1)}"))
+    assert {p["spec"]["nodeName"] for p in on_n1} == {node_name(ns, 1)} and len(on_n1) == 8
+    on_n0 = f"spec.nodeName={node_name(ns, 0)}"
+    both = list(cluster.list("v1", "pods", ns, label_selector="app in (b)", field_selector=on_n0))
     assert len(both) == 3
     assert list(cluster.list("v1", "pods", ns, label_selector="app notin (a,b)")) == []
 

@@ -241,6 +241,8 @@ def test_guard_b_no_dynamo_component_skips(pytester: pytest.Pytester, aicr_fake_
     doc["deploymentOrder"] = [c for c in doc["deploymentOrder"] if c != "dynamo-platform"]
     out = run_perf(pytester, fc, recipe=doc)
     assert (out.status, out.message) == ("skipped", "skipped - dynamo-platform not in recipe components")
+    # a check-level skip: the guide's troubleshooting table finds the reason in stdout too
+    assert out.stdout[-1] == 'level=INFO msg=SKIP reason="skipped - dynamo-platform not in recipe components"'
     assert fc.request_count() == 0  # guards A/B never touch the cluster
 
 

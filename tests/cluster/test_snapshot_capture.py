@@ -122,6 +122,26 @@ def test_capture_on_a_gpu_node_passes_the_h100_readiness(k8s_backend: K8sBackend
     assert_rbac_covers(cluster)
 
 
+@pytest.mark.fake_only("the control plane's kwok GPU nodes are of the H100 pool; none is a ConnectX host")
+def test_a_connectx_node_gives_network_topology(k8s_backend: K8sBackend) -> None:
+    backend = k8s_backend
+    backend.seed_profile("gb300-eks-roce-training")
+    cluster, _ = backend_facade(backend)
+    live = capture(backend, cluster, options(backend))
+    assert live.result.warnings == []
+    snap = loaded(live)
+    assert snap.types() == ["K8s", "GPU", "OS", "SystemD", "NodeTopology", "NetworkTopology"]
+    identity = snap.subtype("NetworkTopology", "identity")
+    assert identity is not None
+    assert identity.context["nodeSelector"] == f"kubernetes.io/hostname={live.result.source_node}"
+    assert identity.context["gpuType"] == "NVIDIA-GB300" and identity.context["linkType"] == "Ethernet"
+    assert snap.lookup("NetworkTopology.identity.rail-count") == "4"
+    assert snap.lookup("NetworkTopology.capabilities.rdma") == "true"
+    assert snap.lookup("NetworkTopology.pfs[rail=2].connectedGPU") == "GPU2"
+    assert snap.lookup("NetworkTopology.pfs[0].rdmaDevice") == "mlx5_0"
+    assert labelled_leftovers(backend) == []
+
+
 def test_unprivileged_capture_omits_what_needs_the_host(k8s_backend: K8sBackend) -> None:
     backend = k8s_backend
     backend.seed_profile(PROFILE)

@@ -111,13 +111,36 @@ def test_nccl_all_reduce_h100_passes_with_least_privilege(
         assert elapsed < 60, f"NCCL check on the control plane took {elapsed:.1f}s"
 
 
+def test_nccl_slow_node_is_named_by_bad_node_isolation(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    """``nccl-slow-node`` (the last GPU node in name order makes every run it joins slow) with
+    ``--isolate-bad-nodes``: the reruns, pinned to one node each by node affinity (on the control
+    plane: the real scheduler), name that node; nothing of the reruns is left."""
+    k8s_backend.seed_profile(PROFILE, ["nccl-slow-node"])
+    tests, run_id = run_performance(pytester, k8s_backend, "--isolate-bad-nodes")
+    t = tests[BW]
+    assert t["status"] == "failed", (t.get("message"), k8s_backend.controller_errors())
+    nodes = sorted(t["extra"]["aicr.ncclRun"]["nodes"])
+    slow = nodes[-1]
+    assert t["message"].startswith("NCCL bandwidth ")
+    assert t["message"].endswith(
+        f"; bad-node isolation: suspect node {slow}: fails alone against the intra-node floor "
+        f"(isolation: 1 round, {len(nodes)} reruns)"
+    )
+    iso = t["extra"]["aicr.ncclIsolation"]
+    assert iso["suspects"] == [slow]
+    assert [r["nodes"] for r in iso["rounds"][0]] == [[n] for n in nodes]
+    trainjob = str(t["extra"]["aicr.ncclRun"]["trainJob"]).split("/", 1)[1]
+    assert run_leftovers(k8s_backend, run_id, trainjob) == []
+    assert k8s_backend.controller_errors() == []
+
+
 #: the example recipe's phase-II conformance checks (a training cluster has their prerequisites)
 PHASE_II_TRAINING = ("accelerator-metrics", "ai-service-metrics", "pod-autoscaling", "cluster-autoscaling")
 
 
-def test_conformance_checks_of_the_example_pass(
-    pytester: pytest.Pytester, k8s_backend: K8sBackend
-) -> None:
+def test_conformance_checks_of_the_example_pass(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     """Every conformance check the example recipe declares is implemented and passes on a real
     cluster as the least-privilege user (no request refused)."""
     from aicr_pytest.core import yamlio

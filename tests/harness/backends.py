@@ -502,7 +502,7 @@ class ControlPlaneSession:
                     WebhookSync(self.cp, self.webhooks).start(),
                     PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
                     TrainerController(self.cp).start(),
-                    PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp)).start(),
+                    PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp, self.current_faults)).start(),
                     DynamoController(self.cp).start(),
                     VolumeProvisioner(self.cp, interval=0.5).start(),
                     PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),

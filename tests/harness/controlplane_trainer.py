@@ -43,7 +43,7 @@ import contextlib
 import logging
 import time
 import urllib.error
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -349,8 +349,9 @@ def _add_ssh_volume(rj: Obj, secret: str) -> None:
 class NcclLauncher:
     """The ``play`` of a :class:`~.controlplane_players.PodPlayer` for launcher pods: the NCCL log."""
 
-    def __init__(self, cp: ControlPlane) -> None:
+    def __init__(self, cp: ControlPlane, faults: Callable[[], Sequence[str]] = tuple) -> None:
         self.cp = cp
+        self.faults = faults  #: the seeded profile's faults (``nccl-slow-node``)
 
     def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
         from aicr_pytest.testing.players import nccl as player
@@ -362,22 +363,24 @@ class NcclLauncher:
             (c for c in containers if c.get("name") == NODE), containers[0] if containers else None
         )
         spec = player.LauncherSpec.from_container(container)
-        workers, product = self._workers(ns, jsname)
+        workers, product, nodes = self._workers(ns, jsname)
+        slow = player.slow_node_sets(self.faults(), self.cp.get("/api/v1/nodes")["items"])
         text_head, rows, trailer = player.render_launcher_log(
             jobset=jsname,
             spec=spec,
             workers=workers,
             procs_per_node=self._procs_per_node(ns, jsname),
             product=product,
-            peak_gbps=player.peak_busbw(product, spec),
+            peak_gbps=player.peak_busbw(product, spec) * player.bandwidth_factor(nodes, slow),
             network=spec.network,
             seed=f"{ns}/{jsname}",
         )
         text = text_head + "".join(row + "\n" for row in rows) + trailer
         return {str((container or {}).get("name") or NODE): (text, 0)}
 
-    def _workers(self, ns: str, jsname: str) -> tuple[list[str], str]:
-        """Running worker hostnames (completion-index order) and the GPU product of their nodes."""
+    def _workers(self, ns: str, jsname: str) -> tuple[list[str], str, set[str]]:
+        """Running worker hostnames (completion-index order), the GPU product and the names of
+        their nodes."""
         selector = quote(f"{JOBSET_NAME_LABEL}={jsname},{REPLICATED_JOB_LABEL}={NODE}")
         pods = [
             p
@@ -396,7 +399,7 @@ class NcclLauncher:
                 product = str(labels.get("nvidia.com/gpu.product") or "")
                 if product:
                     break
-        return hosts, product
+        return hosts, product, {str(_dig(p, "spec", "nodeName") or "") for p in pods}
 
     def _procs_per_node(self, ns: str, jsname: str) -> int:
         try:

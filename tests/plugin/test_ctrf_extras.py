@@ -3,7 +3,9 @@
 Each skip kind the run produces is run through the plugin and its CTRF entry compared whole: a
 domain skip with a code carries ``{"skipReason": code}``; ``--skip-check`` carries
 ``named-in-skip-checks``; ``--no-cluster``, ``--fail-fast``, a failed readiness pre-flight, a
-plain ``check.skip`` and a code outside AICR's closed set carry none.  Every report stays valid
+plain ``check.skip`` and a code outside AICR's closed set carry none.  A check-level skip also ends
+the check's ``stdout`` with AICR's slog line (``level=INFO msg=SKIP reason="…"``, quoted as Go
+quotes it); the run's own skips keep the reason in ``message`` only.  Every report stays valid
 against the official CTRF schema.
 """
 
@@ -31,10 +33,11 @@ def test_nvidia_smi(aicr_check):
 
 @pytest.mark.check("operator-health")
 def test_operator_health(aicr_check):
-    raise CheckSkip("not applicable here", "customer-prod-cluster")
+    raise CheckSkip('not applicable to the "prod" cluster at C:\\\\aicr', "customer-prod-cluster")
 
 @pytest.mark.check("gpu-operator-version")
 def test_gpu_operator_version(aicr_check):
+    aicr_check.emit("Detected GPU Operator version: v25.3.0")
     aicr_check.skip("no Deployment.gpu-operator.version constraint in recipe")
 
 @pytest.mark.check("expected-resources")
@@ -84,6 +87,16 @@ def test_domain_skip_codes_and_check_skip(
     assert tests["operator-health"]["status"] == "skipped" and "extra" not in tests["operator-health"]
     assert tests["gpu-operator-version"]["status"] == "skipped"
     assert "extra" not in tests["gpu-operator-version"]
+    # each check-level skip ends the check's stdout with the slog line, after what it printed
+    assert smi["stdout"] == ['level=INFO msg=SKIP reason="GPU nodes busy with existing workloads: [a]"']
+    assert tests["operator-health"]["message"] == 'not applicable to the "prod" cluster at C:\\aicr'
+    assert tests["operator-health"]["stdout"] == [
+        'level=INFO msg=SKIP reason="not applicable to the \\"prod\\" cluster at C:\\\\aicr"'
+    ]
+    assert tests["gpu-operator-version"]["stdout"] == [
+        "Detected GPU Operator version: v25.3.0",
+        'level=INFO msg=SKIP reason="no Deployment.gpu-operator.version constraint in recipe"',
+    ]
 
 
 def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path) -> None:
@@ -91,6 +104,7 @@ def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, refere
     report = _run(pytester, rp, sp, "--skip-check", "operator-health")
     _valid(report, reference_dir)
     assert _entries(report)["operator-health"]["extra"] == {"skipReason": "named-in-skip-checks"}
+    assert "stdout" not in _entries(report)["operator-health"]  # the run skipped it: message only
     assert "extra" not in _entries(report)["gpu-operator-version"]
 
 
@@ -115,6 +129,7 @@ def test_run_level_skips_carry_no_code(
     dra = _entries(report)["dra-support"]
     assert (dra["status"], dra["message"]) == ("skipped", message)
     assert "extra" not in dra  # AICR records these in message only
+    assert "stdout" not in dra
 
 
 def test_readiness_skip_carries_no_code(
@@ -130,3 +145,4 @@ def test_readiness_skip_carries_no_code(
     dra = _entries(report)["dra-support"]
     assert (dra["status"], dra["message"]) == ("skipped", "skipped - readiness pre-flight failed")
     assert "extra" not in dra
+    assert "stdout" not in dra

@@ -280,6 +280,7 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "30s",
         "--gpu-health-threshold",
         "ecc_dbe_max=1",
+        "--isolate-bad-nodes",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)

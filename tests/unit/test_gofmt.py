@@ -105,3 +105,37 @@ def test_go_json_is_compact_sorted_and_html_escaped() -> None:
 )
 def test_go_json_float(value: float, want: str) -> None:
     assert gofmt.go_json_float(value) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("", '""'),
+        ("plain", '"plain"'),
+        ('say "hi"', '"say \\"hi\\""'),
+        ("C:\\dir", '"C:\\\\dir"'),
+        ("a\nb\tc", '"a\\nb\\tc"'),
+        ("\x01\x7f", '"\\x01\\x7f"'),
+        ("naïve ✓", '"naïve ✓"'),
+        ("\u00a0", '"\\u00a0"'),
+    ],
+)
+def test_go_quote(text: str, want: str) -> None:
+    assert gofmt.go_quote(text) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("gpu-operator", "gpu-operator"),  # nothing to quote: bare, as slog writes it
+        ("C:\\dir", "C:\\dir"),  # a lone backslash does not make slog quote
+        ("", '""'),
+        ("no GPU nodes", '"no GPU nodes"'),
+        ("a=b", '"a=b"'),
+        ('x"y', '"x\\"y"'),
+        ("tab\t", '"tab\\t"'),
+        ("\u00a0x", '"\\u00a0x"'),
+    ],
+)
+def test_slog_text_value(text: str, want: str) -> None:
+    assert gofmt.slog_text_value(text) == want

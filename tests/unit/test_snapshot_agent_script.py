@@ -205,3 +205,51 @@ def parse_cmdline_text() -> dict[str, str]:
     from aicr_pytest.snapshot.osfacts import parse_cmdline
 
     return parse_cmdline(Path("/proc/cmdline").read_text())
+
+
+def gb300_node() -> dict[str, Any]:
+    return NodeProfile(
+        name_prefix="gb300", instance_type="p6e-gb300r.36xlarge", gpu_product="NVIDIA-GB300", gpus_per_node=4
+    ).build(0)
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=lambda s: " ".join(s))
+def test_the_network_section_on_a_connectx_node(shell: tuple[str, ...]) -> None:
+    text, _ = run(agent_pod(), gb300_node(), shell)
+    section = parse_agent_log(text).section("network")
+    assert section is not None and section.ok
+    lines = section.lines
+    assert lines[:3] == [
+        "gpu 0000:53:00.0",
+        "path /sys/devices/pci0000:50/0000:50:01.0/0000:51:00.0/0000:52:00.0/0000:53:00.0",
+        "numa 0",
+    ]
+    assert "path /sys/devices/pci0000:50/0000:50:01.0/0000:51:00.0/0000:52:01.0/0000:54:00.0" in lines
+    assert {"device 0x1023", "psid MT_0000001119", "link_layer Ethernet", "net enp84s0np0"} <= set(lines)
+    assert any(ln.startswith("vpd 8228") for ln in lines) and lines[-1] == "product p6e-gb300r.36xlarge"
+    got = node_measurements(parse_agent_log(text), node_labels={"kubernetes.io/hostname": "gb300-0"})
+    assert got.warnings == []
+    identity, caps, pfs, modules = got.subtypes["NetworkTopology"]
+    assert identity["data"] == {"pf-count": 4, "rail-count": 4}
+    assert caps["data"] == {"ib": False, "rdma": True, "sriov": True}
+    assert [i["context"]["connectedGPU"] for i in pfs["items"]] == ["GPU0", "GPU1", "GPU2", "GPU3"]
+    assert modules["data"] == {"thirdParty.0": "nvidia_peermem"}
+
+
+def test_a_node_without_nvidia_nics_has_no_network_topology_and_no_warning() -> None:
+    _, got = run(agent_pod(), h100_node())  # EFA NICs only
+    assert "NetworkTopology" not in got.subtypes and got.warnings == []
+
+
+def test_an_unusable_network_section_is_omitted_with_a_warning() -> None:
+    begin = "==AICR== begin 1 node=n privileged=true\n"
+    failed = begin + "==AICR== section network\n|no /sys/bus/pci/devices\n==AICR== end network rc=2\n"
+    cut = begin + "==AICR== section network\n|pf 0000:03:00.0\n"
+    for log, why in (
+        (failed, "no /sys/bus/pci/devices (exit status 2)"),
+        (cut, "the agent's log ends inside this section (truncated)"),
+        (begin, "the agent printed no network section"),
+    ):
+        got = node_measurements(parse_agent_log(log))
+        assert "NetworkTopology" not in got.subtypes
+        assert f"NetworkTopology omitted: {why}" in got.warnings

@@ -14,6 +14,9 @@ Faults (``profile.faults``):
   (so a level-2 or higher diag fails there; level 1 runs no memory test and passes, as DCGM's
   would); the pod exits non-zero, as ``dcgmi diag`` does when a test fails.
 
+Per-node durations: ``fc.state["dcgm_diag"] = {"run_for_s": {node: seconds}}`` makes the diag on
+``node`` run that long instead (read when the pod is created; a benchmark's slow nodes).
+
 A test that registers its own matching :class:`PodScript` before the check runs overrides this
 player for the pods it matches.
 """
@@ -32,7 +35,7 @@ from aicr_pytest.testing.store import Obj
 if TYPE_CHECKING:
     from aicr_pytest.testing.model import ClusterProfile, SimulatedCluster
 
-__all__ = ["APP_LABEL", "FAULT_DIAG_FAIL", "diag_document", "install"]
+__all__ = ["APP_LABEL", "FAULT_DIAG_FAIL", "RUN_FOR_S", "START_AFTER_S", "diag_document", "install"]
 
 APP_LABEL: Final = ("app.kubernetes.io/name", "aicr-dcgm-diag")
 FAULT_DIAG_FAIL: Final = "gpu-diag-fail"
@@ -47,6 +50,8 @@ SUITES: Final = {
 }
 #: how long a simulated diag runs: far shorter than DCGM's, so `--simulate` runs stay quick
 RUN_FOR_S: Final = {1: 3.0, 2: 10.0, 3: 20.0, 4: 30.0}
+#: seconds from a diag pod's binding to its container starting
+START_AFTER_S: Final = 2.0
 FAILED_TEST: Final = "memory"
 #: the warning the failing GPU reports (simulated; the id is not one of DCGM's documented codes)
 FAILED_WARNING: Final = "GPU {index}: memory test found 3 uncorrectable errors (simulated fault)"
@@ -137,9 +142,10 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
         gpus, level = _held_gpus(sim, pod), _level(pod)
         failing = gpus - 1 if node == failing_node and gpus > 0 and level >= 2 else None
         doc = diag_document(node, gpus, level, failing_gpu=failing)
+        per_node = (fc.state.get("dcgm_diag") or {}).get("run_for_s") or {}
         script = PodScript(
-            start_after=2.0,
-            run_for=RUN_FOR_S.get(level, 3.0),
+            start_after=START_AFTER_S,
+            run_for=float(per_node.get(node, RUN_FOR_S.get(level, 3.0))),
             times=1,
             exit_code=1 if failing is not None else 0,
         )

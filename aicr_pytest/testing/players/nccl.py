@@ -34,7 +34,8 @@ What it plays, on the fake cluster's clock:
   env, and only when every worker claims a ``ResourceClaimTemplate`` asking for
   ``roce.networking.k8s.aws`` devices its node publishes in a ``ResourceSlice``); otherwise NCCL
   falls back to ``Socket`` (``NET/IB : No device found.`` first for RoCE).  Every launch is
-  recorded in ``FakeCluster.state["nccl_launches"]`` (jobset, network, workers, termination message).
+  recorded in ``FakeCluster.state["nccl_launches"]`` (jobset, network, workers, their nodes,
+  termination message).
 * **Termination message** — a launcher that copies its results to ``/dev/termination-log`` (the
   GKE runtime's wrapper) ends with the rows and the ``# Avg bus bandwidth`` trailer there
   (:func:`results_digest`, ≤3900 bytes), as kubelet reports it in ``state.terminated.message``.
@@ -52,6 +53,9 @@ A test can script the launcher log verbatim with ``fc.state["nccl"] = {"launcher
 Faults (read from ``FakeCluster.state["faults"]`` when the launcher starts, or at install):
 
 * ``nccl-low-bandwidth`` — bus bandwidth about a quarter of healthy (H100: ~120 GB/s at 16G);
+* ``nccl-slow-node`` — bus bandwidth a tenth of healthy whenever the last GPU node in name order
+  is one of the run's workers (bad-node isolation names it); a test scripts a link fault with
+  ``fc.state["nccl"] = {"slow_node_sets": [[node, ...]]}`` (slow only when all of a set take part);
 * ``nccl-socket-fallback`` — ``NCCL INFO Using network Socket`` (the EFA plugin did not load)
   while the bandwidth stays healthy, so only transport verification catches it;
 * ``nccl-launcher-never-starts`` — the launcher pod stays Pending (``ImagePullBackOff``);
@@ -70,11 +74,13 @@ from aicr_pytest.testing.builders import GKE_GPU_NICS, ROCE_DEVICE_CLASS, ROCE_D
 from aicr_pytest.testing.players.nccl_launcher import (
     TERMINATION_MESSAGE_BYTES,
     LauncherSpec,
+    bandwidth_factor,
     device_name,
     parse_size,
     peak_busbw,
     render_launcher_log,
     results_digest,
+    slow_node_sets,
 )
 from aicr_pytest.testing.players.nccl_workloads import (
     COMPUTE_DOMAIN_LABEL,
@@ -119,6 +125,7 @@ __all__ = [
     "FAULT_LAUNCHER_NEVER_STARTS",
     "FAULT_LOG_ROTATED",
     "FAULT_LOW_BANDWIDTH",
+    "FAULT_SLOW_NODE",
     "FAULT_SOCKET_FALLBACK",
     "FAULT_WEBHOOK_CACHE_LAG",
     "FAULT_WEBHOOK_NEVER_ADMITS",
@@ -142,6 +149,7 @@ __all__ = [
     "TRAINJOB_NAME_LABEL",
     "LauncherSpec",
     "NcclPlayer",
+    "bandwidth_factor",
     "deny_trainjobs",
     "device_name",
     "imex_claim_template",
@@ -153,6 +161,7 @@ __all__ = [
     "replicated_job",
     "results_digest",
     "roce_devices",
+    "slow_node_sets",
     "tcpxo_ready",
     "trainer_webhook_denial",
     "trainjob_terminal_status",
@@ -164,6 +173,7 @@ FAULT_LAUNCHER_NEVER_STARTS = "nccl-launcher-never-starts"
 FAULT_LOG_ROTATED = "nccl-launcher-log-rotated"
 FAULT_WEBHOOK_CACHE_LAG = "trainer-webhook-cache-lag"
 FAULT_WEBHOOK_NEVER_ADMITS = "trainer-webhook-never-admits"
+FAULT_SLOW_NODE = "nccl-slow-node"
 #: TrainJob creates the ``trainer-webhook-cache-lag`` fault denies before the cache catches up.
 WEBHOOK_LAG_DENIALS = 3
 
@@ -384,6 +394,9 @@ class NcclPlayer:
         peak = peak_busbw(product, spec) if network == spec.network else SOCKET_FALLBACK_GBPS
         if FAULT_LOW_BANDWIDTH in faults:
             peak *= LOW_BANDWIDTH_FACTOR
+        scripted = (self.fc.state.get("nccl") or {}).get("slow_node_sets") or ()
+        slow = slow_node_sets(faults, sim.store.iter_objects(sim.rt("v1", "Node"), None), scripted)
+        peak *= bandwidth_factor({node_of(p) for p in pods}, slow)
         if FAULT_SOCKET_FALLBACK in faults:
             network = "Socket"
         head, rows, trailer = render_launcher_log(
@@ -404,6 +417,7 @@ class NcclPlayer:
                 "jobset": f"{ns}/{jsname}",
                 "network": network,
                 "workers": [p["metadata"]["name"] for p in pods],
+                "nodes": [node_of(p) for p in pods],
                 "roce_devices": {p["metadata"]["name"]: roce_devices(sim, p) for p in pods},
                 "termination_message": message,
             }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +107,37 @@ def peak_busbw(product: str, spec: LauncherSpec) -> float:
     if "H100" in p:  # a3-megagpu-8g over TCPXO measured ~338-340 GB/s (AICR overlay note)
         return 340.0 if spec.network == "FasTrak" else 452.0
     return 300.0
+
+
+#: ``nccl-slow-node``: a run the slow node takes part in gets a tenth of the healthy bus bandwidth
+SLOW_NODE_FACTOR = 0.1
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+
+
+def last_gpu_node(nodes: Iterable[Mapping[str, Any]]) -> str | None:
+    """The last node in name order that GFD labels with a GPU count (the node faults act on)."""
+    names = [
+        str((n.get("metadata") or {}).get("name") or "")
+        for n in nodes
+        if GPU_COUNT_LABEL in ((n.get("metadata") or {}).get("labels") or {})
+    ]
+    return max(names) if names else None
+
+
+def slow_node_sets(
+    faults: Collection[str], nodes: Iterable[Mapping[str, Any]], scripted: Iterable[Collection[str]] = ()
+) -> list[frozenset[str]]:
+    """The node sets that make a run slow when all of a set's nodes take part: the last GPU node
+    under ``nccl-slow-node``, plus the ``scripted`` sets (a test's link fault: two nodes, or all)."""
+    sets = [frozenset(s) for s in scripted if s]
+    if "nccl-slow-node" in faults and (last := last_gpu_node(nodes)) is not None:
+        sets.append(frozenset({last}))
+    return sets
+
+
+def bandwidth_factor(run_nodes: Collection[str], slow: Iterable[frozenset[str]]) -> float:
+    """:data:`SLOW_NODE_FACTOR` when the run's nodes hold every node of one of the ``slow`` sets."""
+    return SLOW_NODE_FACTOR if any(s <= set(run_nodes) for s in slow) else 1.0
 
 
 def device_name(product: str) -> str:

@@ -9,7 +9,12 @@ real ``collect.sh`` reads with ``AICR_ROOT`` pointing at it:
 * ``proc/cmdline``, ``proc/modules`` (the ``nvidia*`` modules when the node has a driver) and a
   ``proc/sys`` tree (kernel, vm, fs; ``net/`` and ``dev/cdrom/`` too, which the agent skips);
 * ``sys/bus/pci/devices/<address>/{vendor,device,class}`` -- the node's GPUs (from the GFD product,
-  or from the instance type when no operator labels it), NVSwitches, NICs and NVMe drives;
+  or from the instance type when no operator labels it), NVSwitches, NICs and NVMe drives; each a
+  link to its directory under ``sys/devices/pci<domain>:<bus>/`` as in sysfs. A ConnectX node
+  (:data:`INSTANCE_CONNECTX`) has one ConnectX PF per GPU behind that GPU's PCIe switch, with its
+  ``numa_node``, ``sriov_totalvfs``, ``vpd`` (identifier string, part number), ``net/<ifname>`` and
+  ``infiniband/mlx5_<i>/{board_id,ports/1/link_layer}``, and the RDMA modules;
+* ``sys/class/dmi/id/product_name`` -- the instance type (as on EC2), when the node has one;
 * host commands (``nvidia-smi -q -x`` with one ``<gpu>`` per GPU, ``systemctl show --all`` for
   ``containerd.service``/``kubelet.service``, a not-installed ``docker.service``) as small scripts,
   and the container's own ``nvidia-smi`` when the pod was given GPUs.
@@ -23,7 +28,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["PRODUCTS", "NodeHost", "node_host", "nvidia_smi_xml", "os_release_text", "systemctl_show"]
 
@@ -47,6 +52,15 @@ INSTANCE_GPUS: Mapping[str, tuple[int, str]] = {
     "p6e-gb200.36xlarge": (4, "NVIDIA-GB200"),
     "p6e-gb300r.36xlarge": (4, "NVIDIA-GB300"),
 }
+#: Instance type -> ConnectX PFs: one per GPU, behind the GPU's PCIe switch (RoCE, Ethernet link layer).
+INSTANCE_CONNECTX: Mapping[str, int] = {"p6e-gb300r.36xlarge": 4}
+#: (PCI device id, PSID, VPD identifier string, VPD part number) of the simulated ConnectX-8 PF
+CONNECTX: Final = (
+    "0x1023",
+    "MT_0000001119",
+    "NVIDIA ConnectX-8 SuperNIC, 800GbE, OSFP",
+    "900-9X81E-00EX-ST0",
+)
 _GPU_BUSES = ("53", "64", "75", "86", "97", "a8", "b9", "ca")
 DEFAULT_DRIVER = "580.95.05"
 _CUDA = {"580": "13.0", "575": "12.9", "570": "12.8", "565": "12.7", "560": "12.6", "550": "12.4"}
@@ -256,6 +270,34 @@ _MODULES_NVIDIA = (
 )
 
 
+_MODULES_MLX = (
+    "mlx5_ib 487424 0 - Live 0x0000000000000000\n"
+    "rdma_ucm 28672 0 - Live 0x0000000000000000\n"
+    "rdma_cm 126976 1 rdma_ucm, Live 0x0000000000000000\n"
+    "iw_cm 53248 1 rdma_cm, Live 0x0000000000000000\n"
+    "ib_cm 131072 1 rdma_cm, Live 0x0000000000000000\n"
+    "ib_uverbs 200704 2 rdma_ucm,mlx5_ib, Live 0x0000000000000000\n"
+    "ib_core 462848 7 rdma_ucm,rdma_cm,iw_cm,ib_cm,mlx5_ib,ib_uverbs,nvidia_peermem, "
+    "Live 0x0000000000000000\n"
+    "mlx5_core 2457600 1 mlx5_ib, Live 0x0000000000000000\n"
+)
+
+
+def vpd_bytes(model: str, part_number: str, serial: str) -> bytes:
+    """PCI VPD: the identifier string, a read-only resource (``PN``, ``SN``, ``RV``) and the end tag."""
+    ident = model.encode("ascii")
+    fields = b""
+    for keyword, value in ((b"PN", part_number.encode()), (b"SN", serial.encode()), (b"RV", b"\x00")):
+        fields += keyword + bytes([len(value)]) + value
+    return (
+        bytes([0x82, len(ident) & 0xFF, len(ident) >> 8])
+        + ident
+        + bytes([0x90, len(fields) & 0xFF, len(fields) >> 8])
+        + fields
+        + b"\x78"
+    )
+
+
 @dataclass
 class NodeHost:
     """One simulated node's host (see the module docstring)."""
@@ -268,6 +310,10 @@ class NodeHost:
     driver: str | None = DEFAULT_DRIVER
     efa: int = 0
     hugepages_2mi: int = 0
+    #: ConnectX PFs, one per GPU behind its switch (:data:`INSTANCE_CONNECTX`)
+    connectx: int = 0
+    #: DMI product name (the instance type)
+    product: str = ""
 
     def sysctl(self, hostname: str) -> dict[str, str]:
         """``/proc/sys`` files (relative path -> content) as the host shows them."""
@@ -307,7 +353,7 @@ class NodeHost:
 
     def modules(self) -> str:
         text = (_MODULES_NVIDIA if self.driver else "") + (_MODULES_EFA if self.efa else "")
-        return text + _MODULES_BASE
+        return text + (_MODULES_MLX if self.connectx else "") + _MODULES_BASE
 
     def pci(self) -> list[tuple[str, str, str, str]]:
         """``(address, vendor, device, class)`` in sysfs notation."""
@@ -317,7 +363,40 @@ class NodeHost:
             out += [(f"0000:{0x0A + i:02x}:00.0", "0x10de", "0x22a3", "0x068000") for i in range(4)]
         out += [(f"0000:{0x30 + i:02x}:00.0", "0x1d0f", "0xefa1", "0x020000") for i in range(self.efa)]
         out += [(f"0000:{0xD0 + i:02x}:00.0", "0x1d0f", "0xcd01", "0x010802") for i in range(2)]
+        out += [(self._nic_address(i), "0x15b3", CONNECTX[0], "0x020000") for i in range(self._nics())]
         return out
+
+    def _nics(self) -> int:
+        return min(self.connectx, len(self.gpus))
+
+    def _nic_address(self, i: int) -> str:
+        return f"0000:{int(self.gpus[i].bus, 16) + 1:02x}:00.0"
+
+    def _bridges(self, address: str) -> list[str]:
+        """The sysfs directories above ``address``: ``pci<domain>:<bus>`` then its bridges."""
+        for i in range(self._nics()):
+            bus = int(self.gpus[i].bus, 16)
+            if address in (f"0000:{self.gpus[i].bus}:00.0", self._nic_address(i)):
+                port = "00.0" if address.endswith(f"{self.gpus[i].bus}:00.0") else "01.0"
+                return [
+                    f"pci0000:{bus - 3:02x}",
+                    f"0000:{bus - 3:02x}:01.0",
+                    f"0000:{bus - 2:02x}:00.0",
+                    f"0000:{bus - 1:02x}:{port}",
+                ]
+        return ["pci0000:00"]
+
+    def _write_nic(self, d: Path, i: int) -> None:
+        bus = int(self.gpus[i].bus, 16) + 1
+        numa = str(i * 2 // max(1, self._nics()))
+        (d / "numa_node").write_text(numa + "\n")
+        (d / "sriov_totalvfs").write_text("16\n")
+        (d / "vpd").write_bytes(vpd_bytes(CONNECTX[2], CONNECTX[3], f"MT25{bus:02X}{i:04d}"))
+        (d / "net" / f"enp{bus}s0np0").mkdir(parents=True)
+        rdma = d / "infiniband" / f"mlx5_{i}"
+        (rdma / "ports" / "1").mkdir(parents=True)
+        (rdma / "board_id").write_text(CONNECTX[1] + "\n")
+        (rdma / "ports" / "1" / "link_layer").write_text("Ethernet\n")
 
     def materialize(
         self,
@@ -335,11 +414,24 @@ class NodeHost:
             path = root / "proc" / "sys" / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content)
+        bus_dir = root / "sys" / "bus" / "pci" / "devices"
+        bus_dir.mkdir(parents=True)
+        nics = {self._nic_address(i): i for i in range(self._nics())}
+        gpus = {f"0000:{g.bus}:00.0": g.index for g in self.gpus[: self._nics()]}
         for address, vendor, device, pci_class in self.pci():
-            d = root / "sys" / "bus" / "pci" / "devices" / address
+            d = root / "sys" / "devices" / Path(*self._bridges(address)) / address
             d.mkdir(parents=True)
+            (bus_dir / address).symlink_to(d)
             for name, value in (("vendor", vendor), ("device", device), ("class", pci_class)):
                 (d / name).write_text(value + "\n")
+            if address in nics:
+                self._write_nic(d, nics[address])
+            if address in gpus:
+                (d / "numa_node").write_text(f"{gpus[address] * 2 // self._nics()}\n")
+        if self.product:
+            dmi = root / "sys" / "class" / "dmi" / "id"
+            dmi.mkdir(parents=True)
+            (dmi / "product_name").write_text(self.product + "\n")
         if mount_os_release:
             (root / "host" / "etc").mkdir(parents=True)
             (root / "host" / "etc" / "os-release").write_text(os_release_text(self.os_image))
@@ -427,4 +519,6 @@ def node_host(node: Mapping[str, Any]) -> NodeHost:
         driver=str(driver_label or DEFAULT_DRIVER) if has_driver else None,
         efa=min(4, _int(capacity.get("vpc.amazonaws.com/efa"))),
         hugepages_2mi=_mebibytes(capacity.get("hugepages-2Mi")) // 2,
+        connectx=INSTANCE_CONNECTX.get(instance, 0),
+        product=instance,
     )

@@ -92,6 +92,9 @@ Faults:
   ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
   (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network
   Socket``, a launcher pod that stays Pending;
+* ``nccl-slow-node`` -- recorded too; bus bandwidth collapses (a tenth of healthy) whenever the last
+  GPU node in name order is one of an NCCL run's workers (``--isolate-bad-nodes`` names it; both
+  backends' NCCL launchers honour it);
 * ``nccl-launcher-log-rotated``, ``trainer-webhook-cache-lag``, ``trainer-webhook-never-admits`` --
   recorded too; the NCCL player serves a launcher log whose results table was rotated away (only a
   termination message keeps it), denies the first 3 / every TrainJob create as Trainer's webhook

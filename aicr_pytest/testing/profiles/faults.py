@@ -86,6 +86,10 @@ def fault_nccl_low_bandwidth(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; the NCCL player reports ~1/4 of healthy bus bandwidth."""
 
 
+def fault_nccl_slow_node(profile: ClusterProfile) -> None:
+    """NCCL bus bandwidth collapses (a tenth) whenever the last GPU node in name order takes part."""
+
+
 def fault_nccl_socket_fallback(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; the NCCL player logs ``NCCL INFO Using network Socket``."""
 
@@ -254,6 +258,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "no-kai": fault_no_kai,
     "nccl-low-bandwidth": fault_nccl_low_bandwidth,
     "nccl-socket-fallback": fault_nccl_socket_fallback,
+    "nccl-slow-node": fault_nccl_slow_node,
     "nccl-launcher-never-starts": fault_nccl_launcher_never_starts,
     "gpu-node-cordoned": fault_gpu_node_cordoned,
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,

@@ -1,4 +1,4 @@
-"""health.isolation: the bad-node isolation planner, against simulated clusters."""
+"""nccl.isolation: the bad-node isolation planner, against simulated clusters."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.health import isolation as iso
-from aicr_pytest.health.isolation import Outcome, Subset
+from aicr_pytest.nccl import isolation as iso
+from aicr_pytest.nccl.isolation import Outcome, Subset
 
 NODES16 = [f"gpu-{i:02d}" for i in range(16)]
 

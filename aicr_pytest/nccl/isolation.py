@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.health.common import plural
 
 Subset = tuple[str, ...]
 Outcome = bool | None
@@ -40,6 +39,10 @@ FindingKind = Literal["alone", "node", "link", "unresolved", "untested", "not-re
 
 MSG_NO_NODES: Final = "bad-node isolation needs at least one node"
 MSG_DUPLICATE: Final = "bad-node isolation: node {node} is listed twice"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def round_budget(n: int) -> int:
@@ -105,7 +108,7 @@ class IsolationResult:
     @property
     def message(self) -> str:
         body = "; ".join(f.describe(self.budget) for f in self.findings)
-        return f"{body} (isolation: {plural(len(self.rounds), 'round')}, {plural(self.reruns, 'rerun')})"
+        return f"{body} (isolation: {_plural(len(self.rounds), 'round')}, {_plural(self.reruns, 'rerun')})"
 
     def as_extra(self) -> dict[str, Any]:
         """For CTRF ``extra``."""
