@@ -399,6 +399,8 @@ def _output_configmap(output: object) -> tuple[str, str] | None:
 def _provider_data(given: Mapping[str, Any], run: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The provider flags' ``K8s`` subtypes for the snapshot validate captures; with ``--snapshot``
     they are ignored, and each one given on the command line says so (as AICR warns)."""
+    if not any(run[name] for name in ("aks_gpu_pools", "gke_gpu_pools", "oke_addons")):
+        return []  # the usual run: nothing to read, nothing imported
     from aicr_pytest.snapshot import providers
 
     names = {p.flag: p.flag.replace("-", "_") for p in providers.PROVIDERS}
