@@ -252,6 +252,7 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--yes",
         "--predicate-version",
         "3",
+        "--allow-mutable-validator-tags",
         "--config",
         "aicr-config.yaml",
         "-n",
