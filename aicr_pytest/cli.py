@@ -300,8 +300,10 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     configure_logging(debug=bool(run["debug"]), log_json=bool(run["log_json"]))
     timeout_s = parse_timeout(str(run["timeout"]))
     output = run["output"]
-    if output and output != "-":
+    to_configmap = _output_configmap(output)
+    if output and output != "-" and to_configmap is None:
         check_writable(str(output), "--output")
+    provider_data = _provider_data(given, run)  # a bad provider file: exit 2 before any cluster work
     faults = list(run["fault"] or ())
     sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
     if run["simulate"]:
@@ -339,15 +341,21 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 require_gpu=bool(run["require_gpu"]),
                 timeout=timeout_s,
                 job_name=run["job_name"],
+                provider_subtypes=provider_data,
             )
             if captured is None:
                 return code
             given = {**given, "snapshot": captured}
+        file_output = None if to_configmap is not None else output
         args = _pytest_args(
-            given, output=output, simulated=simulated, extra=ns.pytest_args or (), debug=bool(run["debug"])
+            given,
+            output=file_output,
+            simulated=simulated,
+            extra=ns.pytest_args or (),
+            debug=bool(run["debug"]),
         )
         receiver = _OutcomeReceiver()
-        to_stdout = not output or output == "-"
+        to_stdout = (not output or output == "-") and to_configmap is None
         real_stdout = sys.stdout
         try:
             with _sigterm_as_interrupt():
@@ -365,6 +373,9 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             real_stdout.write(_dumps(outcome.report))
             real_stdout.flush()
         ran = exit_code_for(outcome, code, bool(run["fail_on_error"]))
+        report = outcome.report if outcome is not None else None
+        if to_configmap and report and not _write_report_configmap(to_configmap, report, given, run):
+            ran = ran or EXIT_FAILED
         collected = receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED
         if receiver.cncf is not None and collected and (outcome is None or ran == EXIT_OK):
             return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
@@ -376,6 +387,53 @@ def _alongside(run: Mapping[str, Any]) -> bool:
     ``cncf_wiring.alongside_run``), so the snapshot is captured as for any run."""
     outputs = run["emit_attestation"] or run["html"] or (run["output"] and run["output"] != "-")
     return bool(run["recipe"] and outputs)
+
+
+def _output_configmap(output: object) -> tuple[str, str] | None:
+    """``-o cm://ns/name``: ``(ns, name)``, checked before any work (``None``: a file or stdout)."""
+    from aicr_pytest.report.configmap import is_configmap_uri, parse_output_uri
+
+    return parse_output_uri(str(output)) if is_configmap_uri(str(output or "")) else None
+
+
+def _provider_data(given: Mapping[str, Any], run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The provider flags' ``K8s`` subtypes for the snapshot validate captures; with ``--snapshot``
+    they are ignored, and each one given on the command line says so (as AICR warns)."""
+    if not any(run[name] for name in ("aks_gpu_pools", "gke_gpu_pools", "oke_addons")):
+        return []  # the usual run: nothing to read, nothing imported
+    from aicr_pytest.snapshot import providers
+
+    names = {p.flag: p.flag.replace("-", "_") for p in providers.PROVIDERS}
+    if run["snapshot"]:
+        for line in providers.ignored_warnings([flag for flag, name in names.items() if given.get(name)]):
+            print(f"WARNING: {line}", file=sys.stderr)
+        return []
+    if run["no_cluster"] or (run["cncf_submission"] and not _alongside(run)):
+        return []  # no snapshot is captured
+    return providers.project_all({flag: run[name] for flag, name in names.items()})
+
+
+def _write_report_configmap(
+    target: tuple[str, str], report: dict[str, Any], given: Mapping[str, Any], run: Mapping[str, Any]
+) -> bool:
+    """Apply the report's ConfigMap; on failure one ``aicr-pytest: error:`` line and ``False``."""
+    from aicr_pytest.kube import connect
+    from aicr_pytest.report.configmap import MSG_WRITE_FAILED, ReportTooLarge, configmap_object
+
+    namespace, name = target
+    uri = f"cm://{namespace}/{name}"
+    try:
+        obj = configmap_object(namespace, name, _dumps(report), str(report.get("timestamp") or ""))
+        connect(given.get("kubeconfig"), run["kube_context"]).apply(obj)
+    except ReportTooLarge as err:
+        print(f"aicr-pytest: error: {err}", file=sys.stderr)
+        return False
+    except Exception as err:  # the API or the kubeconfig: one line, never a traceback
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        print(f"aicr-pytest: error: {MSG_WRITE_FAILED.format(uri=uri, error=first)}", file=sys.stderr)
+        return False
+    print(f"CTRF report written to {uri} (key snapshot.json)", file=sys.stderr)
+    return True
 
 
 def _dumps(report: dict[str, Any]) -> str:

@@ -9,6 +9,10 @@ Deliberate difference from AICR: AICR matches the metric names as substrings, so
 serves only its ``# HELP``/``# TYPE`` lines -- the shape of a DCGM exporter that sees no GPU --
 passes. Here a metric counts as FOUND only when at least one sample line carries it (fail closed);
 the messages are AICR's.
+
+Beyond AICR (the guide's "GPU metrics exporter and Prometheus scrape config"): once the metrics are
+there, something must scrape them -- a ServiceMonitor or PodMonitor selecting the exporter, or a
+``prometheus.io/scrape`` annotation on its Service (:mod:`.scrape_config`); nothing is a failure.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from aicr_pytest.conformance.common import failure
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.endpoints import Endpoints, ServiceEndpoint
+from aicr_pytest.conformance.scrape_config import verify_scrape_config
 
 __all__ = [
     "DCGM_EXPORTER",
@@ -71,7 +76,8 @@ def required_metrics_report(found: dict[str, bool]) -> str:
 
 def run_accelerator_metrics(ctx: ConformanceContext) -> None:
     """The check (module docstring): pass, ``[NOT_FOUND] DCGM metrics missing: …``, an HTTP failure,
-    or ``other`` when the exporter cannot be reached."""
+    ``[NOT_FOUND] no Prometheus scrape configuration selects the DCGM exporter: …``, or ``other``
+    when the exporter cannot be reached."""
     endpoints = Endpoints(ctx.cluster, ctx.env)
     answer = endpoints.get(DCGM_EXPORTER, "/metrics")
     ctx.emit(f"DCGM exporter {answer.url}: HTTP {answer.status} ({answer.route})")
@@ -82,3 +88,4 @@ def run_accelerator_metrics(ctx: ConformanceContext) -> None:
     missing = [name for name, ok in found.items() if not ok]
     if missing:
         raise failure("NOT_FOUND", f"DCGM metrics missing: {', '.join(missing)}")
+    verify_scrape_config(ctx, DCGM_EXPORTER)

@@ -1,9 +1,13 @@
 """``robust-controller`` (CNCF ``robust_controller``): one complex AI operator
-with CRDs is installed and working -- its controller is available, its validating webhook has live
-endpoints, its CRD is registered, and the webhook actively rejects an invalid custom resource.
+with CRDs is installed and working -- its controller is available with every replica ready, holds
+and renews its leader-election Lease, its validating webhook has live endpoints, its CRD is
+registered, and the webhook actively rejects an invalid custom resource.
 
 Dynamo (``dynamo-platform`` enabled in the recipe) takes precedence over Kubeflow Trainer
-(``kubeflow-trainer``); neither skips.
+(``kubeflow-trainer``); a recipe with neither skips. So does an operator that is healthy but has
+nothing to reconcile (no custom resources of its kinds: the guide's "installed but no workload"),
+after the controller, Lease, webhook and CRD checks and before the rejection test
+(:mod:`.operator_posture` holds the decisions).
 
 The rejection must be the operator's webhook's: HTTP 403 or 422 whose message says ``admission
 webhook "<name>" denied the request`` for a webhook of the configuration the check found. An RBAC
@@ -21,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from aicr_pytest.conformance import operator_posture as posture
 from aicr_pytest.conformance.common import (
     ConformanceFailure,
     aicr_error,
@@ -72,6 +77,8 @@ class Operator:
     api_version: str
     kind: str
     test_namespace: str
+    #: the custom resources it reconciles: (apiVersion, kind, cluster-scoped)
+    reconciles: tuple[tuple[str, str, bool], ...] = ()
 
     def invalid_object(self, name: str) -> JSON:
         if self.kind == "TrainJob":
@@ -107,6 +114,11 @@ KUBEFLOW: Final = Operator(
     api_version="trainer.kubeflow.org/v1alpha1",
     kind="TrainJob",
     test_namespace="default",
+    reconciles=(
+        ("trainer.kubeflow.org/v1alpha1", "TrainJob", False),
+        ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", False),
+        ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", True),
+    ),
 )
 DYNAMO: Final = Operator(
     component="dynamo-platform",
@@ -123,6 +135,7 @@ DYNAMO: Final = Operator(
     api_version="nvidia.com/v1beta1",
     kind="DynamoGraphDeployment",
     test_namespace="dynamo-system",
+    reconciles=(("nvidia.com/v1beta1", "DynamoGraphDeployment", False),),
 )
 KUBEFLOW_WEBHOOK: Final = "validator.trainer.kubeflow.org"
 DYNAMO_WORKLOAD_NAMESPACE: Final = "dynamo-workload"
@@ -189,11 +202,13 @@ def run_robust_controller(ctx: ConformanceContext) -> None:
         raise CheckSkip(MSG_SKIP)
     namespace = ctx.component_namespace(operator.component, operator.namespace)
     test_ns = namespace if operator is DYNAMO else operator.test_namespace
-    _controller(ctx, operator, namespace)
+    pods = _controller(ctx, operator, namespace)
+    _leader_election(ctx, operator, namespace, pods)
     config = _webhook(ctx, operator)
     _crd(ctx, operator)
     if operator is DYNAMO:
         _dynamo_inventory(ctx)
+    _something_to_reconcile(ctx, operator)
     _rejection(ctx, operator, test_ns, webhook_names(config))
 
 
@@ -205,7 +220,7 @@ def _wrap(err: BaseException, prefix: str) -> BaseException:
     return Inconclusive(text)
 
 
-def _controller(ctx: ConformanceContext, operator: Operator, namespace: str) -> None:
+def _controller(ctx: ConformanceContext, operator: Operator, namespace: str) -> list[str]:
     try:
         dep = deployment_available(ctx.cluster, namespace, operator.deployment)
     except (ConformanceFailure, Inconclusive) as err:
@@ -223,6 +238,46 @@ def _controller(ctx: ConformanceContext, operator: Operator, namespace: str) -> 
         [f"{meta(p).get('name')}: {status(p).get('phase') or 'Pending'}" for p in pods] or ["(none)"],
         f"kubectl get pods -n {namespace}",
     )
+    problem = posture.readiness_problem(dep, operator.title)
+    ready = as_int(status(dep).get("readyReplicas"))
+    ctx.record("Controller readiness", f"Ready: {ready}/{spec(dep).get('replicas', 1)} replicas")
+    if problem is not None:
+        raise failure("INTERNAL", problem)
+    return posture.controller_pods(pods, operator.deployment)
+
+
+def _leader_election(ctx: ConformanceContext, operator: Operator, namespace: str, pods: list[str]) -> None:
+    leases = list_objects(
+        ctx.cluster,
+        "coordination.k8s.io/v1",
+        "Lease",
+        namespace,
+        f"failed to list leases in namespace {namespace}",
+    )
+    lease = posture.pick_lease(leases, pods)
+    if lease is None:
+        holders = [f"{meta(x).get('name')}: {spec(x).get('holderIdentity') or '(none)'}" for x in leases]
+        ctx.record("Leader election", holders or ["(no Lease)"], f"kubectl get leases -n {namespace}")
+        raise failure("NOT_FOUND", posture.MSG_NO_LEASE.format(ns=namespace, title=operator.title))
+    verdict = posture.lease_verdict(lease, ctx.clock.time(), operator.title)
+    ctx.record(
+        "Leader election", verdict.report, f"kubectl get lease {meta(lease).get('name')} -n {namespace}"
+    )
+    if verdict.problem is not None:
+        raise failure("INTERNAL", verdict.problem)
+
+
+def _something_to_reconcile(ctx: ConformanceContext, operator: Operator) -> None:
+    """Skip when the operator has no custom resource of any kind it reconciles (objects being deleted
+    do not count)."""
+    counts: list[tuple[str, int]] = []
+    for api_version, kind, _cluster_scoped in operator.reconciles:
+        items = list_objects(ctx.cluster, api_version, kind, None, f"failed to list {kind} objects")
+        counts.append((kind, sum(1 for i in items if not meta(i).get("deletionTimestamp"))))
+    ctx.record("Custom resources to reconcile", [f"{kind}: {n}" for kind, n in counts])
+    if counts and not any(n for _, n in counts):
+        kinds = ", ".join(kind for kind, _ in counts)
+        raise CheckSkip(posture.MSG_NOTHING_TO_RECONCILE.format(title=operator.title, kinds=kinds))
 
 
 def _webhook(ctx: ConformanceContext, operator: Operator) -> Mapping[str, Any]:

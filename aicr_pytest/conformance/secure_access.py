@@ -6,6 +6,10 @@ GPU, an unauthorized sibling container sees none, and a pod with no allocation o
 none. Never skips: a cluster with no usable mechanism fails. The mechanism exercised is the
 configured policy's (a mismatch fails closed); only a run without a recipe policy (``unspecified``)
 picks by capability, DRA first.
+
+First, the cluster's authn/authz posture (the guide's "authn/authz posture for AI workloads",
+:mod:`.access_posture`): ``SubjectAccessReview`` as ``system:anonymous`` must deny reading secrets
+and nodes, creating pods and listing DRA claims; an allowed one fails before any GPU pod starts.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from aicr_pytest.conformance import gpu_workload as gw
+from aicr_pytest.conformance.access_posture import verify_anonymous_denied
 from aicr_pytest.conformance.common import (
     DRA_TEST_POD_TIMEOUT,
     as_int,
@@ -120,6 +125,7 @@ def run_secure_accelerator_access(ctx: ConformanceContext) -> None:
     """Run the check (see the module docstring); raises to report anything but a pass."""
     budget = gpu_work_budget(ctx.remaining(), FALLBACK_BUDGET)
     deadline = ctx.clock.time() + budget
+    verify_anonymous_denied(ctx)
     mode = probe_mode(ctx)
     _baseline(ctx, mode)
     policy = verify_policy(ctx, mode)

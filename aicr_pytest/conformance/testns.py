@@ -21,6 +21,8 @@ check (a primary error is never replaced by a cleanup error).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
@@ -263,6 +265,22 @@ def raise_cleanup_failure(status: CleanupStatus, primary: BaseException | None) 
         raise ConformanceFailure(aicr_error("INTERNAL", status.text))
 
 
+@contextmanager
+def cleaned_up(ns: GpuTestNamespace, record: Callable[[str, str], object]) -> Iterator[GpuTestNamespace]:
+    """``ns`` for the body; afterwards (also on failure, timeout or Ctrl-C) its cleanup, recorded as
+    ``Cleanup test namespace``, failing a body that passed when the cleanup failed."""
+    primary: BaseException | None = None
+    try:
+        yield ns
+    except BaseException as err:
+        primary = err
+        raise
+    finally:
+        status = ns.cleanup()
+        record("Cleanup test namespace", status.text)
+        raise_cleanup_failure(status, primary)
+
+
 __all__ = [
     "CLAIM_PREFIX",
     "NAMESPACE_PREFIX",
@@ -272,6 +290,7 @@ __all__ = [
     "CleanupStatus",
     "GpuTestNamespace",
     "Ownership",
+    "cleaned_up",
     "create_error_ownership",
     "ownership",
     "raise_cleanup_failure",

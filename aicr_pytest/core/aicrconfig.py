@@ -46,6 +46,7 @@ KNOWN_KEYS: Final[dict[str, str]] = {
     "execution.nodeHealth": "bool",  # an aicr-pytest extension: --node-health
     "execution.isolateBadNodes": "bool",  # an aicr-pytest extension: --isolate-bad-nodes
     "execution.allowFakeNodes": "bool",  # an aicr-pytest extension: --allow-fake-nodes
+    "execution.cncfShould": "bool",  # an aicr-pytest extension: --cncf-should
     "agent.namespace": "string",
     "agent.image": "string",
     "agent.imagePullSecrets": "list",

@@ -47,8 +47,9 @@ class CheckSpec:
     is selected.
     ``cncf_feature``: the name of the CNCF AI-conformance feature whose evidence the check produces.
     ``group``: an opt-in group of aicr-pytest extensions AICR's catalog does not have (``health``:
-    the node-health checks); such a check runs only when the recipe names it or the group's flag
-    asks for it (``--node-health``), and carries the group's marker (``-m health``).
+    the node-health checks; ``cncf-should``: the CNCF SHOULD checks); such a check runs only when the
+    recipe names it or the group's flag asks for it (``--node-health``, ``--cncf-should``), and
+    carries the group's marker (``-m health``, ``-m cncf-should``).
     """
 
     name: str
@@ -64,6 +65,9 @@ class CheckSpec:
 
 #: the node-health group (``--node-health``, marker ``health``)
 HEALTH: str = "health"
+#: the CNCF SHOULD group (``--cncf-should``, marker ``cncf-should``): the SHOULD requirements of the
+#: CNCF AI-conformance checklist that a cluster shows
+CNCF_SHOULD: str = "cncf-should"
 
 
 def _m(minutes: int) -> int:
@@ -78,6 +82,7 @@ _CONFORMANCE_2 = "conformance/test_conformance_phase2.py::"
 _NCCL = "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw"
 _NCCL_HOOKS = "aicr_pytest.nccl.hooks"
 _CRE = "performance/test_cre.py::"
+_CNCF_SHOULD = "conformance/test_conformance_phase1.py::test_cncf_should"
 
 
 def _conformance(module: str, function: str) -> str:
@@ -269,6 +274,48 @@ CATALOG: tuple[CheckSpec, ...] = (
         "platform component health (diagnostic)",
         test=_CONFORMANCE_1,
         entry=_conformance("platform_health", "run_platform_health"),
+    ),
+    # CNCF SHOULD requirements: aicr-pytest extensions; they run only when asked for
+    # (`--cncf-should`, or the recipe names them)
+    CheckSpec(
+        "gpu-sharing",
+        "conformance",
+        _m(2),
+        "GPUs can be shared: MIG or time-slicing resources, or DRA partitions (CNCF SHOULD)",
+        test=_CNCF_SHOULD,
+        entry=_conformance("gpu_sharing", "run_gpu_sharing"),
+        cncf_feature="gpu-sharing",
+        group=CNCF_SHOULD,
+    ),
+    CheckSpec(
+        "driver-runtime-management",
+        "conformance",
+        _m(2),
+        "one GPU driver and one container-runtime version across the GPU nodes (CNCF SHOULD)",
+        test=_CNCF_SHOULD,
+        entry=_conformance("driver_runtime", "run_driver_runtime_management"),
+        cncf_feature="driver-runtime-management",
+        group=CNCF_SHOULD,
+    ),
+    CheckSpec(
+        "workload-sandboxing",
+        "conformance",
+        _m(5),
+        "a sandboxed RuntimeClass (gVisor, Kata) runs a pod on a kernel of its own (CNCF SHOULD)",
+        test=_CNCF_SHOULD,
+        entry=_conformance("workload_sandboxing", "run_workload_sandboxing"),
+        cncf_feature="workload-sandboxing",
+        group=CNCF_SHOULD,
+    ),
+    CheckSpec(
+        "high-performance-networking",
+        "conformance",
+        _m(2),
+        "RDMA-capable NICs are exposed to pods: DRA devices or extended resources (CNCF SHOULD)",
+        test=_CNCF_SHOULD,
+        entry=_conformance("hp_networking", "run_high_performance_networking"),
+        cncf_feature="high-performance-networking",
+        group=CNCF_SHOULD,
     ),
     CheckSpec(
         "nccl-all-reduce-bw",

@@ -99,8 +99,13 @@ def evaluate_readiness(recipe: Recipe, snapshot: Snapshot | None) -> ReadinessOu
 
 def with_node_health(declared: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """``declared`` plus the node-health checks (``--node-health``), each in its phase, once."""
+    return with_group(declared, catalog.HEALTH)
+
+
+def with_group(declared: Mapping[str, Sequence[str]], group: str) -> dict[str, list[str]]:
+    """``declared`` plus the checks of opt-in ``group``, each in its phase, once."""
     out = {phase: list(names) for phase, names in declared.items()}
-    for name in catalog.names_in_group(catalog.HEALTH):
+    for name in catalog.names_in_group(group):
         names = out.setdefault(catalog.BY_NAME[name].phase, [])
         if name not in names:
             names.append(name)
@@ -158,6 +163,8 @@ def load_run_state(
         constraints.validate_expression(c.value)
     declared = {p: recipe.phase_checks(p) for p in recipe.declared_phases()}
     asked = with_node_health(declared) if settings.node_health else declared
+    if settings.cncf_should:
+        asked = with_group(asked, catalog.CNCF_SHOULD)
     selected = catalog.select_checks(asked, settings.phases)
     warnings.extend(runflags.preflight_skip_checks(settings.skip_checks, asked, settings.phases))
 

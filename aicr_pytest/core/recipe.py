@@ -7,8 +7,14 @@ are not re-validated (unknown values pass through to the checks).
 
 apiVersion handling: ``aicr.run/v1alpha2`` or empty is accepted.  The pre-v0.12 group
 ``aicr.nvidia.com/v1alpha1`` is *also* accepted (AICR rejects it) with a one-line warning, so
-artifacts from older AICR releases still validate.  Any other apiVersion, and any kind other than
-``RecipeResult`` or empty, is a :class:`~aicr_pytest.core.errors.UsageError`.
+artifacts from older AICR releases still validate.  What today's ``aicr recipe`` (v1.x) writes is
+accepted too (``docs/user/cli-reference.md``, "apiVersion gate"): ``aicr.run/v1`` for a default
+recipe, and ``aicr.run/v1beta2`` for one that records ``metadata.selectedProfile`` or
+``configuration.slurm.accounting`` — as there, ``v1beta2`` without either, or ``v1`` with the
+accounting block, is refused.  Those fields are read leniently and do not change which checks run
+(the profile's constraints and overrides are already in ``constraints``/``componentRefs``).  Any
+other apiVersion, and any kind other than ``RecipeResult`` or empty, is a
+:class:`~aicr_pytest.core.errors.UsageError`.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from aicr_pytest.core.errors import UsageError
 
 API_VERSION = "aicr.run/v1alpha2"
 LEGACY_API_VERSION = "aicr.nvidia.com/v1alpha1"
+#: what today's AICR (v1.x) writes: a default recipe, and a profiled or configured one
+UPSTREAM_API_VERSION = "aicr.run/v1"
+UPSTREAM_PROFILE_API_VERSION = "aicr.run/v1beta2"
 KIND = "RecipeResult"
 
 Phase = Literal["deployment", "conformance", "performance"]
@@ -41,6 +50,13 @@ MSG_INVALID_PHASE = 'invalid phase "{phase}": must be one of: deployment, perfor
 MSG_LEGACY_API_VERSION = (
     "recipe {source}: apiVersion aicr.nvidia.com/v1alpha1 is legacy (AICR rejects it); "
     "reading it as aicr.run/v1alpha2"
+)
+MSG_PROFILE_VERSION_EMPTY = (
+    "recipe {source}: apiVersion aicr.run/v1beta2 requires metadata.selectedProfile or "
+    "configuration.slurm.accounting"
+)
+MSG_CONFIGURATION_NEEDS_V1BETA2 = (
+    "recipe {source}: configuration.slurm.accounting requires apiVersion aicr.run/v1beta2, not {api_version}"
 )
 MSG_OVERLAY = (
     'recipe {source}: kind "RecipeMetadata" is an overlay, not a recipe; aicr-pytest does not '
@@ -328,6 +344,24 @@ def _one_line(err: ValidationError, source: str) -> str:
     return f"recipe {source}: {_loc(loc)}: {msg}{more}"
 
 
+def _accounting(data: dict[Any, Any]) -> object:
+    configuration = data.get("configuration")
+    slurm = configuration.get("slurm") if isinstance(configuration, dict) else None
+    return slurm.get("accounting") if isinstance(slurm, dict) else None
+
+
+def _check_upstream_header(data: dict[Any, Any], api_text: str, source: str) -> None:
+    """Today's AICR's pairing of apiVersion and the profile/configuration fields (module docstring)."""
+    accounting = _accounting(data)
+    if api_text == UPSTREAM_PROFILE_API_VERSION:
+        metadata = data.get("metadata")
+        profile = metadata.get("selectedProfile") if isinstance(metadata, dict) else None
+        if not profile and not accounting:
+            raise UsageError(MSG_PROFILE_VERSION_EMPTY.format(source=source))
+    elif accounting and api_text == UPSTREAM_API_VERSION:
+        raise UsageError(MSG_CONFIGURATION_NEEDS_V1BETA2.format(source=source, api_version=api_text))
+
+
 def parse_recipe(data: object, source: str) -> tuple[Recipe, list[str]]:
     """Validate a decoded YAML document as a recipe.
 
@@ -347,8 +381,9 @@ def parse_recipe(data: object, source: str) -> tuple[Recipe, list[str]]:
     api_text = "" if api is None else str(_scalar_to_text(api))
     if api_text == LEGACY_API_VERSION:
         warnings.append(MSG_LEGACY_API_VERSION.format(source=source))
-    elif api_text not in ("", API_VERSION):
+    elif api_text not in ("", API_VERSION, UPSTREAM_API_VERSION, UPSTREAM_PROFILE_API_VERSION):
         raise UsageError(MSG_WRONG_API_VERSION.format(api_version=api_text))
+    _check_upstream_header(data, api_text, source)
     try:
         recipe = Recipe.model_validate({**data, "kind": kind_text, "apiVersion": api_text, "source": source})
     except ValidationError as err:

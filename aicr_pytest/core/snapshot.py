@@ -3,7 +3,7 @@
 A snapshot (``aicr snapshot`` output) looks like::
 
     kind: Snapshot                      # optional; not checked upstream
-    apiVersion: aicr.run/v1alpha2       # optional; any other non-empty value is rejected
+    apiVersion: aicr.run/v1alpha2       # optional (or today's aicr.run/v1); any other value is rejected
     metadata: {timestamp: ..., version: ..., source-node: ...}
     measurements:
       - type: K8s
@@ -64,6 +64,8 @@ __all__ = [
 
 SNAPSHOT_KIND: Final = "Snapshot"
 API_VERSION: Final = "aicr.run/v1alpha2"
+#: what today's AICR (v1.x) writes for a snapshot (``docs/user/cli-reference.md``, "apiVersion gate")
+UPSTREAM_API_VERSION: Final = "aicr.run/v1"
 
 #: ``measurement.Types`` in AICR order; matching is exact and case-sensitive.
 MEASUREMENT_TYPES: Final[tuple[str, ...]] = (
@@ -474,8 +476,8 @@ def parse_snapshot(data: object, source: str, *, json_numbers: bool = False) -> 
     ``source`` names the input in messages.  ``json_numbers=True`` means the document was JSON, so
     integer readings render like Go float64s (see :func:`format_value`).  Every problem raises
     :class:`UsageError` with one line: not a mapping, ``kind`` other than ``Snapshot``, an unsupported
-    ``apiVersion`` (only ``aicr.run/v1alpha2`` or none), missing/empty ``measurements``, or a malformed
-    measurement/subtype.  Unknown fields are ignored.
+    ``apiVersion`` (only ``aicr.run/v1alpha2``, today's ``aicr.run/v1``, or none), missing/empty
+    ``measurements``, or a malformed measurement/subtype.  Unknown fields are ignored.
     """
     if not isinstance(data, Mapping):
         raise UsageError(MSG_NOT_A_MAPPING.format(source=source, got=_type_name(data)))
@@ -483,7 +485,7 @@ def parse_snapshot(data: object, source: str, *, json_numbers: bool = False) -> 
     if kind not in (None, "", SNAPSHOT_KIND):
         raise UsageError(MSG_WRONG_KIND.format(source=source, kind=kind))
     api_version = data.get("apiVersion")
-    if api_version not in (None, "", API_VERSION):
+    if api_version not in (None, "", API_VERSION, UPSTREAM_API_VERSION):
         raise UsageError(f"snapshot {source}: " + MSG_UNSUPPORTED_API_VERSION.format(api_version=api_version))
     measurements = data.get("measurements")
     if measurements is None or measurements == []:

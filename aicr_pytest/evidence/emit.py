@@ -16,7 +16,7 @@ from typing import Any
 
 from aicr_pytest.core.recipe import Recipe
 from aicr_pytest.core.snapshot import Snapshot
-from aicr_pytest.evidence import bundle, ociref, oidc
+from aicr_pytest.evidence import bundle, ociref, oidc, validatorrefs
 from aicr_pytest.evidence import constants as C
 from aicr_pytest.evidence import pointer as pointer_mod
 from aicr_pytest.evidence.settings import EvidenceSettings
@@ -115,12 +115,20 @@ def emit(
     env: Mapping[str, str],
     write: Write,
     now: datetime | None = None,
+    validator_images: Sequence[str] = (),
 ) -> Emitted:
-    """Build the bundle, push and sign it when asked, write the pointer; :class:`EvidenceError` on failure."""
+    """Build the bundle, push and sign it when asked, write the pointer; :class:`EvidenceError` on failure.
+
+    ``validator_images``: the validator image references the run used (none for aicr-pytest's own
+    in-process checks); a mutable one refuses emission unless ``--allow-mutable-validator-tags``
+    (:mod:`~aicr_pytest.evidence.validatorrefs`)."""
     from aicr_pytest.evidence import oci
 
     settings = plan.settings
     assert settings.out_dir is not None
+    refused = None if settings.allow_mutable_validator_tags else validatorrefs.refusal(validator_images)
+    if refused is not None:
+        raise EvidenceError(refused)
     inputs = bundle.BundleInputs(
         recipe=recipe,
         snapshot=snapshot,

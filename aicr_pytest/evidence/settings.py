@@ -36,6 +36,8 @@ class EvidenceSettings:
     assume_yes: bool = False
     #: ``--predicate-version``: which recipe-evidence predicate type the bundle is written as
     predicate_version: int = 1
+    #: ``--allow-mutable-validator-tags``: emit although a validator image is a mutable reference
+    allow_mutable_validator_tags: bool = False
 
     @property
     def predicate_type(self) -> str:
@@ -56,6 +58,7 @@ class EvidenceSettings:
             ("bom", "--bom"),
             ("push", "--push"),
             ("no_sign", "--no-sign"),
+            ("allow_mutable_validator_tags", "--allow-mutable-validator-tags"),
         ):
             if getattr(self, name):
                 names.append(flag)
@@ -87,6 +90,7 @@ def build_evidence_settings(raw: Mapping[str, Any]) -> EvidenceSettings:
         no_sign=bool(raw.get("no_sign")),
         assume_yes=bool(raw.get("assume_yes")),
         predicate_version=predicate_version(raw.get("predicate_version")),
+        allow_mutable_validator_tags=bool(raw.get("allow_mutable_validator_tags")),
     )
 
 

@@ -103,6 +103,7 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     ),
     "storage inventory (expected-resources, inference PVCs)": _p(_READ, "storage.k8s.io", "storageclasses"),
     "DRA inventory (conformance dra-support)": _p(_READ, "resource.k8s.io", "deviceclasses,resourceslices"),
+    "RuntimeClass inventory (workload-sandboxing)": _p(_READ, "node.k8s.io", "runtimeclasses"),
     "DRA claims created by conformance workloads": _p(
         "get,list,watch,create,delete", "resource.k8s.io", "resourceclaims,resourceclaimtemplates"
     ),
@@ -151,6 +152,18 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     ),
     "conformance robust-controller (Dynamo): DynamoComponentDeployment inventory": _p(
         "list", "nvidia.com", "dynamocomponentdeployments"
+    ),
+    "conformance secure-accelerator-access: what an anonymous client may do (SubjectAccessReview)": _p(
+        "create", "authorization.k8s.io", "subjectaccessreviews"
+    ),
+    "conformance accelerator-metrics: the Prometheus scrape configuration of the DCGM exporter": _p(
+        "list", "monitoring.coreos.com", "servicemonitors,podmonitors"
+    ),
+    "conformance robust-controller: the controller's leader-election Lease": _p(
+        "list", "coordination.k8s.io", "leases"
+    ),
+    "conformance robust-controller (Kubeflow Trainer): ClusterTrainingRuntimes it reconciles": _p(
+        "list", "trainer.kubeflow.org", "clustertrainingruntimes"
     ),
     "conformance gpu-operator-health, secure-accelerator-access: ClusterPolicy state": _p(
         "get", "nvidia.com", "clusterpolicies"

@@ -30,6 +30,9 @@ PHASE_MARKER_DOCS = catalog.PHASE_DESCRIPTIONS
 GROUP_MARKER_DOCS = {
     catalog.HEALTH: "node-health checks (gpu-inventory, gpu-diagnostics, gpu-health); `-m health` "
     "runs them (as --node-health does) and nothing else",
+    catalog.CNCF_SHOULD: "CNCF SHOULD checks (gpu-sharing, driver-runtime-management, "
+    "workload-sandboxing, high-performance-networking); `-m cncf-should` runs them (as --cncf-should "
+    "does) and nothing else",
 }
 
 #: the indirectly parametrized fixtures of :mod:`aicr_pytest.plugin.fixtures`
@@ -71,10 +74,12 @@ def markexpr_asks_for(markexpr: str, group: str) -> bool:
 
 
 def opt_in_by_marker(config: pytest.Config, state: PluginState) -> None:
-    """``-m health`` asks for the node-health checks as ``--node-health`` does (before inputs load)."""
+    """``-m health`` asks for the node-health checks as ``--node-health`` does, ``-m cncf-should``
+    for the CNCF SHOULD checks as ``--cncf-should`` does (before inputs load)."""
     markexpr = str(getattr(config.option, "markexpr", "") or "")
-    if not state.settings.node_health and markexpr_asks_for(markexpr, catalog.HEALTH):
-        state.settings = state.settings.model_copy(update={"node_health": True})
+    for group, setting in ((catalog.HEALTH, "node_health"), (catalog.CNCF_SHOULD, "cncf_should")):
+        if not getattr(state.settings, setting) and markexpr_asks_for(markexpr, group):
+            state.settings = state.settings.model_copy(update={setting: True})
 
 
 def add_bundled_checks(config: pytest.Config, state: PluginState) -> None:

@@ -265,6 +265,35 @@ class Option:
         return [f"{flag}={value}"]
 
 
+#: ``--aks-gpu-pools``, ``--gke-gpu-pools``, ``--oke-addons`` (validate and snapshot): name, flag,
+#: env, the provider command, what is read, the reading's key
+PROVIDER_FLAGS: Final = (
+    (
+        "aks_gpu_pools",
+        "aks-gpu-pools",
+        "AICR_AKS_GPU_POOLS_PATH",
+        "az aks nodepool list -o json",
+        "GPU pools' driver mode",
+        "gpu-driver",
+    ),
+    (
+        "gke_gpu_pools",
+        "gke-gpu-pools",
+        "AICR_GKE_GPU_POOLS_PATH",
+        "gcloud container node-pools list --cluster C --format=json",
+        "GPU pools' driver installation",
+        "gpu-driver-installation",
+    ),
+    (
+        "oke_addons",
+        "oke-addons",
+        "AICR_OKE_ADDONS_PATH",
+        "oci ce cluster list-addons --cluster-id OCID --all --output json",
+        "NvidiaGpuPlugin add-on state",
+        "nvidia-gpu-plugin",
+    ),
+)
+
 OPTIONS: tuple[Option, ...] = (
     Option(
         "recipe",
@@ -331,12 +360,13 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "output",
         ("--output",),
-        "CTRF report destination: a file path, or - for stdout",
+        "CTRF report destination: a file path, cm://namespace/name (a ConfigMap, kept after the run), "
+        "or - for stdout",
         setting=None,
         entry_points=(VALIDATE,),
         validate_flags=("-o", "--output"),
         default="-",
-        metavar="PATH|-",
+        metavar="PATH|cm://NS/NAME|-",
     ),
     Option(
         "ctrf_report",
@@ -506,6 +536,17 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         metavar="FEATURE",
     ),
+    Option(
+        "cncf_should",
+        ("--cncf-should",),
+        "add the CNCF SHOULD checks (gpu-sharing, driver-runtime-management, workload-sandboxing, "
+        "high-performance-networking) to the conformance phase, and with --cncf-submission to the "
+        "features collected; an aicr-pytest extension",
+        setting="cncf_should",
+        action="store_true",
+        default=False,
+        config_key="execution.cncfShould",
+    ),
     # --- CNCF submission kit: the checklist template and PRODUCT.yaml's metadata -----------
     Option(
         "cncf_checklist",
@@ -646,6 +687,16 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "allow_mutable_validator_tags",
+        ("--allow-mutable-validator-tags",),
+        "evidence: emit even when a validator image is a mutable tag (AICR's opt-out; no env var or "
+        "config key by design; aicr-pytest runs no validator image, so its own runs never need it)",
+        setting="allow_mutable_validator_tags",
+        model="evidence",
+        action="store_true",
+        default=False,
+    ),
+    Option(
         "assume_yes",
         ("--yes", "--assume-yes"),
         "evidence: skip the identity-disclosure confirmation before keyless signing",
@@ -734,6 +785,20 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         env="AICR_REQUIRE_GPU",
         config_key="agent.requireGpu",
+    ),
+    # --- provider data folded into the snapshot validate captures (snapshot.providers) -----------
+    *(
+        Option(
+            name,
+            (f"--{flag}",),
+            f"`{command}` output: its {reading} becomes K8s.{flag}.{key} in the captured snapshot "
+            "(ignored, with a warning, with --snapshot)",
+            setting=None,
+            entry_points=(VALIDATE,),
+            env=env,
+            metavar="FILE",
+        )
+        for name, flag, env, command, reading, key in PROVIDER_FLAGS
     ),
     Option(
         "skip_check",
@@ -1035,6 +1100,21 @@ OPTIONS: tuple[Option, ...] = (
         action="store_true",
         default=False,
         group="agent",
+    ),
+    # provider data, as for validate (snapshot.providers); the readings join the K8s measurement
+    *(
+        Option(
+            name,
+            (f"--{flag}",),
+            f"`{command}` output: its {reading} joins K8s.{flag} (env {env})",
+            setting=None,
+            entry_points=(SNAPSHOT,),
+            once=True,
+            env=env,
+            metavar="FILE",
+            group="agent",
+        )
+        for name, flag, env, command, reading, _ in PROVIDER_FLAGS
     ),
     Option(
         "runtime_class",

@@ -21,9 +21,9 @@ from typing import Any, Literal, TextIO
 
 import yaml
 
+from aicr_pytest.core.configmaps import result_configmap
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
-from aicr_pytest.core.version import __version__
 
 Format = Literal["yaml", "json"]
 FORMATS: tuple[Format, ...] = ("yaml", "json")
@@ -80,20 +80,10 @@ def dumps(document: dict[str, Any], fmt: Format) -> str:
 def configmap_object(namespace: str, name: str, document: dict[str, Any], fmt: Format) -> dict[str, Any]:
     """The ConfigMap that carries ``document`` (server-side applied, so create or update)."""
     timestamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {
-                "app.kubernetes.io/name": "aicr-pytest",
-                "app.kubernetes.io/component": str(document.get("kind") or "RecipeResult"),
-                "app.kubernetes.io/version": __version__,
-            },
-        },
-        "data": {f"snapshot.{fmt}": dumps(document, fmt), "format": fmt, "timestamp": timestamp},
-    }
+    component = str(document.get("kind") or "RecipeResult")
+    return result_configmap(
+        namespace, name, component=component, fmt=fmt, text=dumps(document, fmt), timestamp=timestamp
+    )
 
 
 def write(

@@ -9,6 +9,8 @@ with validate's own options: its kubeconfig and context, its ``--node-selector``
 four as the run's :class:`~aicr_pytest.core.settings.Placement`),
 ``--require-gpu``, ``--timeout`` (default 5 minutes) and ``--job-name`` as the Job's name prefix;
 privileged (AICR's defaults). Plain ``pytest --recipe`` never captures: it needs ``--snapshot``.
+The ``--aks-gpu-pools``/``--gke-gpu-pools``/``--oke-addons`` readings (read before any cluster work,
+:mod:`aicr_pytest.snapshot.providers`) are added to the captured ``K8s`` measurement.
 
 The captured snapshot is saved as YAML in the system temporary directory
 (``aicr-pytest-snapshot-<run id>.yaml``) and kept, so the run can be repeated against the same state
@@ -18,9 +20,9 @@ with ``--snapshot``; the terminal says where. That file is what the readiness pr
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from aicr_pytest.core.recipe import parse_recipe
 from aicr_pytest.core.settings import Placement
@@ -29,6 +31,7 @@ from aicr_pytest.kube.errors import ApiError
 from aicr_pytest.snapshot.agent import JOB_BASE
 from aicr_pytest.snapshot.cluster import DEFAULT_TIMEOUT_S, CaptureError, CaptureOptions, capture_live
 from aicr_pytest.snapshot.output import dumps
+from aicr_pytest.snapshot.providers import attach
 
 Emit = Callable[[str], None]
 
@@ -52,11 +55,14 @@ def capture_for_validate(
     require_gpu: bool = False,
     timeout: float = DEFAULT_TIMEOUT_S,
     job_name: str | None = None,
+    provider_subtypes: Sequence[dict[str, Any]] = (),
 ) -> tuple[str | None, int]:
     """Capture the snapshot validate evaluates: ``(path, 0)``, or ``(None, exit code)`` after one
     ``aicr-pytest: error: failed to capture snapshot: ...`` line (5: the agent timed out; 8: it
     failed). Bad input raises :class:`UsageError` (exit 2) before the cluster is touched (the
-    placement's flags are parsed by :func:`~aicr_pytest.core.settings.build_placement`)."""
+    placement's flags are parsed by :func:`~aicr_pytest.core.settings.build_placement`).
+    ``provider_subtypes``: the ``K8s`` subtypes the provider flags projected
+    (:mod:`~aicr_pytest.snapshot.providers`), added to the captured snapshot."""
     from aicr_pytest.kube import connect
 
     cluster = None
@@ -94,6 +100,7 @@ def capture_for_validate(
         return None, 8
     for warning in live.result.warnings:
         emit(f"WARNING: {warning}")
+    attach(live.result.document, provider_subtypes)
     path = Path(directory or tempfile.gettempdir()) / f"aicr-pytest-snapshot-{live.run_id}.yaml"
     path.write_text(dumps(live.result.document, "yaml"), encoding="utf-8")
     emit(LINE_CAPTURED.format(node=live.result.source_node, path=path))

@@ -22,7 +22,10 @@ Flags (AICR's names and defaults; env where AICR has one):
   (``AICR_REQUESTS``/``AICR_LIMITS``, ``name=quantity,...``), ``--image-pull-secret`` (repeatable),
   ``--job-name`` (the Job's name prefix), ``--service-account-name`` (an existing account):
   :mod:`.agentflags`;
-* ``--template FILE``: render the snapshot through a Jinja2 template (:mod:`.template`).
+* ``--template FILE``: render the snapshot through a Jinja2 template (:mod:`.template`);
+* ``--aks-gpu-pools``, ``--gke-gpu-pools``, ``--oke-addons FILE`` (``AICR_AKS_GPU_POOLS_PATH``, …):
+  the provider CLI's JSON, read before the cluster is touched and added to the ``K8s`` measurement
+  (:mod:`aicr_pytest.snapshot.providers`).
 """
 
 from __future__ import annotations
@@ -104,12 +107,14 @@ def build_options(args: Mapping[str, Any]) -> CaptureOptions:
 def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``aicr-pytest snapshot``; returns the exit code (usage errors raise :class:`UsageError`)."""
     from aicr_pytest.snapshot.output import parse_destination, parse_format, write
+    from aicr_pytest.snapshot.providers import PROVIDERS, attach, project_all
     from aicr_pytest.snapshot.template import TemplateRenderError, load_template
 
     err = stderr or sys.stderr
     fmt = parse_format(args["format"] or "yaml")
     destination = parse_destination(args["output"])
     opts = build_options(args)
+    provider_data = project_all({p.flag: args[p.flag.replace("-", "_")] for p in PROVIDERS})
     template = None
     if args.get("template"):
         cm_uri = destination.describe() if destination.kind == "configmap" else None
@@ -143,6 +148,7 @@ def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO
     def write_configmap(obj: dict[str, Any]) -> None:
         cluster.apply(obj)
 
+    attach(live.result.document, provider_data)
     text = None
     if template is not None:
         try:

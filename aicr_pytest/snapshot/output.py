@@ -25,9 +25,9 @@ from typing import Any, Final, Literal, TextIO
 
 import yaml
 
+from aicr_pytest.core.configmaps import result_configmap
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
-from aicr_pytest.core.version import __version__
 
 Format = Literal["yaml", "json"]
 FORMATS: Final[tuple[Format, ...]] = ("yaml", "json")
@@ -137,20 +137,9 @@ def dumps(document: dict[str, Any], fmt: Format) -> str:
 
 def configmap_object(dest: Destination, text: str, fmt: Format, timestamp: str) -> dict[str, Any]:
     """The ConfigMap that carries the snapshot (server-side applied: created or updated)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": dest.name,
-            "namespace": dest.namespace,
-            "labels": {
-                "app.kubernetes.io/name": "aicr-pytest",
-                "app.kubernetes.io/component": "Snapshot",
-                "app.kubernetes.io/version": __version__,
-            },
-        },
-        "data": {f"snapshot.{fmt}": text, "format": fmt, "timestamp": timestamp},
-    }
+    return result_configmap(
+        dest.namespace, dest.name, component="Snapshot", fmt=fmt, text=text, timestamp=timestamp
+    )
 
 
 def write(

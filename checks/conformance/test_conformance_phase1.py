@@ -1,5 +1,7 @@
 """Conformance phase I: dra-support, gang-scheduling, robust-controller, secure-accelerator-access,
-gpu-operator-health, platform-health.
+gpu-operator-health, platform-health; and the CNCF SHOULD checks (``test_cncf_should``: gpu-sharing,
+driver-runtime-management, workload-sandboxing, high-performance-networking; opt-in with
+``--cncf-should``, ``-m cncf-should``, or a recipe that names them).
 
 Each test only wires the fixtures into a :class:`~aicr_pytest.conformance.ConformanceContext` and calls
 the check function of :mod:`aicr_pytest.conformance` (the CNCF evidence collector calls the same
@@ -46,4 +48,8 @@ def conformance_ctx(
 
 
 def test_conformance(aicr_check: CheckContext, conformance_ctx: conformance.ConformanceContext) -> None:
+    conformance.check_function(aicr_check.name)(conformance_ctx)
+
+
+def test_cncf_should(aicr_check: CheckContext, conformance_ctx: conformance.ConformanceContext) -> None:
     conformance.check_function(aicr_check.name)(conformance_ctx)

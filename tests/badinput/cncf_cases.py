@@ -22,6 +22,9 @@ FILES: dict[str, str] = {
     "bad-level.yaml": "metadata: {}\nspec:\n  security:\n    - {id: secure_accelerator_access, level: MAY}\n",
     "empty-spec.yaml": "metadata: {}\nspec: {}\n",
     "PRODUCT.yaml": "- not a product\n",
+    "config-should-not-bool.yaml": (
+        "kind: AICRConfig\nspec:\n  validate:\n    execution: {cncfShould: 'yes'}\n"
+    ),
     "config-missing-checklist.yaml": (
         "kind: AICRConfig\nspec:\n  validate:\n    cncf:\n      checklist: missing.yaml\n"
     ),
@@ -32,7 +35,8 @@ P = "ERROR: "
 RECIPE = "../recipe.yaml"  # resolved by the runner to the repository's example recipe
 VALID = (
     "dra-support, gang-scheduling, secure-access, accelerator-metrics, ai-service-metrics, "
-    "inference-gateway, robust-operator, pod-autoscaling, cluster-autoscaling"
+    "inference-gateway, robust-operator, pod-autoscaling, cluster-autoscaling, gpu-sharing, "
+    "driver-runtime-management, workload-sandboxing, high-performance-networking"
 )
 FEATURE_NEEDS = "[INVALID_REQUEST] --feature requires --cncf-submission"
 NEEDS_DIR = "[INVALID_REQUEST] --cncf-submission requires --evidence-dir"
@@ -112,6 +116,11 @@ _COMMON: list[tuple[list[str], str]] = [
     ),
     # a requirement id is a feature's name too, but a check's name is not
     ([*SUBMIT, "--feature", "gang_scheduling", "--feature", "bogus"], unknown("bogus")),
+    # --cncf-should's --config key is a boolean
+    (
+        ["--recipe", RECIPE, "--config", "{tmp}/config-should-not-bool.yaml"],
+        "--config {tmp}/config-should-not-bool.yaml: spec.validate.execution.cncfShould must be a boolean",
+    ),
 ]
 
 VALIDATE_CASES: list[tuple[list[str], int, str]] = [

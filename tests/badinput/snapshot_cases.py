@@ -211,6 +211,23 @@ CASES: list[tuple[list[str], int, str]] = [
         "Expected an expression, got 'end of statement block' (line 1)",
     ),
     (["snapshot", "--bogus"], 2, E + "unrecognized arguments: --bogus"),
+    # provider data: read before the cluster is touched
+    (
+        ["snapshot", "--aks-gpu-pools", "{tmp}/none.json"],
+        2,
+        E + "AKS GPU pools file not found: {tmp}/none.json",
+    ),
+    (
+        ["snapshot", "--oke-addons", "{tmp}/a-file"],
+        2,
+        E + 'failed to decode OKE cluster add-ons file "{tmp}/a-file": expected the JSON object emitted by '
+        "`oci ce cluster list-addons --cluster-id <cluster-ocid> --all --output json`",
+    ),
+    (
+        ["snapshot", "--gke-gpu-pools", "{tmp}/a", "--gke-gpu-pools", "{tmp}/b"],
+        2,
+        E + "flag --gke-gpu-pools can only be specified once",
+    ),
     # the connection (every other input was valid)
     (["snapshot"], 2, E + "KUBECONFIG is set but names no existing file: {tmp}/no-kubeconfig"),
     (["snapshot", "-k", "{tmp}/absent.kubeconfig"], 2, E + "kubeconfig not found: {tmp}/absent.kubeconfig"),

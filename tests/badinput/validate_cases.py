@@ -131,6 +131,123 @@ def _both(argv: list[str], env: dict[str, str], line: str) -> list[Case]:
     return [(V, argv, env, 2, P + line), (T, argv, env, 4, P + line)]
 
 
+# provider data (read before any cluster work) and -o cm://namespace/name
+LIVE = ["-r", "{tmp}/ok.yaml"]
+AKS_SHAPE = "expected the JSON array emitted by `az aks nodepool list -o json`"
+GKE_SHAPE = (
+    "expected the JSON array emitted by `gcloud container node-pools list --cluster <cluster> --format=json`"
+)
+OKE_SHAPE = (
+    "expected the JSON object emitted by "
+    "`oci ce cluster list-addons --cluster-id <cluster-ocid> --all --output json`"
+)
+FILES.update(
+    {
+        "aks-object.json": '{"value": []}\n',
+        "gke-null.json": "null\n",
+        "oke-array.json": "[]\n",
+        "oke-no-data.json": '{"opc-next-page": null}\n',
+        "aks-big.json": "[" + " " * (1 << 20) + "]\n",
+        # today's AICR headers: v1beta2 needs a profile or a configuration; v1 takes no configuration
+        "v1beta2-bare.yaml": _recipe(DEPLOY).replace("aicr.run/v1alpha2", "aicr.run/v1beta2"),
+        "v1-accounting.yaml": _recipe(DEPLOY).replace("aicr.run/v1alpha2", "aicr.run/v1")
+        + "configuration: {slurm: {accounting: {mode: disabled}}}\n",
+    }
+)
+PROVIDER_CASES: list[Case] = [
+    (
+        V,
+        [*LIVE, "--aks-gpu-pools", "{tmp}/missing.json"],
+        {},
+        2,
+        E + "AKS GPU pools file not found: {tmp}/missing.json",
+    ),
+    (V, [*LIVE, "--aks-gpu-pools", "{tmp}"], {}, 2, E + 'AKS GPU pools path "{tmp}" is not a regular file'),
+    (
+        V,
+        [*LIVE, "--aks-gpu-pools", "{tmp}/aks-big.json"],
+        {},
+        2,
+        E + 'AKS GPU pools file "{tmp}/aks-big.json" exceeds 1048576 bytes',
+    ),
+    (
+        V,
+        [*LIVE, "--aks-gpu-pools", "{tmp}/afile"],
+        {},
+        2,
+        E + f'failed to decode AKS GPU pools file "{{tmp}}/afile": {AKS_SHAPE}',
+    ),
+    (
+        V,
+        [*LIVE, "--aks-gpu-pools", "{tmp}/aks-object.json"],
+        {},
+        2,
+        E + f'failed to decode AKS GPU pools file "{{tmp}}/aks-object.json": {AKS_SHAPE}',
+    ),
+    (
+        V,
+        [*LIVE, "--gke-gpu-pools", "{tmp}/gke-null.json"],
+        {},
+        2,
+        E + f'failed to decode GKE GPU pools file "{{tmp}}/gke-null.json": {GKE_SHAPE}',
+    ),
+    (
+        V,
+        LIVE,
+        {"AICR_GKE_GPU_POOLS_PATH": "missing-gke.json"},
+        2,
+        E + "GKE GPU pools file not found: missing-gke.json",
+    ),
+    (
+        V,
+        [*LIVE, "--oke-addons", "{tmp}/oke-array.json"],
+        {},
+        2,
+        E + f'failed to decode OKE cluster add-ons file "{{tmp}}/oke-array.json": {OKE_SHAPE}',
+    ),
+    (
+        V,
+        [*LIVE, "--oke-addons", "{tmp}/oke-no-data.json"],
+        {},
+        2,
+        E + f'failed to decode OKE cluster add-ons file "{{tmp}}/oke-no-data.json": {OKE_SHAPE}',
+    ),
+    (
+        V,
+        ["-r", "{tmp}/v1beta2-bare.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P
+        + "recipe {tmp}/v1beta2-bare.yaml: apiVersion aicr.run/v1beta2 requires metadata.selectedProfile or "
+        "configuration.slurm.accounting",
+    ),
+    (
+        V,
+        ["-r", "{tmp}/v1-accounting.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        2,
+        P + "recipe {tmp}/v1-accounting.yaml: configuration.slurm.accounting requires apiVersion "
+        "aicr.run/v1beta2, not aicr.run/v1",
+    ),
+    (V, [*OFF, "-o", "cm://"], {}, 2, E + 'invalid --output "cm://": expected cm://namespace/name'),
+    (V, [*OFF, "-o", "cm://ns"], {}, 2, E + 'invalid --output "cm://ns": expected cm://namespace/name'),
+    (V, [*OFF, "-o", "cm://ns/"], {}, 2, E + 'invalid --output "cm://ns/": expected cm://namespace/name'),
+    (
+        V,
+        [*OFF, "-o", "cm://ns/Bad_Name"],
+        {},
+        2,
+        E + 'invalid --output "cm://ns/Bad_Name": ConfigMap name "Bad_Name" must be a DNS-1123 subdomain',
+    ),
+    (
+        V,
+        [*OFF, "-o", "cm://Team_A/report"],
+        {},
+        2,
+        E + 'invalid --output "cm://Team_A/report": namespace "Team_A" must be a DNS-1123 label',
+    ),
+]
+
 CASES: list[Case] = [
     # --timeout: a Go duration (validate checks it before anything else; pytest in its settings)
     (V, [*OFF, "--timeout", "5x"], {}, 2, E + f'invalid value "5x" for flag --timeout: {TIMEOUT_HINT}'),
@@ -401,8 +518,15 @@ CASES: list[Case] = [
         "gpu-health: invalid window='2h': input should be less than or equal to 3600",
     ),
     *_both(
-        ["-r", "{tmp}/health.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--gpu-health-threshold",
-         "ecc_dbe_max=-1"],
+        [
+            "-r",
+            "{tmp}/health.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--gpu-health-threshold",
+            "ecc_dbe_max=-1",
+        ],
         {},
         "gpu-health: invalid ecc_dbe_max='-1': input should be greater than or equal to 0",
     ),
@@ -486,8 +610,15 @@ CASES: list[Case] = [
     ),
     # alias bombs: refused while parsing, before any later stage (bundle, BOM, CTRF) could expand them
     *_both(
-        ["-r", "{tmp}/bomb-recipe.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--emit-attestation",
-         "{tmp}/ev"],
+        [
+            "-r",
+            "{tmp}/bomb-recipe.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--emit-attestation",
+            "{tmp}/ev",
+        ],
         {},
         "malformed YAML in {tmp}/bomb-recipe.yaml: document contains excessive aliasing (line 10)",
     ),
@@ -536,4 +667,5 @@ CASES: list[Case] = [
     ("parse", ["dcgm", "{tmp}/missing.json"], {}, 2, E + "DCGM diagnostic {tmp}/missing.json: no such file"),
     # simulate
     ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),
+    *PROVIDER_CASES,
 ]

@@ -182,3 +182,45 @@ def test_an_inference_submission_passes_cncf_check_and_a_mutation_fails_it(
 def requirement_entries(template: Path) -> list[dict[str, Any]]:
     doc = yaml.safe_load(template.read_text(encoding="utf-8"))
     return [e for entries in doc["spec"].values() for e in entries]
+
+
+def test_cncf_should_collects_the_should_features_and_fills_their_rows(
+    reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = reference_dir / V136
+    ev = tmp_path / "ev"
+    code, err = validate(
+        capsys,
+        "--simulate",
+        "h100-eks-training",
+        "--fault",
+        "driver-version-skew",
+        "--cncf-submission",
+        "--cncf-should",
+        "--evidence-dir",
+        str(ev),
+        "--cncf-checklist",
+        str(template),
+    )
+    assert code == 8, err
+    for name in (
+        "gpu-sharing",
+        "driver-runtime-management",
+        "workload-sandboxing",
+        "high-performance-networking",
+    ):
+        assert (ev / f"{name}.md").is_file(), name
+    doc = yaml.safe_load((ev / "PRODUCT.yaml").read_text(encoding="utf-8"))
+    skew = entry(doc, "driver_runtime_management")
+    assert skew["status"] == "Not Implemented"
+    assert "570.172.08 on h100-3" in skew["notes"]
+    assert skew["evidence"] == [
+        "file://driver-runtime-management.md",
+        "file://results/junit.xml#TestAcceleratorDriverRuntimeManagement",
+        "file://results/e2e.log",
+    ]
+    assert entry(doc, "gpu_sharing")["status"] == "Not Implemented"
+    assert entry(doc, "high_performance_networking")["status"] == "Implemented"
+    assert "h100-0: vpc.amazonaws.com/efa=32" in (ev / "high-performance-networking.md").read_text()
+    assert "SKIP" in (ev / "workload-sandboxing.md").read_text()  # 1.36 has no workload_sandboxing row
+    assert_links_resolve(ev, doc)

@@ -468,23 +468,6 @@ def test_gang_timeout_is_other_and_cleans_up(pytester: pytest.Pytester, k8s_back
 # --- robust-controller ----------------------------------------------------------------------------
 
 
-def test_robust_controller_dynamo_path(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
-    def add_dynamo(doc: Recipe) -> None:
-        doc["componentRefs"].append(
-            {"name": "dynamo-platform", "namespace": "dynamo-system", "type": "Helm", **CHART}
-        )
-
-    k8s_backend.seed_profile("h100-eks-inference")
-    result = run(pytester, k8s_backend, recipe(TRAINING, "robust-controller", edit=add_dynamo))
-    test = result.tests["robust-controller"]
-    assert test["status"] == "passed", test.get("message")
-    assert "Dynamo Operator Deployment" in labels(test)
-    assert 'admission webhook "vdynamographdeployment.nvidia.com" denied the request' in artifact(
-        test, "Webhook Rejection Test"
-    )
-    assert leftovers(k8s_backend, result.run_id) == []
-
-
 def test_robust_controller_skips_without_an_operator(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:

@@ -104,3 +104,45 @@ def test_api_errors_are_other(pytester: pytest.Pytester, k8s_backend: K8sBackend
     fake_of(k8s_backend).faults.server_error(path=r"/pods", times=None)
     tests = run_deployment(pytester, k8s_backend)
     assert tests["operator-health"]["status"] == "other"
+
+
+# --- the embedded health checks of Kubeflow Trainer and the KAI scheduler ---------------------------
+
+
+def test_trainer_and_kai_health_checks_pass(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    k8s_backend.seed_profile(PROFILE)
+    test = run_deployment(pytester, k8s_backend)["expected-resources"]
+    assert test["status"] == "passed", test.get("message")
+    assert "  [chainsaw] kai-scheduler: health check passed" in test["stdout"]
+    assert "  [chainsaw] kubeflow-trainer: health check passed" in test["stdout"]
+
+
+NOT_READY = (
+    "does not match: (status.readyReplicas > `0`): expected true, got null; "
+    "(status.readyReplicas == spec.replicas): expected true, got false"
+)
+
+
+@pytest.mark.parametrize(
+    ("fault", "component", "step", "deployment"),
+    [
+        (
+            "trainer-controller-down",
+            "kubeflow-trainer",
+            "controller-ready",
+            "kubeflow/kubeflow-trainer-controller-manager",
+        ),
+        ("kai-scheduler-down", "kai-scheduler", "services-ready", "kai-scheduler/kai-scheduler-default"),
+    ],
+)
+def test_a_down_controller_fails_its_health_check(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend, fault: str, component: str, step: str, deployment: str
+) -> None:
+    k8s_backend.seed_profile(PROFILE, [fault])
+    test = run_deployment(pytester, k8s_backend)["expected-resources"]
+    assert (test["status"], test["message"]) == (
+        "failed",
+        "[NOT_FOUND] expected resource check failed: 1 issue(s):\n"
+        f"  [chainsaw] {component}: health check failed\n"
+        f'    error: step "{step}": [INTERNAL] Deployment {deployment} {NOT_READY}',
+    )

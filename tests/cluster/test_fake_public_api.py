@@ -34,6 +34,7 @@ BUILTINS = (
     "snapshot-agent",
     "dcgm-diag",
     "gpu-health",
+    "sandbox",
 )
 
 

@@ -56,6 +56,35 @@ def test_snapshot_as_json_with_truncated_topology(
     assert capsys.readouterr().out == ""
 
 
+def test_snapshot_with_provider_data(
+    kubeconfig: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--gke-gpu-pools/--oke-addons (as `aicr snapshot`): the readings join the K8s measurement."""
+    gke = tmp_path / "gke.json"
+    gke.write_text(json.dumps([{"name": "a3", "config": {"accelerators": [{"acceleratorType": "h100"}]}}]))
+    oke = tmp_path / "oke.json"
+    oke.write_text(json.dumps({"data": [{"name": "CoreDNS", "lifecycle-state": "ACTIVE"}]}))
+    out = tmp_path / "snapshot.yaml"
+    argv = [
+        "snapshot",
+        "-k",
+        kubeconfig,
+        "--gke-gpu-pools",
+        str(gke),
+        "--oke-addons",
+        str(oke),
+        "-o",
+        str(out),
+    ]
+    assert main(argv) == 0
+    snap = load_snapshot_text(out.read_text(), str(out))
+    assert snap.lookup("K8s.gke-gpu-pools.gpu-driver-installation") == "Installed"
+    assert snap.lookup("K8s.gke-gpu-pools.gpu-pools") == "a3=Installed"
+    assert snap.lookup("K8s.oke-addons.nvidia-gpu-plugin") == "absent"
+    assert snap.lookup("K8s.server.version")  # the captured readings are all still there
+    assert capsys.readouterr().out == ""
+
+
 def test_the_workflow_on_the_simulated_cluster(tmp_path: Path) -> None:
     """`simulate` in the background, then `snapshot` and `validate` as separate processes."""
     kubeconfig = tmp_path / "kubeconfig"

@@ -461,7 +461,9 @@ class ControlPlaneSession:
         inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
         for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), the
-        snapshot agent's pods, and gpu-diagnostics' DCGM pods (:mod:`.controlplane_health`)."""
+        snapshot agent's pods, workload-sandboxing's probe, gpu-diagnostics' DCGM pods
+        (:mod:`.controlplane_health`) and the AI operators' leader-election Leases
+        (:mod:`.controlplane_leases`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
@@ -478,11 +480,14 @@ class ControlPlaneSession:
             VolumeProvisioner,
         )
         from tests.harness.controlplane_health import DIAG_SELECTOR, DcgmDiagPods
+        from tests.harness.controlplane_leases import OperatorLeases
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
             NVREG_PROBE_SELECTOR,
+            SANDBOX_PROBE_SELECTOR,
             SNAPSHOT_AGENT_SELECTOR,
             PodPlayer,
+            SandboxProbe,
             SnapshotAgent,
             nvidia_smi_output,
             nvreg_probe_output,
@@ -512,6 +517,7 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
+                    PodPlayer(self.cp, SANDBOX_PROBE_SELECTOR, SandboxProbe(self.current_faults)).start(),
                     MetricsEndpoints(self.cp).start(),
                     KarpenterController(self.cp).start(),
                     PodPlayer(
@@ -519,6 +525,7 @@ class ControlPlaneSession:
                         DIAG_SELECTOR,
                         DcgmDiagPods(self.cp, self.current_faults, lambda: self.health_target),
                     ).start(),
+                    OperatorLeases(self.cp, self.current_faults).start(),
                 ]
 
     def current_faults(self) -> tuple[str, ...]:
@@ -816,13 +823,22 @@ def _create(cp: ControlPlane, obj: Obj, cache: dict[str, list[Obj]]) -> Obj:
     meta = obj.get("metadata") or {}
     path = collection_path(cp, str(obj["apiVersion"]), str(obj["kind"]), meta.get("namespace"), cache)
     body = {k: v for k, v in obj.items() if k != "status"}
-    try:
-        created: Obj = cp.request("POST", path, body)
-    except urllib.error.HTTPError as e:
-        if e.code != 409:
+    # a custom resource seeded with its operator's webhook configuration: the apiserver may call the
+    # webhook before the test controller has synced its caBundle (a 500 "failed calling webhook")
+    deadline = time.monotonic() + 20.0
+    while True:
+        try:
+            created: Obj = cp.request("POST", path, body)
+            break
+        except urllib.error.HTTPError as e:
+            if e.code == 409:
+                created = cp.get(f"{path}/{meta['name']}")
+                break
             detail = e.read().decode(errors="replace")
+            if e.code == 500 and "failed calling webhook" in detail and time.monotonic() < deadline:
+                time.sleep(0.5)
+                continue
             raise RuntimeError(f"seeding {obj['kind']} {meta.get('name')}: {e.code} {detail}") from e
-        created = cp.get(f"{path}/{meta['name']}")
     status = obj.get("status")
     if (
         status
@@ -1234,6 +1250,11 @@ def _adapt(
 def _workload_ready(obj: Obj) -> bool:
     kind = obj.get("kind")
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    from aicr_pytest.testing.profiles.components import UNSCHEDULABLE_SELECTOR
+
+    selector = ((spec.get("template") or {}).get("spec") or {}).get("nodeSelector") or {}
+    if UNSCHEDULABLE_SELECTOR.items() <= selector.items():
+        return True  # a faulted "down" controller: its pods stay Pending on purpose
     if (obj.get("metadata") or {}).get("generation") != status.get("observedGeneration"):
         return False
     if kind == "Deployment":

@@ -20,6 +20,9 @@ Players:
   :class:`SnapshotAgent` runs the pod's own ``collect.sh`` (read from its ConfigMap) against the
   simulated host of the real node it was bound to
   (:func:`aicr_pytest.testing.players.snapshot_agent.agent_output`).
+* workload-sandboxing's probe pods (label ``app.kubernetes.io/component=sandbox-probe``):
+  :class:`SandboxProbe` prints the kernel :func:`aicr_pytest.testing.players.sandbox.probe_kernel`
+  says (the sandbox's own, or under ``sandbox-kernel-shared`` the node's ``kernelVersion``).
 * the NCCL ``-net`` check's NVreg preflight pods (label
   ``app.kubernetes.io/component=nccl-nvreg-probe``): :func:`nvreg_probe_output` greps the node's
   ``/proc/driver/nvidia/params`` (:func:`nvreg_params`: ``GrdmaPciTopoCheckOverride`` is 1 unless the
@@ -48,9 +51,11 @@ __all__ = [
     "NVIDIA_SMI_SELECTOR",
     "NVREG_OVERRIDE_ANNOTATION",
     "NVREG_PROBE_SELECTOR",
+    "SANDBOX_PROBE_SELECTOR",
     "SNAPSHOT_AGENT_SELECTOR",
     "PodPlayer",
     "Poller",
+    "SandboxProbe",
     "SnapshotAgent",
     "describe_error",
     "http_detail",
@@ -68,6 +73,7 @@ Play = Callable[[Obj, Obj], dict[str, tuple[str, int]] | None]
 NVIDIA_SMI_SELECTOR = "app.kubernetes.io/name=nvidia-smi-verify"
 NVREG_PROBE_SELECTOR = "app.kubernetes.io/component=nccl-nvreg-probe"
 SNAPSHOT_AGENT_SELECTOR = "app.kubernetes.io/name=aicr-pytest-snapshot-agent"
+SANDBOX_PROBE_SELECTOR = "app.kubernetes.io/component=sandbox-probe"
 #: Node annotation: the node driver's ``NVreg_GrdmaPciTopoCheckOverride`` value (default ``1``, as the
 #: GPU Operator's kernelModuleConfig sets it on p6e-gb200 EKS nodes).
 NVREG_OVERRIDE_ANNOTATION = "aicr.test/nvreg-grdma-pci-topo-check-override"
@@ -128,6 +134,20 @@ def nvreg_probe_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
     if re.search(r"^GrdmaPciTopoCheckOverride: 1$", nvreg_params(node), re.MULTILINE):
         return {name: ("nvreg-override-set\n", 0)}
     return {name: ("nvreg-override-missing\n", 1)}
+
+
+class SandboxProbe:
+    """Plays workload-sandboxing's probe: ``uname -r`` inside the sandbox (``faults``: the session's)."""
+
+    def __init__(self, faults: Callable[[], tuple[str, ...]]) -> None:
+        self.faults = faults
+
+    def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
+        from aicr_pytest.testing.players import sandbox
+
+        kernel = sandbox.probe_kernel(node, sandbox.FAULT_SHARED_KERNEL in self.faults())
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        return {str(c.get("name") or "probe"): (kernel + "\n", 0) for c in containers}
 
 
 class SnapshotAgent:

@@ -39,6 +39,9 @@ OTHER_FLAGS = {
     "--cluster-config": "an aicr snapshot flag aicr-pytest does not offer (Differences from AICR)",
     "--discover-network": "an aicr snapshot flag aicr-pytest does not offer (Differences from AICR)",
     "--criteria-strict": "an aicr recipe flag aicr-pytest does not offer (Differences from AICR)",
+    "--cluster": "gcloud's, in the command whose output --gke-gpu-pools reads",
+    "--cluster-id": "oci's, in the command whose output --oke-addons reads",
+    "--all": "oci's, in the command whose output --oke-addons reads",
     "--keep-going": "sphinx-build's, in the test command's docs stage (CONTRIBUTING)",
     "--no-cache": "lint-imports', in the test command's import-linter stage (CONTRIBUTING)",
 }
@@ -68,7 +71,8 @@ def page_flags(entry_point: EntryPoint) -> set[str]:
     """
     run = entry_point in options.RUN
     page = generated_pages()["cli-validate.md" if run else f"cli-{gen.slug(entry_point)}.md"]
-    table = page[page.index("\n| ") :]
+    generated = page[page.index("\n## Every option" if run else "\n## Flags and arguments") :]
+    table = generated[generated.index("\n| ") :]
     return column_flags(table, 2 if entry_point == options.PYTEST else 1)
 
 

@@ -27,9 +27,9 @@ def test_every_feature_is_also_named_by_its_requirement_id() -> None:
 
 def test_a_requirement_id_without_a_feature_is_still_unknown() -> None:
     with pytest.raises(
-        UsageError, match=r'unknown feature "workload_sandboxing"; valid features: dra-support'
+        UsageError, match=r'unknown feature "virtualized_accelerator"; valid features: dra-support'
     ):
-        features.resolve_features(["workload_sandboxing"])
+        features.resolve_features(["virtualized_accelerator"])
 
 
 def test_the_checklist_needs_a_submission_and_the_metadata_a_checklist(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_a_bad_template_is_caught_before_the_evidence_dir_is_created(tmp_path: P
 def test_every_cncf_option_has_a_config_key_the_config_reader_knows() -> None:
     cncf = [o for o in options.OPTIONS if o.name.startswith("cncf_") and o.name != "cncf_submission"]
     flags = {o.flags[0] for o in cncf}
-    assert flags == {"--cncf-checklist", *settings.METADATA_FLAGS.values()}
+    assert flags == {"--cncf-checklist", "--cncf-should", *settings.METADATA_FLAGS.values()}
     assert all(o.config_key in KNOWN_KEYS for o in cncf)
     doc = {
         "kind": "AICRConfig",

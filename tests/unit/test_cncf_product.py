@@ -91,10 +91,14 @@ def test_verdicts_become_statuses_notes_and_evidence(reference_dir: Path, tmp_pa
         e = entry(reread, rid)
         assert (e["status"], e["evidence"]) == ("", [])
         assert e["notes"].startswith("manual evidence required: aicr-pytest did not check it in this run")
-    # nothing of ours checks the SHOULDs
+    # the SHOULD checks did not run (no --cncf-should): never claimed
     for rid in ("driver_runtime_management", "gpu_sharing", "high_performance_networking"):
         assert entry(reread, rid)["status"] == ""
-        assert entry(reread, rid)["notes"] == product.NOTE_UNCHECKED
+        assert entry(reread, rid)["notes"].startswith(
+            "manual evidence required: aicr-pytest did not check it in this run"
+        )
+    # nothing of ours checks virtualized accelerators
+    assert entry(reread, "virtualized_accelerator")["notes"] == product.NOTE_UNCHECKED
     summary = {r.id: r.status for r in filled.requirements if r.claimed}
     assert summary == {
         "gang_scheduling": "Implemented",
@@ -128,12 +132,20 @@ def test_a_requirement_never_seen_is_never_claimed(tmp_path: Path) -> None:
     assert list(gang) == ["id", "description", "level", "status", "evidence", "notes"]
 
 
-def test_a_1_37_shaped_template_leaves_workload_sandboxing_to_manual_evidence(tmp_path: Path) -> None:
+def test_a_1_37_shaped_template_leaves_workload_sandboxing_to_manual_evidence_unless_it_ran(
+    tmp_path: Path,
+) -> None:
     every = tuple(CheckVerdict(f.check, "PASS") for f in features.FEATURES)
     template = checklist.load_checklist(write(tmp_path, "v137.yaml", V137))
     data = yamlio.load(product.fill_product(template, every).text)
     sandboxing = entry(data, "workload_sandboxing")
-    assert (sandboxing["status"], sandboxing["notes"]) == ("", product.NOTE_UNCHECKED)
+    assert sandboxing["status"] == ""
+    assert sandboxing["notes"].startswith("manual evidence required: aicr-pytest did not check it")
+    ran = (*every, CheckVerdict("workload-sandboxing", "FAIL", "[CONFLICT] same kernel"))
+    sandboxing = entry(yamlio.load(product.fill_product(template, ran).text), "workload_sandboxing")
+    assert sandboxing["status"] == "Not Implemented"
+    assert "[CONFLICT] same kernel" in sandboxing["notes"]
+    assert sandboxing["evidence"][0] == "file://results/junit.xml#TestWorkloadSandboxing"
     assert entry(data, "robust_controller")["evidence"] == [
         "file://results/junit.xml#TestRobustCRDControllerOperation",
         "file://results/e2e.log",

@@ -17,7 +17,8 @@ from aicr_pytest.evidence.cncf.verdict import file_verdict
 
 VALID = (
     "dra-support, gang-scheduling, secure-access, accelerator-metrics, ai-service-metrics, "
-    "inference-gateway, robust-operator, pod-autoscaling, cluster-autoscaling"
+    "inference-gateway, robust-operator, pod-autoscaling, cluster-autoscaling, gpu-sharing, "
+    "driver-runtime-management, workload-sandboxing, high-performance-networking"
 )
 
 # -- features ---------------------------------------------------------------------------------------

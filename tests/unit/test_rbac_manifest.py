@@ -48,6 +48,7 @@ ALLOWANCE: set[Permission] = (
     | P("get,list,watch", "apps", "deployments,daemonsets,statefulsets,replicasets")  # operator health
     | P("get,list,watch", "storage.k8s.io", "storageclasses")  # expected-resources
     | P("get,list,watch", "resource.k8s.io", "deviceclasses,resourceslices")  # dra-support
+    | P("get,list,watch", "node.k8s.io", "runtimeclasses")  # workload-sandboxing
     | P("get,list,watch,create,delete", "resource.k8s.io", "resourceclaims,resourceclaimtemplates")
     | P("get,list,watch", "apiextensions.k8s.io", "customresourcedefinitions")  # installed operators
     | P("get,list,watch,create,delete", "rbac.authorization.k8s.io", "roles,rolebindings")  # workload RBAC
@@ -69,6 +70,10 @@ ALLOWANCE: set[Permission] = (
     | P("list", "admissionregistration.k8s.io", "validatingwebhookconfigurations")  # robust-controller
     | P("list", "discovery.k8s.io", "endpointslices")  # robust-controller webhook endpoints
     | P("list", "nvidia.com", "dynamocomponentdeployments")  # robust-controller (Dynamo) inventory
+    | P("list", "coordination.k8s.io", "leases")  # robust-controller leader-election Lease
+    | P("list", "trainer.kubeflow.org", "clustertrainingruntimes")  # robust-controller reconcile inventory
+    | P("list", "monitoring.coreos.com", "servicemonitors,podmonitors")  # accelerator-metrics scraping
+    | P("create", "authorization.k8s.io", "subjectaccessreviews")  # secure-accelerator-access posture
     | P("get", "nvidia.com", "clusterpolicies")  # gpu-operator-health, secure-accelerator-access
     | P("get", "", "services/proxy")  # accelerator-/ai-service-metrics: DCGM exporter, Prometheus
     | P("get", "custom.metrics.k8s.io", "pods/gpu_utilization,pods/gpu_memory_used,pods/gpu_power_usage")

@@ -48,13 +48,20 @@ class RequirementMap:
 REQUIREMENTS: Final[tuple[RequirementMap, ...]] = (
     # accelerators
     RequirementMap("dra_support", ("dra-support",), "dra-support"),
-    RequirementMap("driver_runtime_management", suite_test="TestAcceleratorDriverRuntimeManagement"),
-    RequirementMap("gpu_sharing"),
+    RequirementMap(
+        "driver_runtime_management",
+        ("driver-runtime-management",),
+        "driver-runtime-management",
+        "TestAcceleratorDriverRuntimeManagement",
+    ),
+    RequirementMap("gpu_sharing", ("gpu-sharing",), "gpu-sharing"),
     RequirementMap("virtualized_accelerator"),
     # networking
     RequirementMap("ai_inference", ("inference-gateway",), "inference-gateway"),
     RequirementMap("advanced_inference_ingress"),
-    RequirementMap("high_performance_networking"),
+    RequirementMap(
+        "high_performance_networking", ("high-performance-networking",), "high-performance-networking"
+    ),
     RequirementMap("disaggregated_inference"),
     # scheduling and orchestration
     RequirementMap("gang_scheduling", ("gang-scheduling",), "gang-scheduling", "TestGangScheduling"),
@@ -82,7 +89,9 @@ REQUIREMENTS: Final[tuple[RequirementMap, ...]] = (
         "secure-access",
         "TestSecureAcceleratorAccess",
     ),
-    RequirementMap("workload_sandboxing", suite_test="TestWorkloadSandboxing"),
+    RequirementMap(
+        "workload_sandboxing", ("workload-sandboxing",), "workload-sandboxing", "TestWorkloadSandboxing"
+    ),
     # operator
     RequirementMap(
         "robust_controller",

@@ -86,9 +86,11 @@ def build_cncf_settings(
     evidence_dir: str | Path | None,
     checklist: str | Path | None = None,
     metadata: Mapping[str, str | None] | None = None,
+    should: bool | None = None,
 ) -> CncfSettings:
     """Validate the options: AICR's three in AICR's order, then the template and its metadata (the
-    template is read before the directory is created); raises :class:`UsageError`."""
+    template is read before the directory is created); raises :class:`UsageError`.  ``should``
+    (``--cncf-should``): the SHOULD features join the default set."""
     given_dir = evidence_dir if evidence_dir not in (None, "") else None
     given_checklist = checklist if checklist not in (None, "") else None
     given_meta = {k: v for k, v in (metadata or {}).items() if v is not None}
@@ -101,7 +103,7 @@ def build_cncf_settings(
     if given_meta and given_checklist is None:
         first = next(name for name in METADATA_FLAGS if name in given_meta)
         raise UsageError(MSG_METADATA_NEEDS_CHECKLIST.format(flag=METADATA_FLAGS[first]))
-    resolved = resolve_features(features) if submission else ()
+    resolved = resolve_features(features, should=bool(should)) if submission else ()
     template = load_checklist(given_checklist) if given_checklist is not None else None
     directory = check_evidence_dir(given_dir) if given_dir is not None else None
     return CncfSettings(
@@ -115,13 +117,15 @@ def build_cncf_settings(
 
 def settings_from_values(values: Mapping[str, Any]) -> CncfSettings:
     """:func:`build_cncf_settings` from a run's option values, keyed by the option table's names
-    (``cncf_submission``, ``feature``, ``evidence_dir``, ``cncf_checklist``, ``cncf_<field>``)."""
+    (``cncf_submission``, ``feature``, ``evidence_dir``, ``cncf_checklist``, ``cncf_<field>``,
+    ``cncf_should``)."""
     return build_cncf_settings(
         values.get("cncf_submission"),
         values.get("feature"),
         values.get("evidence_dir"),
         values.get("cncf_checklist"),
         {field: values.get(f"cncf_{field}") for field in METADATA_FLAGS},
+        values.get("cncf_should"),
     )
 
 

@@ -13,9 +13,9 @@ Importing this package registers the built-in players, in this order: ``nvidia-s
 (:mod:`.autoscaling`: HPA controller, Deployments a run creates, Karpenter), ``slinky``
 (:mod:`.slinky`: Slurm answers in the login pod), ``cre`` (:mod:`.cre`: NVCRE answers Certifications),
 ``snapshot-agent`` (:mod:`.snapshot_agent`), ``dcgm-diag`` (:mod:`.dcgm_diag`: gpu-diagnostics'
-``dcgmi diag`` pods) and ``gpu-health`` (:mod:`.gpu_health`: each DCGM exporter pod's health series
-through the pod proxy). A user's own
-check brings its own player with :func:`aicr_pytest.testing.register_player`.
+``dcgmi diag`` pods), ``gpu-health`` (:mod:`.gpu_health`: each DCGM exporter pod's health series
+through the pod proxy) and ``sandbox`` (:mod:`.sandbox`: workload-sandboxing's ``uname -r``
+probe). A user's own check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from aicr_pytest.testing.players import (
     metrics,
     nccl,
     nvidia_smi,
+    sandbox,
     slinky,
     snapshot_agent,
 )
@@ -50,6 +51,7 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("snapshot-agent", snapshot_agent.install),
     ("dcgm-diag", dcgm_diag.install),
     ("gpu-health", gpu_health.install),
+    ("sandbox", sandbox.install),
 )
 
 for _name, _install in BUILTIN_PLAYERS:

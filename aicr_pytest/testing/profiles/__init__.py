@@ -70,6 +70,17 @@ Faults:
   (gang-scheduling is ``other``, not skipped); ``kai-gang-split`` -- KAI binds the second
   gang worker 45 s after the first (not co-scheduled); ``kai-queue-missing`` -- no ``default-queue``;
   ``trainer-webhook-missing`` -- no ``validator.trainer.kubeflow.org`` configuration;
+  ``trainer-controller-down`` -- Kubeflow Trainer's controller manager has no ready replica (and its
+  webhook Service no ready endpoint); ``kai-scheduler-down`` -- KAI's ``kai-scheduler-default``
+  Deployment has no ready replica (both fail the embedded health checks of expected-resources);
+  ``operator-lease-stale`` -- the AI operators' leader-election Leases were last renewed 10 minutes
+  ago; ``trainer-runtimes-missing`` -- no ClusterTrainingRuntime (Kubeflow Trainer has nothing to
+  reconcile); ``dynamo-graphs-missing`` -- no DynamoGraphDeployment (the Dynamo operator has nothing
+  to reconcile; by default the Dynamo install holds one idle graph);
+  ``dcgm-servicemonitor-missing`` -- no ServiceMonitor selects the DCGM exporter (its metrics are
+  served but never scraped);
+  ``anonymous-access-allowed`` -- a ClusterRoleBinding grants ``system:unauthenticated`` get/list/create
+  on pods, secrets and nodes (secure-accelerator-access fails its authn/authz posture);
   ``trainer-webhook-admits`` -- the Trainer webhook admits the invalid TrainJob;
   ``trainer-schema-rejects`` -- the invalid TrainJob is refused by a schema check (422 without
   ``admission webhook``), not the webhook; ``gpu-isolation-broken`` -- the ``unauthorized``
@@ -124,7 +135,15 @@ Faults:
   ~120 GB/s or a 0.41 goodput ratio, ends ``Failed``, never ends, or reports ``"n/a"`` measurements
   (:mod:`aicr_pytest.testing.players.cre`);
 * ``snapshot-agent-log-truncated`` -- the snapshot agent's log is cut inside its ``sysctl`` section
-  (:mod:`aicr_pytest.testing.players.snapshot_agent`).
+  (:mod:`aicr_pytest.testing.players.snapshot_agent`);
+* the CNCF SHOULD checks (``--cncf-should``): ``driver-version-skew`` -- the last GPU node in name
+  order runs GPU driver 570.172.08 (GFD labels); ``runtime-version-skew`` -- it runs
+  ``containerd://1.6.36``; ``no-rdma-resources`` -- no node advertises ``vpc.amazonaws.com/efa``
+  (or another RDMA NIC resource); ``sandbox-kernel-shared`` -- a ``gvisor`` RuntimeClass (handler
+  ``runsc``) whose probe pods print the node's own kernel (:mod:`aicr_pytest.testing.players.sandbox`).
+  No profile exposes GPU sharing (MIG, time-slicing or DRA partitions), so ``gpu-sharing`` fails on
+  every profile and needs no fault; no profile has a sandboxed RuntimeClass, so
+  ``workload-sandboxing`` skips.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from aicr_pytest.testing.builders import (
     system_node,
 )
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
+from aicr_pytest.testing.profiles.leases import OPERATOR_LEASES, hold_lease
 from aicr_pytest.testing.store import Obj
 
 GPU_OPERATOR_VERSION = "v25.10.0"
@@ -36,6 +37,9 @@ TRAINER_WEBHOOK_CONFIG = "validator.trainer.kubeflow.org"
 DYNAMO_WEBHOOK_CONFIG = "dynamo-platform-dynamo-operator-validating-webhook-configuration"
 DYNAMO_WEBHOOK_SERVICE = "dynamo-platform-dynamo-operator-webhook-service"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+#: the node selector a "down" controller's pod template gets: no node carries it, so its pods stay
+#: Pending (on the control plane too, where the real scheduler leaves them unbound)
+UNSCHEDULABLE_SELECTOR = {"aicr.test/unschedulable": "true"}
 
 
 def compute_domain_slice(node: str) -> Obj:
@@ -56,9 +60,9 @@ def compute_domain_slice(node: str) -> Obj:
     }
 
 
-def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str) -> None:
+def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str, *, ready: bool = True) -> None:
     """The Service in front of an operator's webhook server (443 → 9443) and the EndpointSlice the
-    EndpointSlice controller would publish for its pod."""
+    EndpointSlice controller would publish for its pod (no endpoint when the pod is not ``ready``)."""
     fc.add(
         {
             "apiVersion": "v1",
@@ -85,9 +89,39 @@ def webhook_service(fc: SimulatedCluster, namespace: str, name: str, app: str) -
             },
             "addressType": "IPv4",
             "ports": [{"name": "webhook", "port": 9443, "protocol": "TCP"}],
-            "endpoints": [{"addresses": ["192.168.0.10"], "conditions": {"ready": True}}],
+            "endpoints": [{"addresses": ["192.168.0.10"], "conditions": {"ready": True}}] if ready else [],
         }
     )
+
+
+def dcgm_service_monitor(namespace: str) -> Obj:
+    """The ServiceMonitor the GPU operator creates for its DCGM exporter Service."""
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": "nvidia-dcgm-exporter",
+            "namespace": namespace,
+            "labels": {"app": "nvidia-dcgm-exporter"},
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": "nvidia-dcgm-exporter"}},
+            "namespaceSelector": {"matchNames": [namespace]},
+            "endpoints": [{"port": "gpu-metrics", "path": "/metrics", "interval": "15s"}],
+        },
+    }
+
+
+def controller_down(fc: SimulatedCluster, namespace: str, name: str) -> None:
+    """Deployment ``name`` has no ready replica: its pods are gone and its template cannot be
+    scheduled (:data:`UNSCHEDULABLE_SELECTOR`), so none comes back."""
+    for pod in fc.list("v1", "Pod", namespace, label_selector=f"app={name}"):
+        fc.delete("v1", "Pod", pod["metadata"]["name"], namespace)
+    dep = fc.find("apps/v1", "Deployment", name, namespace)
+    if dep is not None:
+        dep["spec"]["template"]["spec"]["nodeSelector"] = dict(UNSCHEDULABLE_SELECTOR)
+        fc.add(dep)
+    fc.sim.set_deployment_status(namespace, name, ready=0)
 
 
 def validating_webhook(name: str, namespace: str, service: str, hooks: list[tuple[str, str, str]]) -> Obj:
@@ -265,6 +299,8 @@ def install_gpu_operator(fc: SimulatedCluster, profile: ClusterProfile, comp: Co
             },
         }
     )
+    if comp.options.get("service_monitor", True) and profile.component("kube-prometheus-stack") is not None:
+        fc.add(dcgm_service_monitor(ns))  # ClusterPolicy dcgmExporter.serviceMonitor.enabled
     state = "notReady" if any(crash.values()) else "ready"
     fc.add(
         {
@@ -380,6 +416,9 @@ def install_kai(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) 
             sysnode,
             labels={"app.kubernetes.io/part-of": "kai-scheduler"},
         )
+    webhook_service(fc, ns, "admission", "admission")
+    if comp.options.get("scheduler_down"):
+        controller_down(fc, ns, "kai-scheduler-default")
     fc.add(
         {
             "apiVersion": "scheduling.run.ai/v2",
@@ -421,8 +460,17 @@ def install_kubeflow_trainer(fc: SimulatedCluster, profile: ClusterProfile, comp
         labels={"app.kubernetes.io/name": "trainer"},
         container="manager",
     )
+    down = bool(comp.options.get("controller_down"))
+    if down:
+        controller_down(fc, ns, "kubeflow-trainer-controller-manager")
     if comp.options.get("webhook", True):
-        webhook_service(fc, ns, "kubeflow-trainer-controller-manager", "kubeflow-trainer-controller-manager")
+        webhook_service(
+            fc,
+            ns,
+            "kubeflow-trainer-controller-manager",
+            "kubeflow-trainer-controller-manager",
+            ready=not down,
+        )
         fc.add(
             validating_webhook(
                 TRAINER_WEBHOOK_CONFIG,
@@ -440,7 +488,9 @@ def install_kubeflow_trainer(fc: SimulatedCluster, profile: ClusterProfile, comp
         labels={"app.kubernetes.io/name": "jobset"},
         container="manager",
     )
-    for runtime in ("torch-distributed", "mpi-distributed"):
+    lease_ns, lease_name, lease_deployment = OPERATOR_LEASES[0]
+    hold_lease(fc, lease_ns, lease_name, lease_deployment, stale=bool(comp.options.get("lease_stale")))
+    for runtime in ("torch-distributed", "mpi-distributed") if comp.options.get("runtimes", True) else ():
         fc.add(
             {
                 "apiVersion": f"{group}/v1alpha1",
@@ -490,6 +540,17 @@ def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Componen
         labels={"app.kubernetes.io/name": "dynamo-operator"},
         container="manager",
     )
+    lease_ns, lease_name, lease_deployment = OPERATOR_LEASES[1]
+    hold_lease(fc, lease_ns, lease_name, lease_deployment, stale=bool(comp.options.get("lease_stale")))
+    if comp.options.get("graph", True):  # what the operator reconciles: one idle graph (no replicas)
+        fc.add(
+            {
+                "apiVersion": "nvidia.com/v1beta1",
+                "kind": "DynamoGraphDeployment",
+                "metadata": {"name": "sample-graph", "namespace": ns},
+                "spec": {"components": [{"name": "decode", "type": "worker", "replicas": 0}]},
+            }
+        )
     if comp.options.get("webhook", True):
         webhook_service(fc, ns, DYNAMO_WEBHOOK_SERVICE, "dynamo-platform-dynamo-operator-controller-manager")
         fc.add(

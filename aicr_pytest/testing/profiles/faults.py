@@ -150,6 +150,86 @@ def fault_trainer_webhook_missing(profile: ClusterProfile) -> None:
         comp.options["webhook"] = False
 
 
+def fault_trainer_controller_down(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer's controller manager has no ready replica (its webhook Service no endpoint)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["controller_down"] = True
+
+
+def fault_kai_scheduler_down(profile: ClusterProfile) -> None:
+    """The KAI scheduler's own Deployment (``kai-scheduler-default``) has no ready replica."""
+    comp = profile.component("kai-scheduler")
+    if comp is not None:
+        comp.options["scheduler_down"] = True
+
+
+def fault_operator_lease_stale(profile: ClusterProfile) -> None:
+    """The AI operators' leader-election Leases were last renewed 10 minutes ago (no live leader)."""
+    for name in ("kubeflow-trainer", "dynamo-platform"):
+        comp = profile.component(name)
+        if comp is not None:
+            comp.options["lease_stale"] = True
+
+
+def fault_trainer_runtimes_missing(profile: ClusterProfile) -> None:
+    """Kubeflow Trainer runs but holds no ClusterTrainingRuntime (nothing to reconcile)."""
+    comp = profile.component("kubeflow-trainer")
+    if comp is not None:
+        comp.options["runtimes"] = False
+
+
+def fault_dynamo_graphs_missing(profile: ClusterProfile) -> None:
+    """The Dynamo operator runs but no DynamoGraphDeployment exists (nothing to reconcile)."""
+    comp = profile.component("dynamo-platform")
+    if comp is not None:
+        comp.options["graph"] = False
+
+
+def fault_dcgm_servicemonitor_missing(profile: ClusterProfile) -> None:
+    """The DCGM exporter serves its metrics but nothing scrapes it: no ServiceMonitor selects it."""
+    comp = profile.component("gpu-operator")
+    if comp is not None:
+        comp.options["service_monitor"] = False
+
+
+def _grant_anonymous(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    fc.add(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "sim-anonymous-workloads"},
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["pods", "secrets", "nodes"],
+                    "verbs": ["get", "list", "create"],
+                }
+            ],
+        }
+    )
+    fc.add(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "sim-anonymous-workloads"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "sim-anonymous-workloads",
+            },
+            "subjects": [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:unauthenticated"}
+            ],
+        }
+    )
+
+
+def fault_anonymous_access_allowed(profile: ClusterProfile) -> None:
+    """A ClusterRoleBinding lets unauthenticated clients read and create pods, secrets and nodes."""
+    profile.components.append(Component("anonymous-access-allowed", _grant_anonymous))
+
+
 def fault_conformance_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.conformance` honours it."""
 
@@ -233,6 +313,62 @@ def fault_slurm_gpu_isolation_broken(profile: ClusterProfile) -> None:
         comp.options["nodeset_gpus"] = True
 
 
+# --- the CNCF SHOULD checks (gpu-sharing, driver-runtime-management, workload-sandboxing,
+# high-performance-networking) ---------------------------------------------------------------
+
+SKEWED_DRIVER = "570.172.08"
+SKEWED_RUNTIME = "containerd://1.6.36"
+RDMA_RESOURCE_PREFIXES = ("vpc.amazonaws.com/efa", "rdma/", "nvidia.com/hostdev")
+
+
+def _skew_last_gpu_node(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    node = _last_gpu_node(fc)
+    if node is None:
+        return
+    labels = node["metadata"].setdefault("labels", {})
+    if comp.options.get("driver"):
+        labels["nvidia.com/cuda.driver-version.full"] = SKEWED_DRIVER
+        labels["nvidia.com/cuda.driver.major"] = SKEWED_DRIVER.split(".")[0]
+    if comp.options.get("runtime"):
+        node.setdefault("status", {}).setdefault("nodeInfo", {})["containerRuntimeVersion"] = SKEWED_RUNTIME
+    fc.add(node)
+
+
+def fault_driver_version_skew(profile: ClusterProfile) -> None:
+    """The last GPU node in name order runs another GPU driver (GFD ``cuda.driver-version.full``)."""
+    profile.components.append(Component("driver-version-skew", _skew_last_gpu_node, {"driver": True}))
+
+
+def fault_runtime_version_skew(profile: ClusterProfile) -> None:
+    """The last GPU node in name order runs another container runtime (``containerRuntimeVersion``)."""
+    profile.components.append(Component("runtime-version-skew", _skew_last_gpu_node, {"runtime": True}))
+
+
+def fault_no_rdma_resources(profile: ClusterProfile) -> None:
+    """No node advertises an RDMA NIC resource (``vpc.amazonaws.com/efa`` and the like are gone)."""
+    for pool in profile.node_pools:
+        pool.extra_resources = {
+            k: v for k, v in pool.extra_resources.items() if not k.startswith(RDMA_RESOURCE_PREFIXES)
+        }
+
+
+def _gvisor_runtime_class(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    fc.add(
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "gvisor"},
+            "handler": "runsc",
+        }
+    )
+
+
+def fault_sandbox_kernel_shared(profile: ClusterProfile) -> None:
+    """A ``gvisor`` RuntimeClass (handler ``runsc``) whose pods run on the node's own kernel
+    (:mod:`aicr_pytest.testing.players.sandbox` honours the recorded name)."""
+    profile.components.append(Component("gvisor-runtime-class", _gvisor_runtime_class))
+
+
 FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "prometheus-down": fault_metrics_stub,
     "dcgm-exporter-no-gpu-series": fault_metrics_stub,
@@ -277,12 +413,23 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "kai-gang-split": fault_conformance_stub,
     "kai-queue-missing": fault_conformance_stub,
     "trainer-webhook-missing": fault_trainer_webhook_missing,
+    "trainer-controller-down": fault_trainer_controller_down,
+    "kai-scheduler-down": fault_kai_scheduler_down,
+    "operator-lease-stale": fault_operator_lease_stale,
+    "trainer-runtimes-missing": fault_trainer_runtimes_missing,
+    "dynamo-graphs-missing": fault_dynamo_graphs_missing,
+    "dcgm-servicemonitor-missing": fault_dcgm_servicemonitor_missing,
+    "anonymous-access-allowed": fault_anonymous_access_allowed,
     "trainer-webhook-admits": fault_conformance_stub,
     "trainer-schema-rejects": fault_conformance_stub,
     "gpu-isolation-broken": fault_conformance_stub,
     "gpu-visible-without-allocation": fault_conformance_stub,
     "gpu-test-image-pull": fault_conformance_stub,
     "clusterpolicy-not-ready": fault_conformance_stub,
+    "driver-version-skew": fault_driver_version_skew,
+    "runtime-version-skew": fault_runtime_version_skew,
+    "no-rdma-resources": fault_no_rdma_resources,
+    "sandbox-kernel-shared": fault_sandbox_kernel_shared,
 }
 
 

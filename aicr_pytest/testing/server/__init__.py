@@ -43,6 +43,7 @@ from urllib.parse import urlencode
 import yaml
 
 from aicr_pytest.testing.resources import ResourceType
+from aicr_pytest.testing.server.authz import REVIEW_PATH, review_access
 from aicr_pytest.testing.server.faults import Fault, Faults
 from aicr_pytest.testing.server.http import (
     JSON_CT,
@@ -307,6 +308,12 @@ class FakeApiServer:
                 if query:
                     subpath += "?" + urlencode(query)
                 return proxy(method, proxied.group(1), proxied.group(2), subpath, raw)
+        if method == "POST" and path == REVIEW_PATH:  # RBAC answered from the stored roles (.authz)
+            try:
+                review = json.loads(raw or b"{}")
+            except ValueError as exc:
+                raise ApiError.bad_request(f"the request body could not be decoded: {exc}") from exc
+            return Response(201, review_access(self.store, review if isinstance(review, dict) else {}))
         aggregated = self._aggregated(method, path, query)
         if aggregated is not None:
             return aggregated

@@ -1,0 +1,163 @@
+"""A recipe produced by today's upstream ``aicr recipe`` (v1.x: ``apiVersion: aicr.run/v1``, and
+``aicr.run/v1beta2`` with ``metadata.selectedProfile`` for a profiled one) validates with the
+selection and verdicts upstream gives: every declared check in its phase, in the same order and with
+the same verdicts as the guide-era recipe with the same body, and the profile's readiness constraint
+on the provider reading.  The recipes are our own test data in the documented shape
+(tests/fixtures/upstream/, each naming its source); the remaining differences are listed in the
+README's "Differences from AICR".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aicr_pytest.core import yamlio
+from aicr_pytest.snapshot.providers import attach
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "upstream"
+V1 = FIXTURES / "aicr-v1-h100-eks-ubuntu-training-kubeflow.yaml"
+AKS = FIXTURES / "aicr-v1beta2-h100-aks-ubuntu-training-operator-managed.yaml"
+GUIDE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
+SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
+
+#: what the training leaf declares, per phase in run order (upstream runs deployment, conformance,
+#: performance; within a phase the catalog's order)
+SELECTION = {
+    "deployment": ["operator-health", "expected-resources", "gpu-operator-version", "check-nvidia-smi"],
+    "conformance": [
+        "dra-support",
+        "gang-scheduling",
+        "accelerator-metrics",
+        "ai-service-metrics",
+        "pod-autoscaling",
+        "cluster-autoscaling",
+        "robust-controller",
+        "secure-accelerator-access",
+        "gpu-operator-health",
+        "platform-health",
+    ],
+    "performance": ["nccl-all-reduce-bw"],
+}
+
+
+def cli(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AICR_", "KUBECONFIG"))}
+    return subprocess.run(
+        [sys.executable, "-m", "aicr_pytest.cli", "validate", *args],
+        capture_output=True,
+        text=True,
+        env={**env, "TMPDIR": str(tmp)},
+        timeout=300,
+        check=False,
+    )
+
+
+def selection(report: dict[str, Any]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for test in report["results"]["tests"]:
+        out.setdefault(test["suite"][0], []).append(test["name"])
+    return out
+
+
+def verdicts(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(t["name"], t["status"], t.get("message", "")) for t in report["results"]["tests"]]
+
+
+def test_the_upstream_header_is_read_and_selects_every_declared_check(tmp_path: Path) -> None:
+    proc = cli("-r", str(V1), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    got = selection(report)
+    assert {phase: sorted(names) for phase, names in got.items()} == {
+        phase: sorted(names) for phase, names in SELECTION.items()
+    }
+    assert list(got) == ["deployment", "conformance", "performance"]
+    assert {status for _, status, _ in verdicts(report)} == {"skipped"}
+    assert {message for _, _, message in verdicts(report)} == {"skipped - no-cluster mode"}
+    guide = cli("-r", str(GUIDE), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
+    assert verdicts(json.loads(guide.stdout)) == verdicts(report)  # the header changes nothing
+    # AICR warns about the version skew too (recipe v1.3.0, snapshot v0.12.0, this binary)
+    assert "warning: version skew detected across validate inputs" in proc.stderr
+
+
+def test_on_a_healthy_cluster_the_verdicts_are_upstreams(tmp_path: Path) -> None:
+    proc = cli("-r", str(V1), "-s", str(SNAPSHOT), "--simulate", "h100-eks-training", tmp=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert [(t["suite"][0], t["name"], t["status"]) for t in report["results"]["tests"]] == [
+        (phase, name, "passed") for phase, names in SELECTION.items() for name in names
+    ]
+    measured = r"^nccl-all-reduce-bw: bus bandwidth [\d.]+ GB/s against >= 300 \(bound 270 after tolerance\)"
+    measured += r": passed$"
+    assert re.search(measured, proc.stderr, re.MULTILINE), proc.stderr[-3000:]
+
+
+def aks_snapshot(tmp: Path, driver: str) -> Path:
+    """The example snapshot as `aicr snapshot --aks-gpu-pools` would have recorded it."""
+    doc = yamlio.load(SNAPSHOT.read_text())
+    attach(doc, [{"subtype": "aks-gpu-pools", "data": {"gpu-driver": driver, "gpu-pool-count": 1}}])
+    path = tmp / f"snapshot-{driver}.yaml"
+    path.write_text(yamlio.dump(doc))
+    return path
+
+
+def test_a_profiled_recipe_is_qualified_by_the_pool_reading(tmp_path: Path) -> None:
+    ok = cli("-r", str(AKS), "-s", str(aks_snapshot(tmp_path, "None")), "--no-cluster", tmp=tmp_path)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert 'readiness constraint passed: name=K8s.aks-gpu-pools.gpu-driver expected="None" actual=None' in (
+        ok.stderr.splitlines()
+    )
+    assert {phase: sorted(n) for phase, n in selection(json.loads(ok.stdout)).items()} == {
+        phase: sorted(n) for phase, n in SELECTION.items()
+    }
+    # pools that install the driver do not qualify operator-managed: readiness blocks (exit 2)
+    wrong = cli("-r", str(AKS), "-s", str(aks_snapshot(tmp_path, "Install")), "--no-cluster", tmp=tmp_path)
+    assert wrong.returncode == 2
+    assert (
+        'readiness constraint failed: name=K8s.aks-gpu-pools.gpu-driver expected="None" actual=Install'
+        in wrong.stderr.splitlines()
+    )
+    # a snapshot captured without --aks-gpu-pools: fails closed, as upstream's readiness does
+    missing = cli("-r", str(AKS), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
+    assert missing.returncode == 2
+    assert any(
+        line.startswith("readiness constraint failed: name=K8s.aks-gpu-pools.gpu-driver ")
+        and "value not found in snapshot" in line
+        for line in missing.stderr.splitlines()
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        (
+            lambda d: d["metadata"].pop("selectedProfile"),
+            "recipe {path}: apiVersion aicr.run/v1beta2 requires metadata.selectedProfile or "
+            "configuration.slurm.accounting",
+        ),
+        (
+            lambda d: d.update(
+                apiVersion="aicr.run/v1", configuration={"slurm": {"accounting": {"mode": "disabled"}}}
+            ),
+            "recipe {path}: configuration.slurm.accounting requires apiVersion aicr.run/v1beta2, "
+            "not aicr.run/v1",
+        ),
+    ],
+)
+def test_an_incoherent_upstream_header_is_one_line(tmp_path: Path, change: Any, line: str) -> None:
+    doc = yamlio.load(AKS.read_text())
+    change(doc)
+    path = tmp_path / "r.yaml"
+    path.write_text(yamlio.dump(doc))
+    proc = cli("-r", str(path), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["ERROR: " + line.format(path=path)]
