@@ -1,5 +1,6 @@
 """``ai-service-metrics`` (CNCF ``ai_service_metrics``): GPU time series are in
-Prometheus and the custom metrics API (prometheus-adapter) is served.
+Prometheus, the custom metrics API (prometheus-adapter) is served, and a running inference
+service's metrics are in Prometheus.
 
 Never a skip: a recipe without ``kube-prometheus-stack`` fails. Steps:
 
@@ -14,6 +15,15 @@ Never a skip: a recipe without ``kube-prometheus-stack`` fails. Steps:
    running out first is ``other`` (``[TIMEOUT] parent context canceled …``).
 3. ``GET /apis/custom.metrics.k8s.io/v1beta1`` once through the API server: any failure fails
    (``[NOT_FOUND] custom metrics API not available …``); an empty resource list passes.
+4. The inference service (:mod:`.service_metrics`, beyond AICR's check, as the guide's table says:
+   "inference-service metrics"): Dynamo worker pods in ``dynamo-workload``, else NIM pods in
+   ``nim-workload``. When one runs, its series are queried as in step 2 (same route, 2 min budget,
+   10 s interval, the same unreachable / HTTP error / deadline handling): present passes, recorded
+   as the ``Inference-service metrics`` block (workload, query, series count, a sample of names);
+   still empty after the budget fails (``[NOT_FOUND] no inference-service time series in
+   Prometheus after 2m0s for the <kind> workload in <namespace> (query <PromQL>) …``). When none
+   runs the check still does not skip: the block says no inference service was found, so only the
+   GPU series and the custom metrics API were checked, and the verdict is steps 1-3's.
 """
 
 from __future__ import annotations
@@ -241,7 +251,9 @@ def _detect_workload(ctx: ConformanceContext) -> InferenceWorkload | None:
     return detect_workload([], nim)
 
 
-def _inference_service_metrics(ctx: ConformanceContext, endpoints: Endpoints, prometheus: ServiceEndpoint) -> None:
+def _inference_service_metrics(
+    ctx: ConformanceContext, endpoints: Endpoints, prometheus: ServiceEndpoint
+) -> None:
     workload = _detect_workload(ctx)
     if workload is None:
         ctx.record(INFERENCE_LABEL, NO_WORKLOAD)

@@ -112,6 +112,8 @@ def series_report(workload: InferenceWorkload, status: str, result: Sequence[Any
         f"Time series count: {len(result)}",
     ]
     if result:
-        shown = ", ".join(names[:sample]) + (f" (and {len(names) - sample} more)" if len(names) > sample else "")
+        shown = ", ".join(names[:sample]) + (
+            f" (and {len(names) - sample} more)" if len(names) > sample else ""
+        )
         lines.append(f"Metric names: {shown}")
     return "\n".join(lines)

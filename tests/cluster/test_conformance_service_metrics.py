@@ -105,7 +105,9 @@ def test_no_inference_service_keeps_the_verdict(pytester: pytest.Pytester, k8s_b
     assert list(found)[-1] == asm.INFERENCE_LABEL
 
 
-def test_no_inference_service_keeps_a_failed_verdict(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+def test_no_inference_service_keeps_a_failed_verdict(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
     """No workload adds nothing to the verdict: a missing adapter still fails with its own message
     (and the step, after it, does not run)."""
     k8s_backend.seed_profile("h100-eks-training", ["prometheus-adapter-missing"])
@@ -138,7 +140,8 @@ def test_prometheus_error_during_the_step_fails_as_the_gpu_step(
     assert_outcome(
         test,
         "failed",
-        PROM_UNREACHABLE + f"[INTERNAL] HTTP 500 from {PROM_URL}/api/v1/query?{urlencode({'query': sm.DYNAMO_QUERY})}",
+        PROM_UNREACHABLE
+        + f"[INTERNAL] HTTP 500 from {PROM_URL}/api/v1/query?{urlencode({'query': sm.DYNAMO_QUERY})}",
     )
     assert artifacts(test)["Custom Metrics API"].startswith("HTTP status: 200")
     assert asm.INFERENCE_LABEL not in artifacts(test)
@@ -165,3 +168,24 @@ def test_prometheus_unreachable_during_the_step_is_other(
     test = run_inference(pytester, k8s_backend)
     assert test["status"] == "other", test
     assert test["message"].startswith(PROM_UNREACHABLE + f"[SERVICE_UNAVAILABLE] failed to reach {PROM_URL}")
+
+
+@pytest.mark.fake_only("adds a NIM pod to the training profile")
+def test_a_nim_service_without_series_fails(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
+    from _facade_helpers import fake_of
+
+    k8s_backend.seed_profile("h100-eks-training")
+    fake = fake_of(k8s_backend)
+    fake.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nim-workload"}})
+    labels = {"app.kubernetes.io/managed-by": "k8s-nim-operator"}
+    fake.add({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "llama", "namespace": "nim-workload",
+              "labels": labels}, "spec": {"containers": [{"name": "nim", "image": "nim"}]}})  # fmt: skip
+    test = run_training(pytester, k8s_backend, only(CHECK))[CHECK]
+    assert_outcome(
+        test,
+        "failed",
+        "[NOT_FOUND] no inference-service time series in Prometheus after 2m0s for the NIM workload in "
+        f"nim-workload (query {sm.NIM_QUERY}) — verify its metrics endpoints are scraped "
+        "(PodMonitor or ServiceMonitor)",
+    )
+    assert artifacts(test)[asm.INFERENCE_LABEL].startswith("Workload: NIM in nim-workload (pods: llama)\n")

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DCGM_METRICS",
     "DYNAMO_METRICS",
-    "FAULT_DYNAMO_METRICS_MISSING",
     "FAULT_ADAPTER_MISSING",
+    "FAULT_DYNAMO_METRICS_MISSING",
     "FAULT_NO_GPU_SERIES",
     "FAULT_PROMETHEUS_DOWN",
     "POWER_WATTS",
@@ -157,9 +157,9 @@ def dcgm_body(node: Obj | None, *, no_gpus: bool = False) -> str:
 class MetricsBackend:
     """What the DCGM exporter, Prometheus and prometheus-adapter answer, over any cluster view:
     ``gpu_nodes()`` (Node objects), ``exporter_pods(namespace)`` (DCGM exporter pod names there),
-    ``now()`` (epoch seconds), ``dynamo_pods()`` (the pods in ``dynamo-workload``), ``state`` (the scenario knobs of the module docstring) and
-    ``faults``. The fake's player builds one over the FakeCluster; the control-plane harness builds
-    one over the real apiserver and serves it over real HTTP."""
+    ``now()`` (epoch seconds), ``state`` (the scenario knobs of the module docstring), ``faults``
+    and ``dynamo_pods()`` (the pods in ``dynamo-workload``). The fake's player builds one over the
+    FakeCluster; the control-plane harness builds one over the real apiserver and serves it over real HTTP."""
 
     def __init__(
         self,
