@@ -1,5 +1,6 @@
 """``ai-service-metrics`` (CNCF ``ai_service_metrics``): GPU time series are in
-Prometheus and the custom metrics API (prometheus-adapter) is served.
+Prometheus, the custom metrics API (prometheus-adapter) is served, and a running inference
+service's metrics are in Prometheus.
 
 Never a skip: a recipe without ``kube-prometheus-stack`` fails. Steps:
 
@@ -14,6 +15,15 @@ Never a skip: a recipe without ``kube-prometheus-stack`` fails. Steps:
    running out first is ``other`` (``[TIMEOUT] parent context canceled …``).
 3. ``GET /apis/custom.metrics.k8s.io/v1beta1`` once through the API server: any failure fails
    (``[NOT_FOUND] custom metrics API not available …``); an empty resource list passes.
+4. The inference service (:mod:`.service_metrics`, beyond AICR's check, as the guide's table says:
+   "inference-service metrics"): Dynamo worker pods in ``dynamo-workload``, else NIM pods in
+   ``nim-workload``. When one runs, its series are queried as in step 2 (same route, 2 min budget,
+   10 s interval, the same unreachable / HTTP error / deadline handling): present passes, recorded
+   as the ``Inference-service metrics`` block (workload, query, series count, a sample of names);
+   still empty after the budget fails (``[NOT_FOUND] no inference-service time series in
+   Prometheus after 2m0s for the <kind> workload in <namespace> (query <PromQL>) …``). When none
+   runs the check still does not skip: the block says no inference service was found, so only the
+   GPU series and the custom metrics API were checked, and the verdict is steps 1-3's.
 """
 
 from __future__ import annotations
@@ -29,9 +39,20 @@ from aicr_pytest.conformance.endpoints import (
     EndpointAnswerError,
     Endpoints,
     EndpointUnreachable,
+    HttpAnswer,
     ServiceEndpoint,
     api_error_text,
     api_get,
+)
+from aicr_pytest.conformance.service_metrics import (
+    DYNAMO_NAMESPACE,
+    DYNAMO_SELECTOR,
+    NIM_NAMESPACE,
+    NIM_SELECTOR,
+    NO_WORKLOAD,
+    InferenceWorkload,
+    detect_workload,
+    series_report,
 )
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.rawhttp import RawResponse
@@ -40,6 +61,7 @@ from aicr_pytest.kube.transport import Target
 __all__ = [
     "CUSTOM_METRICS_PATH",
     "GPU_UTIL_QUERY",
+    "INFERENCE_LABEL",
     "PROMETHEUS_COMPONENT",
     "PROMETHEUS_PORT",
     "PROMETHEUS_SELECTORS",
@@ -62,6 +84,7 @@ GPU_UTIL_QUERY = "DCGM_FI_DEV_GPU_UTIL"
 QUERY_TIMEOUT_S = 120.0
 QUERY_INTERVAL_S = 10.0
 CUSTOM_METRICS_PATH = "/apis/custom.metrics.k8s.io/v1beta1"
+INFERENCE_LABEL = "Inference-service metrics"
 
 MSG_UNREACHABLE = (
     "Prometheus unreachable at {url} — verify network connectivity (security groups, network policies) "
@@ -151,10 +174,12 @@ def _discover_prometheus(ctx: ConformanceContext, namespace: str) -> ServiceEndp
     )
 
 
-def _query_gpu_metrics(ctx: ConformanceContext, prometheus: ServiceEndpoint) -> None:
-    endpoints = Endpoints(ctx.cluster, ctx.env)
-    query = [("query", GPU_UTIL_QUERY)]
-    ctx.emit(f"Prometheus: {prometheus.url} ({endpoints.route(prometheus, '/api/v1/query', query)})")
+def _poll_query(
+    ctx: ConformanceContext, endpoints: Endpoints, prometheus: ServiceEndpoint, query: str, waiting_for: str
+) -> tuple[HttpAnswer, str, list[Any]]:
+    """Query until the result is non-empty, every 10 s for at most 2 min (the module docstring's
+    step 2 rules); the last answer, its status and result (empty: the budget ran out)."""
+    params = [("query", query)]
     started = ctx.clock.time()
     budget_end = started + QUERY_TIMEOUT_S
     check_end = ctx.deadline
@@ -162,7 +187,7 @@ def _query_gpu_metrics(ctx: ConformanceContext, prometheus: ServiceEndpoint) -> 
     while True:
         attempt += 1
         try:
-            answer = endpoints.get(prometheus, "/api/v1/query", query).require_ok()
+            answer = endpoints.get(prometheus, "/api/v1/query", params).require_ok()
         except EndpointUnreachable as exc:
             raise Inconclusive(
                 f"[SERVICE_UNAVAILABLE] {MSG_UNREACHABLE.format(url=prometheus.url)}: {exc}"
@@ -173,27 +198,76 @@ def _query_gpu_metrics(ctx: ConformanceContext, prometheus: ServiceEndpoint) -> 
             raise failure("SERVICE_UNAVAILABLE", MSG_UNREACHABLE.format(url=prometheus.url), exc) from exc
         status, result = parse_query_result(answer.body)
         if result:
-            ctx.record(
-                f"Prometheus Query: {GPU_UTIL_QUERY}", f"Status: {status}\nTime series count: {len(result)}"
-            )
-            ctx.record("Prometheus query response (GPU util)", answer.text())
-            return
+            return answer, status, result
         now = ctx.clock.time()
-        ctx.emit(f"no {GPU_UTIL_QUERY} time series yet (attempt {attempt}); retrying in 10s")
+        ctx.emit(f"no {query} time series yet (attempt {attempt}); retrying in 10s")
         if now + QUERY_INTERVAL_S > check_end and check_end < budget_end:
             raise inconclusive(
                 "TIMEOUT",
-                "parent context canceled while waiting for GPU metrics",
+                f"parent context canceled while waiting for {waiting_for}",
                 "context deadline exceeded",
             )
         if now + QUERY_INTERVAL_S > budget_end:
-            ctx.record(f"Prometheus Query: {GPU_UTIL_QUERY}", f"Status: {status}\nTime series count: 0")
-            raise failure(
-                "NOT_FOUND",
-                f"no {GPU_UTIL_QUERY} time series in Prometheus after {format_go_duration(QUERY_TIMEOUT_S)} "
-                "— verify DCGM exporter is running and scraping GPU metrics",
-            )
+            return answer, status, result
         ctx.clock.sleep(QUERY_INTERVAL_S)
+
+
+def _query_gpu_metrics(ctx: ConformanceContext, endpoints: Endpoints, prometheus: ServiceEndpoint) -> None:
+    route = endpoints.route(prometheus, "/api/v1/query", [("query", GPU_UTIL_QUERY)])
+    ctx.emit(f"Prometheus: {prometheus.url} ({route})")
+    answer, status, result = _poll_query(ctx, endpoints, prometheus, GPU_UTIL_QUERY, "GPU metrics")
+    ctx.record(f"Prometheus Query: {GPU_UTIL_QUERY}", f"Status: {status}\nTime series count: {len(result)}")
+    if not result:
+        raise failure(
+            "NOT_FOUND",
+            f"no {GPU_UTIL_QUERY} time series in Prometheus after {format_go_duration(QUERY_TIMEOUT_S)} "
+            "— verify DCGM exporter is running and scraping GPU metrics",
+        )
+    ctx.record("Prometheus query response (GPU util)", answer.text())
+
+
+def _detect_workload(ctx: ConformanceContext) -> InferenceWorkload | None:
+    dynamo = list_objects(
+        ctx.cluster,
+        "v1",
+        "pods",
+        DYNAMO_NAMESPACE,
+        "failed to list Dynamo workload pods",
+        label_selector=DYNAMO_SELECTOR,
+        not_found_empty=True,
+    )
+    workload = detect_workload(dynamo, [])
+    if workload is not None:
+        return workload
+    nim = list_objects(
+        ctx.cluster,
+        "v1",
+        "pods",
+        NIM_NAMESPACE,
+        "failed to list NIM workload pods",
+        label_selector=NIM_SELECTOR,
+        not_found_empty=True,
+    )
+    return detect_workload([], nim)
+
+
+def _inference_service_metrics(
+    ctx: ConformanceContext, endpoints: Endpoints, prometheus: ServiceEndpoint
+) -> None:
+    workload = _detect_workload(ctx)
+    if workload is None:
+        ctx.record(INFERENCE_LABEL, NO_WORKLOAD)
+        return
+    ctx.emit(f"inference service: {workload.describe()}")
+    _, status, result = _poll_query(ctx, endpoints, prometheus, workload.query, "inference-service metrics")
+    ctx.record(INFERENCE_LABEL, series_report(workload, status, result))
+    if not result:
+        raise failure(
+            "NOT_FOUND",
+            f"no inference-service time series in Prometheus after {format_go_duration(QUERY_TIMEOUT_S)} "
+            f"for the {workload.kind} workload in {workload.namespace} (query {workload.query}) "
+            "— verify its metrics endpoints are scraped (PodMonitor or ServiceMonitor)",
+        )
 
 
 def _custom_metrics_api(ctx: ConformanceContext) -> None:
@@ -213,5 +287,7 @@ def run_ai_service_metrics(ctx: ConformanceContext) -> None:
     """The check (module docstring)."""
     namespace = prometheus_namespace(ctx.component_refs)
     prometheus = _discover_prometheus(ctx, namespace)
-    _query_gpu_metrics(ctx, prometheus)
+    endpoints = Endpoints(ctx.cluster, ctx.env)
+    _query_gpu_metrics(ctx, endpoints, prometheus)
     _custom_metrics_api(ctx)
+    _inference_service_metrics(ctx, endpoints, prometheus)

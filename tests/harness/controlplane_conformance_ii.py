@@ -21,7 +21,8 @@ What sits behind the apiserver for these checks, played for real:
   (``AICR_FAKE_SLURM``: ``healthy``, ``down``, ``imex-shared``).
 
 Faults (:func:`apply_faults`), the same names as on the fake: ``prometheus-down`` (the Prometheus pod
-is not routed: the egress refuses, the apiserver answers 503), ``dcgm-exporter-no-gpu-series``.
+is not routed: the egress refuses, the apiserver answers 503), ``dcgm-exporter-no-gpu-series``,
+``dynamo-metrics-missing`` (Prometheus answers no ``dynamo_*`` series for the Dynamo pods).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ class MetricsEndpoints(Poller):
 
         self.state: dict[str, Any] = {}
         self.backend: MetricsBackend = MetricsBackend(
-            self._gpu_nodes, self._exporter_pods, time.time, self.state, ()
+            self._gpu_nodes, self._exporter_pods, time.time, self.state, (), self._dynamo_pods
         )
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         pki = cp.workdir / "pki"
@@ -145,6 +146,13 @@ class MetricsEndpoints(Poller):
     def _exporter_pods(self, namespace: str) -> list[str]:
         path = f"/api/v1/namespaces/{namespace}/pods?labelSelector={quote(EXPORTER_SELECTOR)}"
         return [str(p["metadata"]["name"]) for p in self.cp.get(path)["items"]]
+
+    def _dynamo_pods(self) -> list[Obj]:
+        from aicr_pytest.testing.players.metrics import DYNAMO_WORKLOAD_NAMESPACE
+
+        with contextlib.suppress(urllib.error.HTTPError):
+            return list(self.cp.get(f"/api/v1/namespaces/{DYNAMO_WORKLOAD_NAMESPACE}/pods")["items"])
+        return []
 
     def _dcgm(self, path: str) -> tuple[int, str, str]:
         # "unreachable" is played by not routing (the real apiserver answers), never by the server

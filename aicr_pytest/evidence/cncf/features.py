@@ -88,7 +88,10 @@ FEATURES: Final[tuple[Feature, ...]] = (
         "ai-service-metrics.md",
         "ai_service_metrics",
         "AI Service Metrics (Prometheus)",
-        "Prometheus scrapes GPU and AI-service metrics and answers queries over them.",
+        "Prometheus holds the GPU time series (DCGM_FI_DEV_GPU_UTIL), the custom metrics API "
+        "(prometheus-adapter) is served, and a running inference service's metrics (Dynamo "
+        "dynamo_* series, NIM token/latency series) are in Prometheus; with no inference service "
+        "found, only the first two are checked.",
     ),
     Feature(
         "inference-gateway",

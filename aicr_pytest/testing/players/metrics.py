@@ -11,6 +11,9 @@ read, behind the API server:
 * **Prometheus** -- the service proxy of ``monitoring/kube-prometheus-stack-prometheus`` (port 9090)
   answers ``GET /api/v1/query?query=<metric>`` with an instant vector of the scraped DCGM series
   (every GPU of every GPU node), ``{"status": "success", "data": {"resultType": "vector", ...}}``.
+  A query for the Dynamo jobs' series (``__name__=~"dynamo_.*"``) answers one series per metric
+  of :data:`DYNAMO_METRICS` for each Running Dynamo frontend/worker pod in ``dynamo-workload``
+  (jobs ``dynamo-system/dynamo-frontend`` / ``dynamo-system/dynamo-worker``).
 * **prometheus-adapter** -- the aggregated APIs ``custom.metrics.k8s.io/v1beta1`` (discovery, and
   pod metrics ``gpu_utilization``/``gpu_memory_used``/``gpu_power_usage`` per namespace, attributed
   to the DCGM exporter pods) and ``external.metrics.k8s.io/v1beta1`` (``dcgm_gpu_power_usage`` in
@@ -19,7 +22,8 @@ read, behind the API server:
 Faults: ``prometheus-down`` (the Prometheus Service has no ready endpoints: the service proxy
 answers 503 ``no endpoints available``), ``dcgm-exporter-no-gpu-series`` (the exporter sees no GPU:
 only ``# HELP``/``# TYPE`` lines, so Prometheus has no DCGM series and the adapter no data),
-``prometheus-adapter-missing`` (no adapter: neither metrics API is served).
+``prometheus-adapter-missing`` (no adapter: neither metrics API is served),
+``dynamo-metrics-missing`` (Dynamo serves but nothing scrapes it: no ``dynamo_*`` series).
 
 ``fc.state["metrics"]`` tunes a scenario (read on every request): ``power_watts`` (the external
 metric's value), ``prometheus_empty_queries`` (that many empty results before the series appear),
@@ -45,7 +49,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DCGM_METRICS",
+    "DYNAMO_METRICS",
     "FAULT_ADAPTER_MISSING",
+    "FAULT_DYNAMO_METRICS_MISSING",
     "FAULT_NO_GPU_SERIES",
     "FAULT_PROMETHEUS_DOWN",
     "POWER_WATTS",
@@ -59,6 +65,23 @@ STATE_KEY: Final = "metrics"
 FAULT_PROMETHEUS_DOWN: Final = "prometheus-down"
 FAULT_NO_GPU_SERIES: Final = "dcgm-exporter-no-gpu-series"
 FAULT_ADAPTER_MISSING: Final = "prometheus-adapter-missing"
+FAULT_DYNAMO_METRICS_MISSING: Final = "dynamo-metrics-missing"
+DYNAMO_WORKLOAD_NAMESPACE: Final = "dynamo-workload"
+DYNAMO_COMPONENT_LABEL: Final = "nvidia.com/dynamo-component-type"
+DYNAMO_QUERY_MARK: Final = '__name__=~"dynamo_.*"'
+#: component type -> the series names its pods export
+DYNAMO_METRICS: Final[dict[str, tuple[str, ...]]] = {
+    "frontend": (
+        "dynamo_frontend_inflight_requests",
+        "dynamo_frontend_requests_total",
+        "dynamo_frontend_time_to_first_token_seconds_count",
+    ),
+    "worker": (
+        "dynamo_component_inflight_requests",
+        "dynamo_component_request_duration_seconds_count",
+        "dynamo_component_requests_total",
+    ),
+}
 DCGM_NAMESPACE: Final = "gpu-operator"
 DCGM_SERVICE: Final = "nvidia-dcgm-exporter"
 PROMETHEUS_NAMESPACE: Final = "monitoring"
@@ -134,9 +157,9 @@ def dcgm_body(node: Obj | None, *, no_gpus: bool = False) -> str:
 class MetricsBackend:
     """What the DCGM exporter, Prometheus and prometheus-adapter answer, over any cluster view:
     ``gpu_nodes()`` (Node objects), ``exporter_pods(namespace)`` (DCGM exporter pod names there),
-    ``now()`` (epoch seconds), ``state`` (the scenario knobs of the module docstring) and
-    ``faults``. The fake's player builds one over the FakeCluster; the control-plane harness builds
-    one over the real apiserver and serves it over real HTTP."""
+    ``now()`` (epoch seconds), ``state`` (the scenario knobs of the module docstring), ``faults``
+    and ``dynamo_pods()`` (the pods in ``dynamo-workload``). The fake's player builds one over the
+    FakeCluster; the control-plane harness builds one over the real apiserver and serves it over real HTTP."""
 
     def __init__(
         self,
@@ -145,8 +168,10 @@ class MetricsBackend:
         now: Callable[[], float],
         state: dict[str, Any],
         faults: Sequence[str],
+        dynamo_pods: Callable[[], list[Obj]] = list,
     ) -> None:
         self.gpu_nodes = gpu_nodes
+        self.dynamo_pods = dynamo_pods
         self.exporter_pods = exporter_pods
         self.now = now
         self._state = state
@@ -215,7 +240,9 @@ class MetricsBackend:
         self.state["prometheus_queries"] = self.prometheus_queries
         empty_first = int(self.state.get("prometheus_empty_queries", 0))
         result: list[Obj] = []
-        if not self.no_series and self.prometheus_queries > empty_first:
+        if DYNAMO_QUERY_MARK in query:
+            result = self.dynamo_series()
+        elif not self.no_series and self.prometheus_queries > empty_first:
             names = {m[0] for m in DCGM_METRICS}
             if query in names:
                 now = self.now()
@@ -225,6 +252,25 @@ class MetricsBackend:
                         result.append({"metric": metric, "value": [now, f"{_value(query, gpu):g}"]})
         doc = {"status": "success", "data": {"resultType": "vector", "result": result}}
         return 200, json.dumps(doc)
+
+    def dynamo_series(self) -> list[Obj]:
+        """The scraped ``dynamo_*`` series of the Running Dynamo pods (none under the fault)."""
+        if FAULT_DYNAMO_METRICS_MISSING in self.faults:
+            return []
+        out: list[Obj] = []
+        for pod in sorted(self.dynamo_pods(), key=lambda p: str(p["metadata"]["name"])):
+            kind = str((pod["metadata"].get("labels") or {}).get(DYNAMO_COMPONENT_LABEL) or "")
+            if kind not in DYNAMO_METRICS or (pod.get("status") or {}).get("phase") != "Running":
+                continue
+            for name in DYNAMO_METRICS[kind]:
+                metric = {
+                    "__name__": name,
+                    "job": f"dynamo-system/dynamo-{kind}",
+                    "namespace": DYNAMO_WORKLOAD_NAMESPACE,
+                    "pod": str(pod["metadata"]["name"]),
+                }
+                out.append({"metric": metric, "value": [self.now(), "0"]})
+        return out
 
     # -- prometheus-adapter -----------------------------------------------------------------------
     def custom_metrics(self, method: str, path: str, query: dict[str, str]) -> tuple[int, Obj | str]:
@@ -317,8 +363,16 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
         pods = fc.list("v1", "Pod", namespace, label_selector="app=nvidia-dcgm-exporter")
         return [str(p["metadata"]["name"]) for p in pods]
 
+    def dynamo_pods() -> list[Obj]:
+        return fc.list("v1", "Pod", DYNAMO_WORKLOAD_NAMESPACE)
+
     player = MetricsBackend(
-        gpu_nodes, exporter_pods, fc.clock.time, fc.state.setdefault(STATE_KEY, {}), profile.faults
+        gpu_nodes,
+        exporter_pods,
+        fc.clock.time,
+        fc.state.setdefault(STATE_KEY, {}),
+        profile.faults,
+        dynamo_pods,
     )
     fc.state["metrics_player"] = player
     if profile.component("gpu-operator") is not None:

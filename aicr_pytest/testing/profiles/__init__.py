@@ -38,7 +38,8 @@ Profiles:
   ``devicePlugin.enabled: false``); ``DeviceClass gpu.nvidia.com`` and one ``gpu.nvidia.com``
   ResourceSlice per GPU node; the simulated scheduler allocates named ResourceClaims from them.
 * ``h100-eks-inference`` -- the same plus Dynamo (namespace ``dynamo-system``,
-  ``DynamoGraphDeployment`` CRD ``nvidia.com/v1beta1`` + ``v1alpha1``, operator Deployment); the DRA
+  ``DynamoGraphDeployment`` CRD ``nvidia.com/v1beta1`` + ``v1alpha1``, operator Deployment, a
+  served model: frontend and decode-worker Deployments in ``dynamo-workload``); the DRA
   driver runs ComputeDomains only (``resources.gpus.enabled=false``: no ``gpu.nvidia.com`` slices),
   so whole GPUs come from the device plugin alone. The inference player
   (:mod:`aicr_pytest.testing.players.inference`) plays the Dynamo operator, the endpoint and AIPerf.
@@ -122,6 +123,7 @@ Faults:
 * ``dcgm-exporter-no-gpu-series`` -- the DCGM exporter sees no GPU (only HELP/TYPE lines), so
   Prometheus has no DCGM series and prometheus-adapter no data;
 * ``prometheus-adapter-missing`` -- no adapter Deployment, Service or APIServices;
+* ``dynamo-metrics-missing`` -- the Dynamo model is served but Prometheus has no ``dynamo_*`` series;
 * ``hpa-never-scales`` -- the HPA controller gets no external metric and never scales;
 * ``no-managed-node-group`` -- no Karpenter and no ``eks.amazonaws.com/nodegroup`` node label;
 * ``karpenter-unhealthy`` -- Karpenter's controller has no available replica;

@@ -34,6 +34,8 @@ KAI_DEPLOYMENTS = (
     "queue-controller",
 )
 TRAINER_WEBHOOK_CONFIG = "validator.trainer.kubeflow.org"
+DYNAMO_WORKLOAD_NAMESPACE = "dynamo-workload"
+DYNAMO_RUNTIME_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.1"
 DYNAMO_WEBHOOK_CONFIG = "dynamo-platform-dynamo-operator-validating-webhook-configuration"
 DYNAMO_WEBHOOK_SERVICE = "dynamo-platform-dynamo-operator-webhook-service"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
@@ -551,6 +553,18 @@ def install_dynamo(fc: SimulatedCluster, profile: ClusterProfile, comp: Componen
                 "spec": {"components": [{"name": "decode", "type": "worker", "replicas": 0}]},
             }
         )
+    if comp.options.get("serving", True):  # a served model: frontend + worker in dynamo-workload
+        add_namespace(fc, DYNAMO_WORKLOAD_NAMESPACE)
+        for name, kind in (("vllm-agg-frontend", "frontend"), ("vllm-agg-decode-worker", "worker")):
+            deployment(
+                fc,
+                DYNAMO_WORKLOAD_NAMESPACE,
+                name,
+                DYNAMO_RUNTIME_IMAGE,
+                system_node(profile),
+                labels={"nvidia.com/dynamo-component-type": kind, "nvidia.com/dynamo-component": name},
+                container="main",
+            )
     if comp.options.get("webhook", True):
         webhook_service(fc, ns, DYNAMO_WEBHOOK_SERVICE, "dynamo-platform-dynamo-operator-controller-manager")
         fc.add(

@@ -242,6 +242,10 @@ def fault_metrics_stub(profile: ClusterProfile) -> None:
     """Recorded in ``state["faults"]``; :mod:`aicr_pytest.testing.players.metrics` honours it."""
 
 
+def fault_dynamo_metrics_missing(profile: ClusterProfile) -> None:
+    """Dynamo serves but Prometheus has no ``dynamo_*`` series (nothing scrapes its pods)."""
+
+
 def fault_prometheus_adapter_missing(profile: ClusterProfile) -> None:
     """No prometheus-adapter: no Deployment, Service or APIServices (neither metrics API is served)."""
     comp = profile.component("kube-prometheus-stack")
@@ -373,6 +377,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "prometheus-down": fault_metrics_stub,
     "dcgm-exporter-no-gpu-series": fault_metrics_stub,
     "prometheus-adapter-missing": fault_prometheus_adapter_missing,
+    "dynamo-metrics-missing": fault_dynamo_metrics_missing,
     "hpa-never-scales": fault_hpa_never_scales,
     "no-managed-node-group": fault_no_managed_node_group,
     "karpenter-unhealthy": fault_karpenter_unhealthy,
