@@ -4,7 +4,7 @@ selection and verdicts upstream gives: every declared check in its phase, in the
 the same verdicts as the guide-era recipe with the same body, and the profile's readiness constraint
 on the provider reading.  The recipes are our own test data in the documented shape
 (tests/fixtures/upstream/, each naming its source); the remaining differences are listed in the
-README's "Differences from AICR".
+docs' differences page (docs/differences.md, "Validation runs").
 """
 
 from __future__ import annotations
