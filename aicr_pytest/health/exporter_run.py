@@ -10,11 +10,17 @@
 
 A scrape the API server or the exporter refuses, or text that is not Prometheus exposition, is
 inconclusive for that node, never a pass.
+
+:func:`driver_reports` is ``gpu-inventory``'s driver count from the same pods: one scrape per node,
+all nodes in parallel, counted by :func:`aicr_pytest.health.inventory.exporter_gpu_count` (what
+NVML reports to the exporter); a node with no running exporter pod falls back to GFD's
+``nvidia.com/gpu.count`` label and says so; a refused, unparsable or GPU-less scrape is
+inconclusive for that node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
@@ -24,6 +30,7 @@ from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.core.records import HealthRow
 from aicr_pytest.health import cluster as hc
 from aicr_pytest.health import exporter as ex
+from aicr_pytest.health import inventory as inv
 from aicr_pytest.health import table
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError, ApiUnreachable
@@ -44,6 +51,11 @@ MSG_SCRAPE_HTTP: Final = "node {node}: DCGM exporter pod {ns}/{pod} answered HTT
 MSG_SCRAPE_UNREACHABLE: Final = "node {node}: DCGM exporter pod {ns}/{pod} could not be reached: {err}"
 MSG_SCRAPE_OVERSIZE: Final = "node {node}: DCGM exporter pod {ns}/{pod} sent more than {limit} bytes"
 LINE_SCRAPE: Final = "{node}: DCGM exporter {ns}/{pod}"
+SOURCE_EXPORTER: Final = "DCGM exporter {ns}/{pod}"
+SOURCE_GFD: Final = f"GFD's label {inv.LABEL_COUNT}: no DCGM exporter on the node"
+MSG_EXPORTER_NO_GPU: Final = (
+    "DCGM exporter pod {ns}/{pod} lists no GPU (no DCGM_FI_DEV_* series with a gpu or UUID label)"
+)
 
 
 def exporter_pods(pods: list[JSON]) -> dict[str, tuple[str, str]]:
@@ -86,10 +98,47 @@ def scrape(cluster: Cluster, node: str, namespace: str, pod: str) -> ex.Exporter
 def _scrape_all(
     cluster: Cluster, targets: Mapping[str, tuple[str, str]]
 ) -> dict[str, ex.ExporterScrape | str]:
+    """One scrape of each node's exporter pod, all nodes in parallel."""
     names = sorted(targets)
     with ThreadPoolExecutor(max_workers=max(1, min(_PARALLEL_REQUESTS, len(names)))) as pool:
         got = pool.map(lambda n: scrape(cluster, n, *targets[n]), names)
         return dict(zip(names, got, strict=True))
+
+
+def _exporter_pods_on_nodes(cluster: Cluster) -> dict[str, tuple[str, str]]:
+    try:
+        pods = list(cluster.list("v1", "pods", None, label_selector=EXPORTER_SELECTOR))
+    except ApiError as err:
+        raise Inconclusive(hc.MSG_LIST_FAILED.format(what="the DCGM exporter pods", err=err)) from err
+    return exporter_pods(pods)
+
+
+def _gfd_report(node: Mapping[str, Any]) -> inv.DriverReport | None:
+    raw = str(((node.get("metadata") or {}).get("labels") or {}).get(inv.LABEL_COUNT, "")).strip()
+    return inv.DriverReport(SOURCE_GFD, count=int(raw)) if raw.isdigit() else None
+
+
+def driver_reports(cluster: Cluster, nodes: Sequence[Mapping[str, Any]]) -> dict[str, inv.DriverReport]:
+    """Node → the GPU count its driver reports through its DCGM exporter (module docstring)."""
+    on_node = _exporter_pods_on_nodes(cluster)
+    names = [allocmode.node_name(n) for n in nodes]
+    scraped = _scrape_all(cluster, {n: on_node[n] for n in names if n in on_node})
+    out: dict[str, inv.DriverReport] = {}
+    for node, name in zip(nodes, names, strict=True):
+        if name not in on_node:
+            if (gfd := _gfd_report(node)) is not None:
+                out[name] = gfd
+            continue
+        ns, pod = on_node[name]
+        source = SOURCE_EXPORTER.format(ns=ns, pod=pod)
+        got = scraped[name]
+        if isinstance(got, str):
+            out[name] = inv.DriverReport(source, problem=got.removeprefix(f"node {name}: "))
+        elif (count := inv.exporter_gpu_count(got)) == 0:
+            out[name] = inv.DriverReport(source, problem=MSG_EXPORTER_NO_GPU.format(ns=ns, pod=pod))
+        else:
+            out[name] = inv.DriverReport(source, count=count)
+    return out
 
 
 def run_gpu_health(
@@ -108,11 +157,7 @@ def run_gpu_health(
     table_rows: list[HealthRow] = []
     nodes, dra, _ = hc.gpu_nodes(cluster, policy)
     targeted = hc.targeted_gpu_nodes(nodes, dra, node_selector)
-    try:
-        pods = list(cluster.list("v1", "pods", None, label_selector=EXPORTER_SELECTOR))
-    except ApiError as err:
-        raise Inconclusive(hc.MSG_LIST_FAILED.format(what="the DCGM exporter pods", err=err)) from err
-    on_node = exporter_pods(pods)
+    on_node = _exporter_pods_on_nodes(cluster)
     unsure: list[str] = []
     targets: dict[str, tuple[str, str]] = {}
     gpus: dict[str, int] = {}
@@ -155,4 +200,4 @@ def run_gpu_health(
     return message
 
 
-__all__ = ["EXPORTER_SELECTOR", "exporter_pods", "run_gpu_health", "scrape"]
+__all__ = ["EXPORTER_SELECTOR", "driver_reports", "exporter_pods", "run_gpu_health", "scrape"]
