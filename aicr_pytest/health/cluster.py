@@ -10,7 +10,7 @@ ResourceSlices (per the allocation policy); **advertised** from the GPU Feature 
 ``nvidia.com/gpu.count``; **driver** from what NVML reports through the node's own DCGM exporter:
 the distinct GPUs among the ``DCGM_FI_DEV_*`` series of one scrape of that node's exporter pod
 through the API server's pod proxy, all nodes in parallel
-(:func:`aicr_pytest.health.exporter_run.driver_reports`).  A node with no running exporter pod
+(:func:`aicr_pytest.health.scraping.driver_reports`).  A node with no running exporter pod
 falls back to GFD's label and its evidence line says so; an exporter that refuses, sends text
 that is not Prometheus exposition or lists no GPU makes that node inconclusive.  The check stays
 read-only and starts no workload.  A GPU the driver still sees but the device plugin or the DRA
@@ -29,13 +29,14 @@ from typing import Any, Final
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.health import inventory as inv
+from aicr_pytest.health import scraping
+from aicr_pytest.health.common import MSG_LIST_FAILED
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError
 
 JSON = dict[str, Any]
 Emit = Callable[[str], None]
 
-MSG_LIST_FAILED: Final = "could not list {what}: {err}"
 #: policies under which a node's GPUs may be counted from ResourceSlices
 _SLICE_POLICIES: Final = (allocmode.POLICY_UNSPECIFIED, allocmode.POLICY_DRA_CLAIM)
 
@@ -101,8 +102,6 @@ def read_inventory(
     cluster: Cluster, *, policy: str | None, node_selector: Mapping[str, str] | None
 ) -> inv.InventoryReport:
     """List what ``gpu-inventory`` needs and build its report (the verdict is the caller's)."""
-    from aicr_pytest.health import exporter_run  # it builds on this module's node selection
-
     mode = allocmode.normalize_policy(policy)
     nodes, dra, slices = gpu_nodes(cluster, mode)
     targeted = targeted_gpu_nodes(nodes, dra, node_selector)
@@ -110,7 +109,7 @@ def read_inventory(
         targeted,
         policy=mode,
         resource_slices=slices,
-        driver_reports=exporter_run.driver_reports(cluster, targeted),
+        driver_reports=scraping.driver_reports(cluster, targeted),
     )
 
 

@@ -173,11 +173,13 @@ def _driver(name: str, report: str | int | DriverReport | None, unsure: list[str
     if report is None:
         unsure.append(MSG_NO_DRIVER_REPORT.format(node=name, label=LABEL_COUNT))
         return None, ""
+    raw: str | int
     if isinstance(report, DriverReport):
-        source, raw = report.source, report.count
-        if report.problem is not None or raw is None:
+        source = report.source
+        if report.problem is not None or report.count is None:
             unsure.append(MSG_DRIVER_BAD.format(node=name, why=report.problem or "no GPU count"))
             return None, source
+        raw = report.count
     else:
         source, raw = (SOURCE_SMI if isinstance(report, str) else SOURCE_GIVEN), report
     try:
