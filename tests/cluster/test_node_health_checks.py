@@ -62,26 +62,33 @@ def test_inventory_passes_on_a_healthy_cluster(
     )  # one scrape per node, read-only
 
 
-def test_gpu_missing_fails_naming_the_last_node(
-    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+@pytest.mark.parametrize(
+    ("fault", "message", "driver"),
+    [
+        # the driver still sees all 8
+        ("gpu-missing", "node h100-3: 7 of 8 GPUs allocatable", 8),
+        (
+            "gpu-driver-missing",
+            "node h100-3: the driver reports 7 GPUs but 8 are allocatable and the node advertises 8",
+            7,
+        ),
+    ],
+)
+def test_a_lost_gpu_fails_naming_the_last_node_and_its_counts(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, fault: str, message: str, driver: int
 ) -> None:
-    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])
+    fc = aicr_fake_cluster_factory(PROFILE, [fault])
     test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
     assert test["status"] == "failed"
-    assert test["message"] == "node h100-3: 7 of 8 GPUs allocatable"  # the driver still sees all 8
-
-
-def test_gpu_driver_missing_fails_naming_the_node_and_the_three_counts(
-    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
-) -> None:
-    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-driver-missing"])
-    test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
-    assert test["status"] == "failed"
-    assert test["message"] == (
-        "node h100-3: the driver reports 7 GPUs but 8 are allocatable and the node advertises 8"
-    )
+    assert test["message"] == message
     last = test["extra"]["aicr.gpuInventory"]["nodes"][-1]
-    assert (last["node"], last["allocatable"], last["advertised"], last["driver"]) == ("h100-3", 8, 8, 7)
+    alloc = 7 if fault == "gpu-missing" else 8
+    assert (last["node"], last["allocatable"], last["advertised"], last["driver"]) == (
+        "h100-3",
+        alloc,
+        8,
+        driver,
+    )
 
 
 def test_a_node_without_an_exporter_falls_back_to_gfds_label(
