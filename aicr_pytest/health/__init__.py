@@ -18,8 +18,9 @@ the CLI and the simulator call them:
 
 The cluster I/O of the three checks, each feeding its domain module: :mod:`.cluster` (the targeted
 GPU nodes, ``gpu-inventory``), :mod:`.diagnostics_run` (``gpu-diagnostics``), :mod:`.exporter_run`
-(``gpu-health``); :mod:`.knobs` reads and validates their knobs from the run's settings, and
-:mod:`.hooks` does so before a run starts.
+(``gpu-health``, and ``gpu-inventory``'s driver count from the same exporter pods); :mod:`.knobs`
+reads and validates their knobs from the run's settings, and :mod:`.hooks` does so before a run
+starts.
 
 Outcomes follow the other families: a ``check_*`` function returns its pass message, raises
 :class:`~.common.HealthCheckFailed` (an ``AssertionError``: CTRF ``failed``) or

@@ -5,10 +5,18 @@
 devices, the ``resource.k8s.io`` ResourceSlices), pick the targeted GPU nodes and hand them to
 :func:`aicr_pytest.health.inventory.inventory`.
 
-The driver-reported count is read from the GPU Feature Discovery label ``nvidia.com/gpu.count``
-(GFD reads it from the driver through NVML), not from an ``nvidia-smi`` pod of our own: the check
-stays read-only and starts no workload.  A GPU the driver still sees but the device plugin or the
-DRA driver does not hand out is what the check catches (``7 of 8 GPUs allocatable``).
+Where each count comes from: **allocatable** from the Node's ``status.allocatable`` or the
+ResourceSlices (per the allocation policy); **advertised** from the GPU Feature Discovery label
+``nvidia.com/gpu.count``; **driver** from what NVML reports through the node's own DCGM exporter:
+the distinct GPUs among the ``DCGM_FI_DEV_*`` series of one scrape of that node's exporter pod
+through the API server's pod proxy, all nodes in parallel
+(:func:`aicr_pytest.health.scraping.driver_reports`).  A node with no running exporter pod
+falls back to GFD's label and its evidence line says so; an exporter that refuses, sends text
+that is not Prometheus exposition or lists no GPU makes that node inconclusive.  The check stays
+read-only and starts no workload.  A GPU the driver still sees but the device plugin or the DRA
+driver does not hand out is what it catches (``7 of 8 GPUs allocatable``), and a GPU the driver
+lost while GFD and the device plugin still count it (``the driver reports 7 GPUs but 8 are
+allocatable and the node advertises 8``).
 
 A failed list is :class:`~aicr_pytest.core.errors.Inconclusive` (``other``), never a pass.
 """
@@ -21,13 +29,14 @@ from typing import Any, Final
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.health import inventory as inv
+from aicr_pytest.health import scraping
+from aicr_pytest.health.common import MSG_LIST_FAILED
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError
 
 JSON = dict[str, Any]
 Emit = Callable[[str], None]
 
-MSG_LIST_FAILED: Final = "could not list {what}: {err}"
 #: policies under which a node's GPUs may be counted from ResourceSlices
 _SLICE_POLICIES: Final = (allocmode.POLICY_UNSPECIFIED, allocmode.POLICY_DRA_CLAIM)
 
@@ -81,16 +90,6 @@ def resource_slices(cluster: Cluster) -> list[JSON]:
     return _list(cluster, "ResourceSlices", f"resource.k8s.io/{version}", "resourceslices")
 
 
-def _driver_reports(nodes: Sequence[Mapping[str, Any]]) -> dict[str, str | int]:
-    """Node → the driver's GPU count as GFD labels it (nodes without a readable label: no report)."""
-    out: dict[str, str | int] = {}
-    for node in nodes:
-        raw = str(_labels(node).get(inv.LABEL_COUNT, "")).strip()
-        if raw.isdigit():
-            out[allocmode.node_name(node)] = int(raw)
-    return out
-
-
 def gpu_nodes(cluster: Cluster, policy: str | None) -> tuple[list[JSON], dict[str, int], list[JSON]]:
     """Every Node, the usable ``gpu.nvidia.com`` devices per node and the ResourceSlices they come
     from (listed only when the policy may count DRA devices)."""
@@ -110,8 +109,12 @@ def read_inventory(
         targeted,
         policy=mode,
         resource_slices=slices,
-        driver_reports=_driver_reports(targeted),
+        driver_reports=scraping.driver_reports(cluster, targeted),
     )
+
+
+def _driver_text(node: inv.NodeInventory) -> str:
+    return f"driver {node.driver} ({node.driver_source})" if node.driver_source else "no driver report"
 
 
 def run_gpu_inventory(
@@ -129,7 +132,7 @@ def run_gpu_inventory(
     for node in report.nodes:
         emit(
             f"{node.node}: {node.allocatable} allocatable ({node.source}), "
-            f"{node.advertised} advertised, product {node.product}"
+            f"{node.advertised} advertised, {_driver_text(node)}, product {node.product}"
         )
     message = inv.check_inventory(report)
     emit(message)

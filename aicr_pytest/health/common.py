@@ -10,8 +10,12 @@ inconclusive, otherwise it passes.  Every line is kept; the message is one line 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from aicr_pytest.core.errors import Inconclusive
+
+#: a list the cluster refused (inconclusive)
+MSG_LIST_FAILED: Final = "could not list {what}: {err}"
 
 
 class HealthCheckFailed(AssertionError):

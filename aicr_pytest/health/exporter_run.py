@@ -10,86 +10,30 @@
 
 A scrape the API server or the exporter refuses, or text that is not Prometheus exposition, is
 inconclusive for that node, never a pass.
+
+The pods are found and scraped by :mod:`aicr_pytest.health.scraping`, which ``gpu-inventory``
+shares for its driver count (one scrape per node).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.clock import Clock
-from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.core.records import HealthRow
 from aicr_pytest.health import cluster as hc
 from aicr_pytest.health import exporter as ex
+from aicr_pytest.health import scraping as sc
 from aicr_pytest.health import table
 from aicr_pytest.kube.client import Cluster
-from aicr_pytest.kube.errors import ApiError, ApiUnreachable
-from aicr_pytest.kube.rawhttp import pod_proxy_path, send_once
-from aicr_pytest.kube.transport import Target
 
 JSON = dict[str, Any]
 Emit = Callable[[str], None]
 
-EXPORTER_SELECTOR: Final = "app=nvidia-dcgm-exporter"
-EXPORTER_PORT: Final = 9400
-SCRAPE_TIMEOUT_S: Final = 30.0
-MAX_SCRAPE_BYTES: Final = 8 << 20
-_PARALLEL_REQUESTS: Final = 8
-
 MSG_NO_EXPORTER: Final = "node {node}: no running DCGM exporter pod ({selector}) on it"
-MSG_SCRAPE_HTTP: Final = "node {node}: DCGM exporter pod {ns}/{pod} answered HTTP {status}: {text}"
-MSG_SCRAPE_UNREACHABLE: Final = "node {node}: DCGM exporter pod {ns}/{pod} could not be reached: {err}"
-MSG_SCRAPE_OVERSIZE: Final = "node {node}: DCGM exporter pod {ns}/{pod} sent more than {limit} bytes"
 LINE_SCRAPE: Final = "{node}: DCGM exporter {ns}/{pod}"
-
-
-def exporter_pods(pods: list[JSON]) -> dict[str, tuple[str, str]]:
-    """Node → (namespace, name) of a running DCGM exporter pod on it (the first in name order)."""
-    out: dict[str, tuple[str, str]] = {}
-    for pod in sorted(pods, key=lambda p: str((p.get("metadata") or {}).get("name"))):
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
-        if node and (pod.get("status") or {}).get("phase") == "Running" and node not in out:
-            meta = pod.get("metadata") or {}
-            out[node] = (str(meta.get("namespace")), str(meta.get("name")))
-    return out
-
-
-def scrape(cluster: Cluster, node: str, namespace: str, pod: str) -> ex.ExporterScrape | str:
-    """One scrape of ``pod``'s ``/metrics``, parsed; or the one inconclusive line saying why not."""
-    target = Target("get", "", "pods/proxy", namespace, f"{pod}:{EXPORTER_PORT}")
-    fields = {"node": node, "ns": namespace, "pod": pod}
-    try:
-        raw = send_once(
-            cluster,
-            "GET",
-            pod_proxy_path(namespace, pod, EXPORTER_PORT, "/metrics"),
-            target,
-            accept="text/plain",
-            timeout=SCRAPE_TIMEOUT_S,
-            max_bytes=MAX_SCRAPE_BYTES,
-        )
-    except (ApiUnreachable, ApiError) as err:
-        return MSG_SCRAPE_UNREACHABLE.format(err=err, **fields)
-    if raw.status != 200:
-        return MSG_SCRAPE_HTTP.format(status=raw.status, text=" ".join(raw.text().split())[:200], **fields)
-    if raw.oversize:
-        return MSG_SCRAPE_OVERSIZE.format(limit=MAX_SCRAPE_BYTES, **fields)
-    try:
-        return ex.parse_scrape(raw.text(), node)
-    except ex.ExporterParseError as err:
-        return str(err)
-
-
-def _scrape_all(
-    cluster: Cluster, targets: Mapping[str, tuple[str, str]]
-) -> dict[str, ex.ExporterScrape | str]:
-    names = sorted(targets)
-    with ThreadPoolExecutor(max_workers=max(1, min(_PARALLEL_REQUESTS, len(names)))) as pool:
-        got = pool.map(lambda n: scrape(cluster, n, *targets[n]), names)
-        return dict(zip(names, got, strict=True))
 
 
 def run_gpu_health(
@@ -108,18 +52,14 @@ def run_gpu_health(
     table_rows: list[HealthRow] = []
     nodes, dra, _ = hc.gpu_nodes(cluster, policy)
     targeted = hc.targeted_gpu_nodes(nodes, dra, node_selector)
-    try:
-        pods = list(cluster.list("v1", "pods", None, label_selector=EXPORTER_SELECTOR))
-    except ApiError as err:
-        raise Inconclusive(hc.MSG_LIST_FAILED.format(what="the DCGM exporter pods", err=err)) from err
-    on_node = exporter_pods(pods)
+    on_node = sc.exporter_pods_on_nodes(cluster)
     unsure: list[str] = []
     targets: dict[str, tuple[str, str]] = {}
     gpus: dict[str, int] = {}
     for node in targeted:
         name = allocmode.node_name(node)
         if name not in on_node:
-            line = MSG_NO_EXPORTER.format(node=name, selector=EXPORTER_SELECTOR)
+            line = MSG_NO_EXPORTER.format(node=name, selector=sc.EXPORTER_SELECTOR)
             unsure.append(line)
             table_rows.append(table.node_row(name, table.HEALTH_TEST, line))
             continue
@@ -129,10 +69,10 @@ def run_gpu_health(
     extra.update(
         window_s=thresholds.window, exporters={n: f"{ns}/{pod}" for n, (ns, pod) in sorted(targets.items())}
     )
-    first = _scrape_all(cluster, targets)
+    first = sc.scrape_all(cluster, targets)
     if targets:
         clock.sleep(thresholds.window)
-    second = _scrape_all(cluster, {n: t for n, t in targets.items() if not isinstance(first[n], str)})
+    second = sc.scrape_all(cluster, {n: t for n, t in targets.items() if not isinstance(first[n], str)})
     pairs: list[tuple[ex.ExporterScrape, ex.ExporterScrape]] = []
     for name in sorted(targets):
         before, after = first[name], second.get(name)
@@ -155,4 +95,4 @@ def run_gpu_health(
     return message
 
 
-__all__ = ["EXPORTER_SELECTOR", "exporter_pods", "run_gpu_health", "scrape"]
+__all__ = ["run_gpu_health"]

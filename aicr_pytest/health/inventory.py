@@ -9,8 +9,10 @@ For each node the check compares three counts:
   :func:`aicr_pytest.core.allocmode.validated_driver_nodes`); ``unspecified`` uses the device plugin
   when the node lists ``nvidia.com/gpu`` in its allocatable, else the ResourceSlices;
 * **advertised** — the GPU Feature Discovery label ``nvidia.com/gpu.count``;
-* **driver** — what the driver reports on the node (``nvidia-smi -L`` output, or a count the
-  caller already has).
+* **driver** — what the driver reports on the node: a :class:`DriverReport` (on a live cluster the
+  number of distinct GPUs NVML reports through the node's own DCGM exporter,
+  :func:`exporter_gpu_count`, or GFD's label where the node runs no exporter; see
+  :mod:`aicr_pytest.health.cluster`), ``nvidia-smi -L`` output, or a count the caller already has.
 
 and checks that the node set is homogeneous in product (``nvidia.com/gpu.product``), GPU count and
 fabric devices (allocatable EFA, RDMA and NVIDIA NIC resources).  A failure names every odd node
@@ -31,6 +33,7 @@ from typing import Any, Final
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.health.common import conclude, plural
+from aicr_pytest.health.exporter import ExporterScrape
 
 GPU_RESOURCE: Final = allocmode.GPU_RESOURCE
 GPU_DRIVER: Final = allocmode.GPU_DRIVER
@@ -50,7 +53,9 @@ MSG_NO_NODES: Final = "no GPU node to inventory"
 MSG_LABEL_MISSING: Final = "node {node}: label {label} missing"
 MSG_LABEL_BAD: Final = "node {node}: label {label}={value!r} is not a GPU count"
 MSG_QUANTITY_BAD: Final = "node {node}: allocatable {resource}={value!r} is not a whole quantity"
-MSG_NO_DRIVER_REPORT: Final = "node {node}: no driver report (nvidia-smi)"
+MSG_NO_DRIVER_REPORT: Final = (
+    "node {node}: no driver report (neither a DCGM exporter on the node nor GFD's {label} label)"
+)
 MSG_DRIVER_BAD: Final = "node {node}: driver report unreadable: {why}"
 MSG_POLICY_RESERVED: Final = (
     'node {node}: GPU allocation policy "dra-extended-resource" is reserved and cannot be inventoried'
@@ -61,14 +66,30 @@ MSG_POLICY_UNKNOWN: Final = (
 )
 MSG_ALLOC_SHORT: Final = "node {node}: {alloc} of {count} GPUs allocatable"
 MSG_ALLOC_EXTRA: Final = "node {node}: {alloc} GPUs allocatable but the node advertises {count}"
-MSG_DRIVER_SHORT: Final = "node {node}: the driver reports {driver} of {count} GPUs"
-MSG_DRIVER_EXTRA: Final = "node {node}: the driver reports {driver} GPUs but the node advertises {count}"
+MSG_DRIVER_DIFFERS: Final = (
+    "node {node}: the driver reports {driver} GPUs but {alloc} are allocatable "
+    "and the node advertises {count}"
+)
 MSG_ODD: Final = "node {node}: {what} {value}, {others} {have} {majority}"
 MSG_NO_MAJORITY: Final = "node {node}: {what} {value} (the nodes differ and no value is the majority)"
 MSG_PASSED: Final = "GPU inventory consistent on {nodes}: {count} x {product} each, fabric {fabric}"
 
 _SMI_GPU_LINE: Final = re.compile(r"^GPU (\d+): .+")
 _SMI_NO_DEVICES: Final = "No devices were found"
+#: the prefix of the DCGM exporter's per-device series (one per GPU, or per MIG instance of a GPU)
+DCGM_DEVICE_PREFIX: Final = "DCGM_FI_DEV_"
+SOURCE_SMI: Final = "nvidia-smi -L"
+SOURCE_GIVEN: Final = "a count the caller gave"
+
+
+@dataclass(frozen=True)
+class DriverReport:
+    """A node's driver-side GPU count and where it was read; ``problem`` (then ``count`` is
+    ``None``) says why it could not be."""
+
+    source: str
+    count: int | None = None
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +104,7 @@ class NodeInventory:
     product: str | None
     fabric: tuple[tuple[str, int], ...]
     inconclusive: tuple[str, ...] = ()
+    driver_source: str = ""
 
     def as_extra(self) -> dict[str, Any]:
         return {
@@ -91,6 +113,7 @@ class NodeInventory:
             "allocatable_source": self.source,
             "advertised": self.advertised,
             "driver": self.driver,
+            "driver_source": self.driver_source,
             "product": self.product,
             "fabric": dict(self.fabric),
         }
@@ -127,6 +150,43 @@ def driver_gpu_count(report: str | int) -> int:
             raise ValueError(f"unexpected nvidia-smi line {line.strip()[:80]!r}")
         indexes.add(int(m.group(1)))
     return len(indexes)
+
+
+def exporter_gpu_count(scrape: ExporterScrape) -> int:
+    """Distinct GPUs among the ``DCGM_FI_DEV_*`` series of one exporter scrape: by the ``gpu`` label
+    (a GPU's MIG instances share it), by ``UUID`` where a series has no ``gpu`` label; series with
+    neither say nothing about a GPU."""
+    gpus: set[tuple[str, str]] = set()
+    for sample in scrape.samples:
+        if not sample.name.startswith(DCGM_DEVICE_PREFIX):
+            continue
+        gpu, uuid = sample.label("gpu"), sample.label("UUID")
+        if gpu:
+            gpus.add(("gpu", gpu))
+        elif uuid:
+            gpus.add(("UUID", uuid))
+    return len(gpus)
+
+
+def _driver(name: str, report: str | int | DriverReport | None, unsure: list[str]) -> tuple[int | None, str]:
+    """The driver's count and its source; unknown: ``None`` and an inconclusive line."""
+    if report is None:
+        unsure.append(MSG_NO_DRIVER_REPORT.format(node=name, label=LABEL_COUNT))
+        return None, ""
+    raw: str | int
+    if isinstance(report, DriverReport):
+        source = report.source
+        if report.problem is not None or report.count is None:
+            unsure.append(MSG_DRIVER_BAD.format(node=name, why=report.problem or "no GPU count"))
+            return None, source
+        raw = report.count
+    else:
+        source, raw = (SOURCE_SMI if isinstance(report, str) else SOURCE_GIVEN), report
+    try:
+        return driver_gpu_count(raw), source
+    except ValueError as exc:
+        unsure.append(MSG_DRIVER_BAD.format(node=name, why=exc))
+        return None, source
 
 
 def is_fabric_resource(name: str) -> bool:
@@ -198,7 +258,7 @@ def node_inventory(
     *,
     policy: str,
     dra_devices: Mapping[str, int],
-    driver_report: str | int | None,
+    driver_report: str | int | DriverReport | None,
 ) -> NodeInventory:
     """One node's counts, product and fabric; unknown facts become inconclusive lines."""
     name = allocmode.node_name(node)
@@ -210,16 +270,11 @@ def node_inventory(
     if product is None:
         unsure.append(MSG_LABEL_MISSING.format(node=name, label=LABEL_PRODUCT))
     allocatable, source = _allocatable(node, name, policy, dra_devices, unsure)
-    driver: int | None = None
-    if driver_report is None:
-        unsure.append(MSG_NO_DRIVER_REPORT.format(node=name))
-    else:
-        try:
-            driver = driver_gpu_count(driver_report)
-        except ValueError as exc:
-            unsure.append(MSG_DRIVER_BAD.format(node=name, why=exc))
+    driver, driver_source = _driver(name, driver_report, unsure)
     fabric = _fabric(node, name, unsure)
-    return NodeInventory(name, source, allocatable, advertised, driver, product, fabric, tuple(unsure))
+    return NodeInventory(
+        name, source, allocatable, advertised, driver, product, fabric, tuple(unsure), driver_source
+    )
 
 
 def _fabric_text(fabric: Sequence[tuple[str, int]]) -> str:
@@ -248,13 +303,13 @@ def inventory(
     *,
     policy: str | None,
     resource_slices: Sequence[Mapping[str, Any]] = (),
-    driver_reports: Mapping[str, str | int],
+    driver_reports: Mapping[str, str | int | DriverReport],
 ) -> InventoryReport:
     """Inventory the targeted GPU ``nodes`` (the caller selects them).
 
     ``policy`` is the recipe's allocation policy mode (``None``/empty: unspecified; an unknown name
     is a :class:`UsageError`); ``resource_slices`` the listed ResourceSlices (any driver);
-    ``driver_reports`` node name → ``nvidia-smi -L`` output or a GPU count.
+    ``driver_reports`` node name → a :class:`DriverReport`, ``nvidia-smi -L`` output or a GPU count.
     """
     mode = allocmode.normalize_policy(policy)
     if mode not in allocmode.POLICIES:
@@ -285,8 +340,10 @@ def inventory(
             tmpl = MSG_ALLOC_SHORT if f.allocatable < f.advertised else MSG_ALLOC_EXTRA
             failures.append(tmpl.format(node=f.node, alloc=f.allocatable, count=f.advertised))
         if f.driver is not None and f.driver != f.advertised:
-            tmpl = MSG_DRIVER_SHORT if f.driver < f.advertised else MSG_DRIVER_EXTRA
-            failures.append(tmpl.format(node=f.node, driver=f.driver, count=f.advertised))
+            alloc = "?" if f.allocatable is None else f.allocatable
+            failures.append(
+                MSG_DRIVER_DIFFERS.format(node=f.node, driver=f.driver, alloc=alloc, count=f.advertised)
+            )
     failures += odd_nodes({f.node: f.product for f in facts if f.product is not None}, "product")
     failures += odd_nodes(
         {f.node: plural(f.advertised, "GPU") for f in facts if f.advertised is not None}, "GPU count"
@@ -311,10 +368,12 @@ def check_inventory(report: InventoryReport) -> str:
 __all__ = [
     "FABRIC_PREFIXES",
     "FABRIC_RESOURCES",
+    "DriverReport",
     "InventoryReport",
     "NodeInventory",
     "check_inventory",
     "driver_gpu_count",
+    "exporter_gpu_count",
     "inventory",
     "is_fabric_resource",
     "node_inventory",

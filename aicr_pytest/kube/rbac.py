@@ -170,9 +170,8 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     ),
     "conformance accelerator-metrics, ai-service-metrics: DCGM exporter / Prometheus through the "
     "API server's service proxy (GET)": _p("get", "", "services/proxy"),
-    "gpu-health: each GPU node's DCGM exporter pod through the API server's pod proxy (GET)": _p(
-        "get", "", "pods/proxy"
-    ),
+    "gpu-health, gpu-inventory: each GPU node's DCGM exporter pod through the API server's pod proxy "
+    "(GET)": _p("get", "", "pods/proxy"),
     "conformance pod-autoscaling: pod-scoped GPU custom metrics (prometheus-adapter)": _p(
         "get", "custom.metrics.k8s.io", "pods/gpu_utilization,pods/gpu_memory_used,pods/gpu_power_usage"
     ),

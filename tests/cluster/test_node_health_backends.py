@@ -1,5 +1,6 @@
 """The node-health scenarios on both backends (``k8s_backend``): healthy, ``gpu-missing``,
-``gpu-diag-fail`` and ``gpu-xid``, each fault on the last GPU node of the profile in name order.
+``gpu-driver-missing``, ``gpu-diag-fail`` and ``gpu-xid``, each fault on the last GPU node of the
+profile in name order.
 
 On the control plane the checks target the profile's GPU pool (``--node-selector
 aicr.test/pool=gpu``: its other GPU pool has no DCGM exporter), its nodes are KWOK's
@@ -69,6 +70,9 @@ def test_a_healthy_cluster_passes_all_three(pytester: pytest.Pytester, k8s_backe
     assert run.tests["gpu-inventory"]["stdout"][-1].startswith(
         f"GPU inventory consistent on {count} nodes: 8 x "
     )
+    for node, line in zip(nodes, run.tests["gpu-inventory"]["stdout"], strict=False):
+        assert line.startswith(f"{node}: 8 allocatable (allocatable nvidia.com/gpu), 8 advertised, ")
+        assert ", driver 8 (DCGM exporter gpu-operator/nvidia-dcgm-exporter-" in line
     assert run.tests["gpu-diagnostics"]["stdout"][-1] == (
         f"DCGM diagnostics level 1 passed on {count} nodes: {8 * count} GPUs, every test that ran passed "
         f"({count} tests ran)"
@@ -89,6 +93,18 @@ def test_gpu_missing_fails_inventory_naming_the_last_node(
     test = run_health(pytester, k8s_backend, "gpu-inventory", faults=("gpu-missing",)).tests["gpu-inventory"]
     assert test["status"] == "failed"
     assert test["message"].splitlines()[0] == f"node {last}: 7 of 8 GPUs allocatable"
+
+
+def test_gpu_driver_missing_fails_inventory_naming_the_node_and_counts(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    last = gpu_nodes(k8s_backend)[-1]
+    run = run_health(pytester, k8s_backend, "gpu-inventory", faults=("gpu-driver-missing",))
+    test = run.tests["gpu-inventory"]
+    assert test["status"] == "failed"
+    assert test["message"] == (
+        f"node {last}: the driver reports 7 GPUs but 8 are allocatable and the node advertises 8"
+    )
 
 
 def test_gpu_diag_fail_names_the_node_the_gpu_and_the_test(

@@ -49,17 +49,98 @@ def test_inventory_passes_on_a_healthy_cluster(
     nodes = test["extra"]["aicr.gpuInventory"]["nodes"]
     assert [n["node"] for n in nodes] == GPU_NODES
     assert {(n["allocatable"], n["advertised"], n["driver"]) for n in nodes} == {(8, 8, 8)}
-    assert any(line.startswith("h100-3: 8 allocatable") for line in test["stdout"])
+    pods = exporter_pods(fc)
+    assert [n["driver_source"] for n in nodes] == [f"DCGM exporter gpu-operator/{pods[n]}" for n in GPU_NODES]
+    assert test["stdout"][:4] == [
+        f"{n}: 8 allocatable (allocatable nvidia.com/gpu), 8 advertised, "
+        f"driver 8 (DCGM exporter gpu-operator/{pods[n]}), product NVIDIA-H100-80GB-HBM3"
+        for n in GPU_NODES
+    ]
+    proxied = [r.path for r in fc.server.requests if r.path.endswith("/proxy/metrics")]
+    assert sorted(proxied) == sorted(
+        f"/api/v1/namespaces/gpu-operator/pods/{pods[n]}:9400/proxy/metrics" for n in GPU_NODES
+    )  # one scrape per node, read-only
 
 
-def test_gpu_missing_fails_naming_the_last_node(
-    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+@pytest.mark.parametrize(
+    ("fault", "message", "driver"),
+    [
+        # the driver still sees all 8
+        ("gpu-missing", "node h100-3: 7 of 8 GPUs allocatable", 8),
+        (
+            "gpu-driver-missing",
+            "node h100-3: the driver reports 7 GPUs but 8 are allocatable and the node advertises 8",
+            7,
+        ),
+    ],
+)
+def test_a_lost_gpu_fails_naming_the_last_node_and_its_counts(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, fault: str, message: str, driver: int
 ) -> None:
-    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])
+    fc = aicr_fake_cluster_factory(PROFILE, [fault])
     test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
     assert test["status"] == "failed"
-    assert test["message"].splitlines()[0] == "node h100-3: 7 of 8 GPUs allocatable"
-    assert "h100-0" not in test["message"]
+    assert test["message"] == message
+    last = test["extra"]["aicr.gpuInventory"]["nodes"][-1]
+    alloc = 7 if fault == "gpu-missing" else 8
+    assert (last["node"], last["allocatable"], last["advertised"], last["driver"]) == (
+        "h100-3",
+        alloc,
+        8,
+        driver,
+    )
+
+
+def test_a_node_without_an_exporter_falls_back_to_gfds_label(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE, ["gpu-driver-missing"])
+    fc.delete("v1", "Pod", exporter_pods(fc)["h100-3"], "gpu-operator")
+    test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
+    assert test["status"] == "passed", test.get("message")  # GFD's label cannot see the lost GPU
+    assert test["stdout"][3] == (
+        "h100-3: 8 allocatable (allocatable nvidia.com/gpu), 8 advertised, "
+        "driver 8 (GFD's label nvidia.com/gpu.count: no DCGM exporter on the node), "
+        "product NVIDIA-H100-80GB-HBM3"
+    )
+    assert test["stdout"][0].startswith("h100-0: 8 allocatable (allocatable nvidia.com/gpu), 8 advertised, ")
+    assert "driver 8 (DCGM exporter gpu-operator/" in test["stdout"][0]
+
+
+def test_an_exporter_answering_500_leaves_the_driver_count_unknown(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
+    pod = exporter_pods(fc)["h100-2"]
+    fc.faults.server_error(path=rf"/pods/{pod}:9400/proxy/metrics$", times=None)
+    test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
+    assert test["status"] == "other"
+    (line,) = test["message"].splitlines()
+    assert line.startswith(
+        f"node h100-2: driver report unreadable: DCGM exporter pod gpu-operator/{pod} answered HTTP 500: "
+    )
+
+
+def test_an_exporter_listing_no_gpu_leaves_the_driver_count_unknown(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
+    pod = exporter_pods(fc)["h100-0"]
+    fc.server.pod_proxy_handlers["gpu-operator"] = lambda method, p, path, body: (
+        200,
+        "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n" if p["metadata"]["name"] == pod else "nonsense here\n",
+    )
+    test = run_checks(pytester, fc, "gpu-inventory").tests["gpu-inventory"]
+    assert test["status"] == "other"
+    lines = test["message"].splitlines()
+    assert lines[0] == (
+        f"node h100-0: driver report unreadable: DCGM exporter pod gpu-operator/{pod} lists no GPU "
+        "(no DCGM_FI_DEV_* series with a gpu or UUID label)"
+    )
+    assert lines[1:] == [
+        f"node {n}: driver report unreadable: DCGM exporter metrics line 1: bad value 'here'"
+        for n in GPU_NODES[1:]
+    ]
 
 
 def test_inventory_is_other_when_nodes_cannot_be_listed(
@@ -81,6 +162,12 @@ def test_inventory_skips_when_the_run_skips_it(
     )
     assert run.tests["gpu-inventory"]["status"] == "skipped"
     assert run.tests["operator-health"]["status"] == "passed"
+
+
+def exporter_pods(fc: FakeCluster) -> dict[str, str]:
+    """Node -> the name of the DCGM exporter pod on it."""
+    pods = fc.list("v1", "Pod", "gpu-operator", label_selector="app=nvidia-dcgm-exporter")
+    return {p["spec"]["nodeName"]: p["metadata"]["name"] for p in pods}
 
 
 # --------------------------------------------------------------------------- gpu-diagnostics --

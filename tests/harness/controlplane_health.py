@@ -13,7 +13,7 @@
   profile in name order: ``gpu-missing`` (one allocatable GPU fewer than the node advertises; the
   node's status is patched, and restored when the fault is gone), ``gpu-diag-fail`` (that node's
   last GPU fails the memory test), ``gpu-xid`` (XID 79 on its last GPU from the pod's second
-  scrape on).
+  scrape on), ``gpu-driver-missing`` (its exporter lists one GPU fewer than GFD advertises).
 """
 
 from __future__ import annotations
@@ -96,8 +96,13 @@ class ExporterHealth:
 
     def answer(self, pod: Obj, path: str, shared: tuple[int, str], faults: Sequence[str]) -> tuple[int, str]:
         """``shared`` (the exporter text every pod serves) plus the node's health series."""
-        from aicr_pytest.testing.players.gpu_health import FAULT_XID, health_body
-        from aicr_pytest.testing.players.metrics import gpu_count
+        from aicr_pytest.testing.players.gpu_health import (
+            FAULT_DRIVER_MISSING,
+            FAULT_XID,
+            driver_gpus,
+            health_body,
+        )
+        from aicr_pytest.testing.players.metrics import dcgm_body
 
         status, body = shared
         if status != 200 or urlsplit(path).path != "/metrics":
@@ -108,8 +113,12 @@ class ExporterHealth:
         with self.lock:
             self.scrapes[name] = self.scrapes.get(name, 0) + 1
             seen = self.scrapes[name]
+        missing = FAULT_DRIVER_MISSING in faults and node_name == self.target
+        gpus = driver_gpus(node, one_missing=missing)
+        if missing:  # the shared text lists the first GPU node's GPUs: this node's driver lost one
+            body = dcgm_body(node, gpus=gpus)
         xid = FAULT_XID in faults and node_name == self.target and seen > 1
-        return status, body + health_body(node, xid_gpu=gpu_count(node) - 1 if xid else None)
+        return status, body + health_body(node, xid_gpu=gpus - 1 if xid else None, gpus=gpus)
 
 
 def _capacity(cp: ControlPlane, node: str) -> int:

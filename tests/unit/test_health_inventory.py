@@ -8,6 +8,7 @@ import pytest
 from _gpu_objects import gpu_slice, node
 
 from aicr_pytest.core.errors import Inconclusive, UsageError
+from aicr_pytest.health import exporter as ex
 from aicr_pytest.health import inventory as inv
 from aicr_pytest.health.common import HealthCheckFailed, HealthInconclusive
 
@@ -68,8 +69,8 @@ def test_more_allocatable_than_advertised_and_driver_mismatches() -> None:
         run(nodes, driver_reports={"a": smi(8), "b": smi(6), "c": 9})
     assert err.value.lines == (
         "node a: 9 GPUs allocatable but the node advertises 8",
-        "node b: the driver reports 6 of 8 GPUs",
-        "node c: the driver reports 9 GPUs but the node advertises 8",
+        "node b: the driver reports 6 GPUs but 8 are allocatable and the node advertises 8",
+        "node c: the driver reports 9 GPUs but 8 are allocatable and the node advertises 8",
     )
 
 
@@ -128,7 +129,11 @@ def test_missing_or_unparsable_facts_are_inconclusive(kwargs: dict[str, Any], li
 @pytest.mark.parametrize(
     ("report", "line"),
     [
-        (None, "node a: no driver report (nvidia-smi)"),
+        (
+            None,
+            "node a: no driver report (neither a DCGM exporter on the node "
+            "nor GFD's nvidia.com/gpu.count label)",
+        ),
         ("", "node a: driver report unreadable: empty nvidia-smi output"),
         (
             "NVIDIA-SMI has failed",
@@ -141,6 +146,57 @@ def test_missing_or_unreadable_driver_reports_are_inconclusive(report: str | Non
     with pytest.raises(HealthInconclusive) as err:
         run([gpu_node("a")], driver_reports=reports)
     assert str(err.value) == line
+
+
+def test_a_driver_report_names_its_source_and_a_lost_gpu_names_all_three_counts() -> None:
+    reports = {
+        "a": inv.DriverReport("DCGM exporter gpu-operator/e-a", count=8),
+        "b": inv.DriverReport("DCGM exporter gpu-operator/e-b", count=7),
+    }
+    report = inv.inventory([gpu_node("a"), gpu_node("b")], policy=None, driver_reports=reports)
+    assert [(f.node, f.driver, f.driver_source) for f in report.nodes] == [
+        ("a", 8, "DCGM exporter gpu-operator/e-a"),
+        ("b", 7, "DCGM exporter gpu-operator/e-b"),
+    ]
+    assert report.extra["nodes"][1]["driver_source"] == "DCGM exporter gpu-operator/e-b"
+    with pytest.raises(HealthCheckFailed) as err:
+        inv.check_inventory(report)
+    assert err.value.lines == (
+        "node b: the driver reports 7 GPUs but 8 are allocatable and the node advertises 8",
+    )
+
+
+def test_a_driver_report_with_a_problem_is_inconclusive() -> None:
+    bad = inv.DriverReport(
+        "DCGM exporter gpu-operator/e", problem="DCGM exporter pod gpu-operator/e answered HTTP 500: boom"
+    )
+    with pytest.raises(HealthInconclusive) as err:
+        run([gpu_node("a")], driver_reports={"a": bad})
+    assert str(err.value) == (
+        "node a: driver report unreadable: DCGM exporter pod gpu-operator/e answered HTTP 500: boom"
+    )
+
+
+def scrape(text: str) -> ex.ExporterScrape:
+    return ex.parse_scrape(text, "n")
+
+
+def test_the_exporter_gpu_count_is_distinct_gpus_of_the_device_series() -> None:
+    text = (
+        "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n"
+        "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"
+        'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a"} 31\n'
+        'DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b"} 32\n'
+        'DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",GPU_I_ID="1"} 0\n'  # a MIG instance of GPU 1
+        'DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",GPU_I_ID="2"} 0\n'
+        'DCGM_FI_DEV_XID_ERRORS{UUID="GPU-c"} 0\n'  # no gpu label: counted by UUID
+        'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="7"} 0\n'  # not a DCGM_FI_DEV_* series
+        'DCGM_FI_DEV_POWER_USAGE{Hostname="n"} 40\n'  # names no GPU
+        "go_goroutines 12\n"
+    )
+    assert inv.exporter_gpu_count(scrape(text)) == 3
+    assert inv.exporter_gpu_count(scrape("# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n")) == 0
+    assert inv.exporter_gpu_count(scrape("")) == 0
 
 
 def test_driver_count_reads_nvidia_smi_list_output() -> None:

@@ -5,12 +5,17 @@
 This player answers with what the Service-proxy exporter of :mod:`.metrics` serves, for the node the
 pod runs on, plus the exporter's default health series per GPU: ``DCGM_FI_DEV_XID_ERRORS`` (the last
 XID, 0: none), ``DCGM_FI_DEV_ROW_REMAP_FAILURE`` and ``DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS``.
-The Service-proxy answer itself is unchanged.
+The GPUs listed are the ones the node's driver sees (:func:`driver_gpus`: GFD's
+``nvidia.com/gpu.count``, which ``gpu-inventory`` compares with the exporter's count), so
+``gpu-missing`` (one allocatable GPU fewer) still lists them all.  The Service-proxy answer itself is
+unchanged.
 
-Faults (``profile.faults``):
+Faults (``profile.faults``), each on the last GPU node in name order:
 
-* ``gpu-xid`` -- the last GPU of the last GPU node in name order raises XID 79 (fallen off the
-  bus): its exporter reports it from the pod's second scrape on, so it appears during the window.
+* ``gpu-xid`` -- the node's last GPU raises XID 79 (fallen off the bus): its exporter reports it
+  from the pod's second scrape on, so it appears during the window;
+* ``gpu-driver-missing`` -- the node's driver (so its exporter) sees one GPU fewer than GFD
+  advertises and the device plugin hands out.
 """
 
 from __future__ import annotations
@@ -24,9 +29,18 @@ from aicr_pytest.testing.store import Obj
 if TYPE_CHECKING:
     from aicr_pytest.testing.model import ClusterProfile, SimulatedCluster
 
-__all__ = ["FAULT_XID", "HEALTH_SERIES", "XID_CODE", "health_body", "install"]
+__all__ = [
+    "FAULT_DRIVER_MISSING",
+    "FAULT_XID",
+    "HEALTH_SERIES",
+    "XID_CODE",
+    "driver_gpus",
+    "health_body",
+    "install",
+]
 
 FAULT_XID: Final = "gpu-xid"
+FAULT_DRIVER_MISSING: Final = "gpu-driver-missing"
 XID_CODE: Final = 79
 #: (name, help, type) of the health series the exporter's default counter list exports
 HEALTH_SERIES: Final = (
@@ -40,12 +54,21 @@ HEALTH_SERIES: Final = (
 )
 
 
-def health_body(node: Obj, *, xid_gpu: int | None = None) -> str:
-    """The health series of ``node``'s GPUs (``xid_gpu`` reports XID 79)."""
+def driver_gpus(node: Obj, *, one_missing: bool = False) -> int:
+    """The GPUs ``node``'s driver sees: GFD's ``nvidia.com/gpu.count`` (else its allocatable GPUs),
+    one fewer when ``one_missing`` (``gpu-driver-missing``)."""
+    raw = str((node["metadata"].get("labels") or {}).get("nvidia.com/gpu.count", "")).strip()
+    count = int(raw) if raw.isdigit() else gpu_count(node)
+    return max(0, count - 1) if one_missing else count
+
+
+def health_body(node: Obj, *, xid_gpu: int | None = None, gpus: int | None = None) -> str:
+    """The health series of ``node``'s GPUs (``gpus`` of them, else its allocatable ones;
+    ``xid_gpu`` reports XID 79)."""
     lines: list[str] = []
     for name, text, kind in HEALTH_SERIES:
         lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
-        for gpu in range(gpu_count(node)):
+        for gpu in range(gpu_count(node) if gpus is None else gpus):
             labels = ",".join(f'{k}="{v}"' for k, v in gpu_labels(node, gpu).items())
             value = XID_CODE if name == "DCGM_FI_DEV_XID_ERRORS" and gpu == xid_gpu else 0
             lines.append(f"{name}{{{labels}}} {value}")
@@ -53,14 +76,14 @@ def health_body(node: Obj, *, xid_gpu: int | None = None) -> str:
 
 
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
-    """Serve the exporter pods (and the ``gpu-xid`` fault) when the profile has the GPU Operator."""
+    """Serve the exporter pods (and their faults) when the profile has the GPU Operator."""
     if profile.component("gpu-operator") is None:
         return
     scrapes: dict[str, int] = {}
-    xid_node = None
-    if FAULT_XID in profile.faults:
-        nodes = sorted(profile.gpu_node_names())
-        xid_node = nodes[-1] if nodes else None
+    nodes = sorted(profile.gpu_node_names())
+    last = nodes[-1] if nodes else None
+    xid_node = last if FAULT_XID in profile.faults else None
+    missing_node = last if FAULT_DRIVER_MISSING in profile.faults else None
 
     def serve(method: str, pod: Obj, path: str, body: bytes) -> tuple[int, str]:
         if method != "GET" or urlsplit(path).path != "/metrics":
@@ -74,7 +97,8 @@ def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
             return 503, "no node\n"
         name = str(pod["metadata"]["name"])
         scrapes[name] = scrapes.get(name, 0) + 1
-        xid_gpu = gpu_count(node) - 1 if node_name == xid_node and scrapes[name] > 1 else None
-        return 200, dcgm_body(node) + health_body(node, xid_gpu=xid_gpu)
+        gpus = driver_gpus(node, one_missing=node_name == missing_node)
+        xid_gpu = gpus - 1 if node_name == xid_node and scrapes[name] > 1 else None
+        return 200, dcgm_body(node, gpus=gpus) + health_body(node, xid_gpu=xid_gpu, gpus=gpus)
 
     fc.server.pod_proxy_handlers[DCGM_NAMESPACE] = serve

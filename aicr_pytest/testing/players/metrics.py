@@ -141,10 +141,11 @@ def _labels(node: Obj, gpu: int) -> dict[str, str]:
     }
 
 
-def dcgm_body(node: Obj | None, *, no_gpus: bool = False) -> str:
-    """The exporter's ``/metrics`` text for ``node``'s GPUs (only HELP/TYPE lines when ``no_gpus``)."""
+def dcgm_body(node: Obj | None, *, no_gpus: bool = False, gpus: int | None = None) -> str:
+    """The exporter's ``/metrics`` text for ``node``'s GPUs (only HELP/TYPE lines when ``no_gpus``;
+    ``gpus``: that many GPUs instead of the node's allocatable ones)."""
     lines: list[str] = []
-    count = 0 if no_gpus or node is None else _gpus(node)
+    count = 0 if no_gpus or node is None else (_gpus(node) if gpus is None else gpus)
     for name, text, kind in DCGM_METRICS:
         lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
         for gpu in range(count):

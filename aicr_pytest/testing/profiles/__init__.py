@@ -98,6 +98,9 @@ Faults:
 * ``gpu-missing`` -- the last GPU node in name order advertises 8 GPUs (GFD ``nvidia.com/gpu.count``)
   but only 7 are allocatable (``gpu-inventory`` fails naming it; ``check-nvidia-smi`` passes, as
   AICR's does: its pod gets the 7);
+* ``gpu-driver-missing`` -- the last GPU node in name order still advertises 8 GPUs (GFD) and has 8
+  allocatable, but its driver sees 7: its DCGM exporter lists 7 (``gpu-inventory`` fails naming the
+  node and the three counts);
 * ``nvidia-smi-missing-gpu`` -- the older driver-side fault: the last GPU node still advertises 8
   GPUs but nvidia-smi lists 7 (the nvidia-smi player honours it);
 * ``nccl-low-bandwidth``, ``nccl-socket-fallback``, ``nccl-launcher-never-starts`` -- recorded in

@@ -77,6 +77,10 @@ def fault_gpu_xid(profile: ClusterProfile) -> None:
     """The last GPU of the last GPU node in name order raises XID 79 during gpu-health's window."""
 
 
+def fault_gpu_driver_missing(profile: ClusterProfile) -> None:
+    """The last GPU node in name order: its driver (DCGM exporter) lists one GPU fewer than GFD says."""
+
+
 def fault_gpu_missing(profile: ClusterProfile) -> None:
     """The last GPU node in name order advertises 8 GPUs (GFD) but only 7 are allocatable."""
     profile.components.append(Component("gpu-missing", _lose_one_allocatable_gpu))
@@ -404,6 +408,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gpu-node-cordoned": fault_gpu_node_cordoned,
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
     "gpu-missing": fault_gpu_missing,
+    "gpu-driver-missing": fault_gpu_driver_missing,
     "gpu-diag-fail": fault_gpu_diag_fail,
     "gpu-xid": fault_gpu_xid,
     "nccl-launcher-log-rotated": fault_nccl_stub,
