@@ -19,6 +19,7 @@ from aicr_pytest.evidence.cncf import features
 from aicr_pytest.evidence.cncf.verdict import PREFIX, file_verdict
 from aicr_pytest.testing import FakeCluster
 from tests.cluster import shared_clock
+from tests.cluster.check_runner import backend_args
 from tests.harness.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
@@ -285,7 +286,7 @@ def test_submission_on_both_backends_as_the_least_privileged_user(
             "-p", "no:cacheprovider", "--kubeconfig", str(k8s_backend.restricted_kubeconfig_path),
             "--recipe", str(RECIPE), "--cncf-submission", "--evidence-dir", str(ev),
             "--feature", "metrics", "--feature", "operator",
-            "--feature", "cluster-autoscaling", "--feature", "gang",
+            "--feature", "cluster-autoscaling", "--feature", "gang", *backend_args(k8s_backend),
         )  # fmt: skip
     out = result.stdout.str()
     assert md_files(ev) == [

@@ -72,6 +72,19 @@ def gpu_nodes(backend: K8sBackend) -> list[str]:
     )
 
 
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+
+def h100_product(backend: K8sBackend) -> str:
+    """The ``nvidia.com/gpu.product`` label value of the cluster's H100 nodes."""
+    products = {
+        str((n["metadata"].get("labels") or {}).get(PRODUCT_LABEL, ""))
+        for n in backend.list("v1", "Node", label_selector="nvidia.com/gpu.present=true")
+    }
+    (product,) = (p for p in products if "H100" in p)
+    return product
+
+
 def test_api_collectors_read_what_the_cluster_holds(k8s_backend: K8sBackend) -> None:
     backend = k8s_backend
     backend.seed_profile(PROFILE)
@@ -103,7 +116,9 @@ def test_capture_on_a_gpu_node_passes_the_h100_readiness(k8s_backend: K8sBackend
     backend = k8s_backend
     backend.seed_profile(PROFILE)
     cluster, _ = backend_facade(backend)
-    live = capture(backend, cluster, options(backend))
+    # the control plane also has a GB200 pool: which GPU node the scheduler picks depends on what
+    # earlier tests left running, so the capture asks for an H100 node as a user would
+    live = capture(backend, cluster, options(backend, node_selector={PRODUCT_LABEL: h100_product(backend)}))
     assert live.result.warnings == [] and live.cleanup_lines == []
     assert backend.controller_errors() == []
     node = live.result.source_node
