@@ -46,10 +46,12 @@ def test_training_to_inference_adds_dynamo_and_drops_gpu_slices_and_back() -> No
     assert ("Namespace", "dynamo-system") in names(create)
     assert ("Deployment", "dynamo-platform-dynamo-operator-controller-manager") in names(create)
     back_delete, back_create = backends.plan_convergence(inference, training)
-    # the namespace goes, and with it its Deployment (not deleted one by one); CRDs stay; the
-    # operator's cluster-scoped validating webhook configuration goes too
+    # the namespaces go, and with them their Deployments (the operator; the served model's frontend
+    # and worker in dynamo-workload), not deleted one by one; CRDs stay; the operator's
+    # cluster-scoped validating webhook configuration goes too
     assert names(back_delete) == [
         ("Namespace", "dynamo-system"),
+        ("Namespace", "dynamo-workload"),
         (
             "ValidatingWebhookConfiguration",
             "dynamo-platform-dynamo-operator-validating-webhook-configuration",
