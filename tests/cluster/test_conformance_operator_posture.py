@@ -27,6 +27,7 @@ from tests.cluster.test_conformance_checks import (
 )
 from tests.cluster.test_conformance_checks import recipe as make_recipe
 from tests.harness.backends import K8sBackend
+from tests.harness.controlplane_leases import _renewed
 
 CHECK = "robust-controller"
 TRAINER_LEASE = "kubeflow/trainer.kubeflow.org"
@@ -109,8 +110,23 @@ def test_trainer_without_runtimes_skips(pytester: pytest.Pytester, k8s_backend: 
     )
 
 
+def wait_lease_stale(backend: K8sBackend, timeout: float = 30.0) -> None:
+    """On the control plane a test controller writes the stale Lease a moment after the profile is
+    seeded: wait until it has, so the check never sees the last healthy renewal."""
+    if backend.virtual_time:
+        return
+    ns, name = TRAINER_LEASE.split("/", 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lease = backend.find("coordination.k8s.io/v1", "Lease", name, ns) or {}
+        if _renewed(lease) and time.time() - _renewed(lease) > 300:
+            return
+        time.sleep(0.5)
+
+
 def test_stale_leader_lease_fails(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile(PROFILE, ["operator-lease-stale"])
+    wait_lease_stale(k8s_backend)
     test = robust(pytester, k8s_backend)
     assert test["status"] == "failed"
     assert re.fullmatch(
