@@ -3,8 +3,8 @@
 
 What every check of the run shares is read once per session (:func:`conformance_env`, the part of
 the process environment a check may read); the context itself is per check. Its evidence artifacts
-travel as CTRF ``stdout`` lines and, structured, under ``extra["aicr.artifacts"]``, whatever the
-outcome.
+travel as CTRF ``stdout`` lines and, structured, under ``extra["aicr.artifacts"]`` (whatever the
+outcome; absent when the check recorded none).
 """
 
 from __future__ import annotations
@@ -55,4 +55,5 @@ def conformance(
     try:
         yield ctx
     finally:
-        aicr_check.extra[EXTRA_KEY] = ctx.artifacts_json()
+        if ctx.artifacts.artifacts:  # like every other extra: absent when the check recorded none
+            aicr_check.extra[EXTRA_KEY] = ctx.artifacts_json()
