@@ -3,10 +3,12 @@
 The catalog is data, and the one place a check is named: every check AICR's ``aicr validate``
 knows, with its phase, its timeout, a description and, as plain strings (core imports no other
 package of aicr-pytest), where the rest of aicr-pytest finds it: the bundled test that runs it,
-the family entry point a family dispatches to by name, the family's hooks module and the CNCF
-feature it evidences.  Everything else derives from these rows: which bundled file to import,
-which checks a bundled test function is parametrized with, ``aicr_pytest.conformance.CHECKS``,
-the hook modules registered before a run, the feature → check mapping of the CNCF collector.
+the family entry point a family dispatches to by name, the family's hooks module, its opt-in group
+and the CNCF feature it evidences (the one place a feature is named, too).  Everything else derives
+from these rows: which bundled file to import, which checks a bundled test function is parametrized
+with (every conformance check is one parametrized test), ``aicr_pytest.conformance.CHECKS``, the
+hook modules registered before a run, the groups' member lists and marker docs, the CNCF features
+and the checklist's requirement → check map.
 Catalog order is the execution and report order within a phase (as in AICR).
 
 Every lookup reads :data:`CATALOG` when it is used, so a test adds a row by replacing the tuple
