@@ -95,16 +95,18 @@ CNCF_SHOULD: str = "cncf-should"
 
 @dataclass(frozen=True)
 class Group:
-    """An opt-in group: what its checks are, and the flag that asks for them."""
+    """An opt-in group: what its checks are, the flag that asks for them and the
+    :class:`~aicr_pytest.core.settings.Settings` field that flag sets."""
 
     title: str
     flag: str
+    setting: str
 
 
 #: the opt-in groups; a group's members are the rows that name it (:func:`names_in_group`)
 GROUPS: Mapping[str, Group] = {
-    HEALTH: Group("node-health checks", "--node-health"),
-    CNCF_SHOULD: Group("CNCF SHOULD checks", "--cncf-should"),
+    HEALTH: Group("node-health checks", "--node-health", "node_health"),
+    CNCF_SHOULD: Group("CNCF SHOULD checks", "--cncf-should", "cncf_should"),
 }
 
 

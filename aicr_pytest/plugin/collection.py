@@ -70,7 +70,8 @@ def opt_in_by_marker(config: pytest.Config, state: PluginState) -> None:
     """``-m health`` asks for the node-health checks as ``--node-health`` does, ``-m cncf-should``
     for the CNCF SHOULD checks as ``--cncf-should`` does (before inputs load)."""
     markexpr = str(getattr(config.option, "markexpr", "") or "")
-    for group, setting in ((catalog.HEALTH, "node_health"), (catalog.CNCF_SHOULD, "cncf_should")):
+    for group, spec in catalog.GROUPS.items():
+        setting = spec.setting
         if not getattr(state.settings, setting) and markexpr_asks_for(markexpr, group):
             state.settings = state.settings.model_copy(update={setting: True})
 

@@ -100,6 +100,13 @@ def test_the_opt_in_groups_and_their_marker_docs_come_from_the_rows() -> None:
     )
 
 
+def test_each_group_names_a_settings_flag() -> None:
+    from aicr_pytest.core.settings import Settings
+
+    for group, spec in catalog.GROUPS.items():
+        assert isinstance(getattr(Settings(), spec.setting), bool), group
+
+
 def test_a_new_group_member_joins_the_marker_doc(monkeypatch: pytest.MonkeyPatch) -> None:
     toy = catalog.CheckSpec("toy-health", "deployment", 1, "toy", group=catalog.HEALTH)
     monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, toy))
