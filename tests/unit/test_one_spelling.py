@@ -86,6 +86,18 @@ def test_a_cncf_feature_is_named_by_its_catalog_row_only(feature: features.Featu
     assert spelled_in(feature.name) == set()
 
 
+def test_every_cncf_row_has_its_prose_and_one_row_per_requirement() -> None:
+    """A feature is derived from its row and its prose (by requirement id): neither is silently
+    dropped, and two rows never claim one requirement's feature (a :class:`Feature` has one check)."""
+    rows = catalog.cncf_rows()
+    requirements = [str(row.cncf.requirement) for row in rows if row.cncf is not None]
+    assert len(requirements) == len(set(requirements))
+    assert sorted(requirements) == sorted(features.PROSE)
+    assert [f.check for f in features.ALL_FEATURES] == [
+        catalog.check_of_feature(f.name) for f in features.ALL_FEATURES
+    ]
+
+
 def test_the_opt_in_groups_and_their_marker_docs_come_from_the_rows() -> None:
     health = catalog.names_in_group(catalog.HEALTH)
     assert health == ["gpu-inventory", "gpu-diagnostics", "gpu-health"]
