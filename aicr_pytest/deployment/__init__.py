@@ -13,6 +13,7 @@ kind, namespace, name, labels) -> list[dict]``; evidence lines go to an injected
   :mod:`aicr_pytest.core.goduration`.
 * :mod:`.operator_version` — ``gpu-operator-version``.
 * :mod:`.nvidia_smi_plan` — ``check-nvidia-smi``: node choice, verify pods, log verdicts.
+* :mod:`.driver_floor` — ``check-nvidia-smi``'s host-driver floor (``Deployment.gpu-driver.version``).
 * :mod:`.gke_gpu_nics` — ``gke-gpu-nic-networks`` (upstream AICR v1.x): the GKE GPU NIC ``Network``
   objects GPUDirect TCPXO needs.
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         enabled_refs,
         is_enabled,
     )
+    from aicr_pytest.deployment.driver_floor import DRIVER_FLOOR_CONSTRAINT
     from aicr_pytest.deployment.expected_resources import (
         MSG_ALL_HEALTHY,
         SIGNAL_DWELL,
@@ -85,6 +87,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
 #: where each re-exported name lives: importing the package imports none of its modules
 _LAZY: dict[str, str] = {
     "ClusterFetch": "aicr_pytest.deployment.fetch",
+    "DRIVER_FLOOR_CONSTRAINT": "aicr_pytest.deployment.driver_floor",
     "check_gke_gpu_nic_networks": "aicr_pytest.deployment.gke_gpu_nics",
     "NvidiaSmiRun": "aicr_pytest.deployment.nvidia_smi",
     "check_nvidia_smi": "aicr_pytest.deployment.nvidia_smi",
@@ -131,6 +134,7 @@ __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 __all__ = [
     "DEFAULT_NVIDIA_SMI_IMAGE",
     "DRA_GPU_DRIVER",
+    "DRIVER_FLOOR_CONSTRAINT",
     "MSG_ALL_HEALTHY",
     "MSG_CREATE_FAILED",
     "MSG_NODES_QUERY_FAILED",

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from aicr_pytest.core.clock import Clock
-from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.core.errors import CheckFailed, CheckSkip, Inconclusive
+from aicr_pytest.deployment import driver_floor
 from aicr_pytest.deployment.nvidia_smi_plan import (
     DRA_GPU_DRIVER,
     MSG_CREATE_FAILED,
@@ -262,6 +263,7 @@ def node_result(
     *,
     budget_s: float,
     prove: Callable[[Mapping[str, Any]], object] | None = None,
+    floor: str | None = None,
 ) -> NodeResult:
     """The verdict for one node from how its pod's wait ended (logs/events read as needed).
 
@@ -275,7 +277,7 @@ def node_result(
             except NoProofOfExecution as err:
                 return NodeResult(node, False, str(err), inconclusive=True)
         logs = _read_log_or_empty(cluster, namespace, w.name)
-        return verify_node_output(w.node, namespace=namespace, pod_name=w.name, logs=logs)
+        return verify_node_output(w.node, namespace=namespace, pod_name=w.name, logs=logs, floor=floor)
     events = _warning_events(cluster, namespace, w.name)
     if w.outcome == "vanished":
         cause = MSG_VANISHED.format(what=f"pod {namespace}/{w.name}")
@@ -302,18 +304,25 @@ def check_nvidia_smi(
     clock: Clock,
     emit: Emit,
     record: NvidiaSmiRun | None = None,
+    floor: str | None = None,
 ) -> str:
     """Run ``check-nvidia-smi``; returns the pass message or raises (see the module docstring).
 
     ``budget_s`` is the check's timeout: pods get it as ``activeDeadlineSeconds`` and the wait
-    ends :data:`FINISH_RESERVE_S` before it.
+    ends :data:`FINISH_RESERVE_S` before it. ``floor``: the recipe's ``Deployment.gpu-driver.version``
+    (:mod:`~aicr_pytest.deployment.driver_floor`); with one, a run that would skip fails instead.
     """
     start = clock.time()
     rec = record if record is not None else NvidiaSmiRun()
     rec.image = image
     inventory, dra_version = gpu_inventory(cluster, policy=policy, node_selector=node_selector)
     pods_by_node, claims = node_workloads(cluster, inventory.nodes, dra_version)
-    nodes = plan_nvidia_smi(inventory, pods_by_node, claims, emit=emit)
+    try:
+        nodes = plan_nvidia_smi(inventory, pods_by_node, claims, emit=emit)
+    except CheckSkip as skip:
+        if floor is None:
+            raise
+        raise CheckFailed(driver_floor.unmeasurable(floor, skip.reason)) from skip
 
     namespace = run.ensure_namespace()
     rec.namespace = namespace
@@ -340,7 +349,10 @@ def check_nvidia_smi(
     with ThreadPoolExecutor(max_workers=max(1, min(_PARALLEL_REQUESTS, len(waits)))) as pool:
         results += list(
             pool.map(
-                lambda w: node_result(cluster, namespace, w, budget_s=wait_budget, prove=run.prove), waits
+                lambda w: node_result(
+                    cluster, namespace, w, budget_s=wait_budget, prove=run.prove, floor=floor
+                ),
+                waits,
             )
         )
     rec.message = summarize_nvidia_smi(results, emit=emit, cordoned=inventory.cordoned)

@@ -19,6 +19,7 @@ from aicr_pytest.core import ctrfextra
 from aicr_pytest.core.allocmode import gpu_count
 from aicr_pytest.core.errors import CheckSkip, Inconclusive
 from aicr_pytest.core.gofmt import go_list
+from aicr_pytest.deployment import driver_floor
 from aicr_pytest.deployment.common import CheckFailed, Emit
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -459,11 +460,15 @@ class NodeResult:
     gpus: int | None = None
     driver_version: str | None = None
     inconclusive: bool = False  # pod vanished / wait timed out: CTRF "other" if nothing else failed
+    floor_line: str | None = None  # the host-driver floor's evidence line (driver_floor)
 
 
-def verify_node_output(node: GpuNode, *, namespace: str, pod_name: str, logs: str) -> NodeResult:
-    """Verdict for one node from its pod's logs: markers present, and at least as many GPUs
-    as the node advertises."""
+def verify_node_output(
+    node: GpuNode, *, namespace: str, pod_name: str, logs: str, floor: str | None = None
+) -> NodeResult:
+    """Verdict for one node from its pod's logs: markers present, at least as many GPUs as the
+    node advertises and, when the recipe declares one, the host driver at or above ``floor``
+    (:mod:`aicr_pytest.deployment.driver_floor`)."""
     report, missing = parse_nvidia_smi_output(logs)
     if missing:
         return NodeResult(
@@ -485,6 +490,12 @@ def verify_node_output(node: GpuNode, *, namespace: str, pod_name: str, logs: st
             gpus=report.count,
             driver_version=driver,
         )
+    if floor is not None:
+        verdict = driver_floor.enforce_floor(floor, logs, node.name)
+        if verdict.error is not None:
+            version = verdict.version or driver
+            return NodeResult(node.name, False, verdict.error, report.count, version, floor_line=verdict.line)
+        return NodeResult(node.name, True, gpus=report.count, driver_version=driver, floor_line=verdict.line)
     return NodeResult(node.name, True, gpus=report.count, driver_version=driver)
 
 
@@ -528,6 +539,8 @@ def summarize_nvidia_smi(
     :class:`Inconclusive` when the only problems were inconclusive (pod vanished, timeout)."""
     ordered = sorted(results, key=lambda r: r.node)
     for r in ordered:
+        if r.floor_line:
+            emit(r.floor_line)
         if r.ok:
             emit(LINE_NODE_OK.format(node=r.node, gpus=r.gpus, driver=r.driver_version or "unknown"))
         else:

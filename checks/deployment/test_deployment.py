@@ -75,6 +75,7 @@ def test_check_nvidia_smi(
     aicr_clock: Clock,
 ) -> None:
     record = deployment.NvidiaSmiRun()
+    floor = aicr_check.constraint(deployment.DRIVER_FLOOR_CONSTRAINT)
     try:
         deployment.check_nvidia_smi(
             aicr_cluster,
@@ -87,6 +88,7 @@ def test_check_nvidia_smi(
             clock=aicr_clock,
             emit=aicr_check.emit,
             record=record,
+            floor=floor.value if floor is not None else None,
         )
     finally:
         if record.namespace:  # verify pods were created: say where, with which image

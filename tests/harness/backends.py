@@ -486,10 +486,10 @@ class ControlPlaneSession:
             NVREG_PROBE_SELECTOR,
             SANDBOX_PROBE_SELECTOR,
             SNAPSHOT_AGENT_SELECTOR,
+            NvidiaSmiVerify,
             PodPlayer,
             SandboxProbe,
             SnapshotAgent,
-            nvidia_smi_output,
             nvreg_probe_output,
         )
         from tests.harness.controlplane_trainer import (
@@ -508,7 +508,11 @@ class ControlPlaneSession:
                     ).start(),
                     GangBinder(self.cp).start(),
                     WebhookSync(self.cp, self.webhooks).start(),
-                    PodPlayer(self.cp, NVIDIA_SMI_SELECTOR, nvidia_smi_output).start(),
+                    PodPlayer(
+                        self.cp,
+                        NVIDIA_SMI_SELECTOR,
+                        NvidiaSmiVerify(self.current_faults, lambda: self.health_target),
+                    ).start(),
                     TrainerController(self.cp).start(),
                     PodPlayer(self.cp, LAUNCHER_SELECTOR, NcclLauncher(self.cp, self.current_faults)).start(),
                     DynamoController(self.cp).start(),

@@ -53,6 +53,7 @@ __all__ = [
     "NVREG_PROBE_SELECTOR",
     "SANDBOX_PROBE_SELECTOR",
     "SNAPSHOT_AGENT_SELECTOR",
+    "NvidiaSmiVerify",
     "PodPlayer",
     "Poller",
     "SandboxProbe",
@@ -91,8 +92,9 @@ def _script(container: Obj) -> str:
     return " ".join(argv)
 
 
-def nvidia_smi_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
-    """What each container of a verify pod prints on ``node`` (and its exit code)."""
+def nvidia_smi_output(pod: Obj, node: Obj, below_floor: bool = False) -> dict[str, tuple[str, int]]:
+    """What each container of a verify pod prints on ``node`` (and its exit code); ``below_floor``:
+    the node's host driver is the ``driver-below-floor`` fault's."""
     from aicr_pytest.testing.players import nvidia_smi as player
 
     labels = (node.get("metadata") or {}).get("labels") or {}
@@ -108,11 +110,27 @@ def nvidia_smi_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
             count=min(requested, installed),
             product=str(labels.get("nvidia.com/gpu.product") or player.DEFAULT_PRODUCT).replace("-", " "),
             memory_mib=int(memory) if memory.isdigit() else player.DEFAULT_MEMORY_MIB,
-            driver=str(labels.get("nvidia.com/cuda.driver-version.full") or player.DEFAULT_DRIVER),
+            driver=player.node_driver(labels, below_floor),
             node=str((node.get("metadata") or {}).get("name") or ""),
         )
         out[str(container.get("name"))] = player.run_verify_script(_script(container), gpus, time.time())
     return out
+
+
+class NvidiaSmiVerify:
+    """Plays the verify pods; under ``driver-below-floor`` the profile's last GPU node (``target``)
+    runs the fault's old host driver."""
+
+    def __init__(self, faults: Callable[[], tuple[str, ...]], target: Callable[[], str | None]) -> None:
+        self.faults = faults
+        self.target = target
+
+    def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
+        from aicr_pytest.testing.players import nvidia_smi as player
+
+        name = (node.get("metadata") or {}).get("name")
+        below = player.FAULT_DRIVER_BELOW_FLOOR in self.faults() and name == self.target()
+        return nvidia_smi_output(pod, node, below_floor=below)
 
 
 def nvreg_params(node: Obj) -> str:

@@ -20,6 +20,9 @@ Faults (``profile.faults``):
 
 * ``nvidia-smi-missing-gpu`` -- the last GPU node has lost one GPU (Xid 79 style: the device
   plugin still advertises all of them, nvidia-smi lists one fewer).
+* ``driver-below-floor`` -- the last GPU node's host driver is :data:`BELOW_FLOOR_DRIVER` (an R535
+  driver, below the ``>= 580.95.05`` floor GKE A4X Max recipes declare) while its GFD labels still say
+  the cluster's driver: what nvidia-smi prints is what the host really runs.
 
 A test that registers its own matching :class:`PodScript` (``fc.sim.script(...)``) before the
 check runs overrides this player for the pods it matches.
@@ -31,7 +34,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aicr_pytest.testing.players.podscripts import script_each_pod
 from aicr_pytest.testing.simulator import PodScript, Simulator, parse_quantity
@@ -40,9 +43,20 @@ from aicr_pytest.testing.store import Obj
 if TYPE_CHECKING:
     from aicr_pytest.testing.model import ClusterProfile, SimulatedCluster
 
-__all__ = ["FAULT_MISSING_GPU", "VERIFY_LABEL", "install", "nvidia_smi_table", "run_verify_script"]
+__all__ = [
+    "BELOW_FLOOR_DRIVER",
+    "FAULT_DRIVER_BELOW_FLOOR",
+    "FAULT_MISSING_GPU",
+    "VERIFY_LABEL",
+    "install",
+    "node_driver",
+    "nvidia_smi_table",
+    "run_verify_script",
+]
 
 FAULT_MISSING_GPU = "nvidia-smi-missing-gpu"
+FAULT_DRIVER_BELOW_FLOOR = "driver-below-floor"
+BELOW_FLOOR_DRIVER = "535.247.01"
 VERIFY_LABEL = ("app.kubernetes.io/name", "nvidia-smi-verify")
 VERIFY_PREFIX = "nvidia-smi-verify-"
 DEFAULT_DRIVER = "580.95.05"
@@ -265,7 +279,18 @@ def _claim_count(sim: Simulator, pod: Obj, installed: int) -> int:
     return total
 
 
-def visible_gpus(sim: Simulator, pod: Obj, missing: Mapping[str, int]) -> Gpus:
+def node_driver(labels: Mapping[str, Any], below_floor: bool) -> str:
+    """The host driver nvidia-smi prints on a node: :data:`BELOW_FLOOR_DRIVER` under
+    ``driver-below-floor``, else its GFD ``cuda.driver-version.full`` label (default
+    :data:`DEFAULT_DRIVER`)."""
+    if below_floor:
+        return BELOW_FLOOR_DRIVER
+    return str(labels.get("nvidia.com/cuda.driver-version.full") or DEFAULT_DRIVER)
+
+
+def visible_gpus(
+    sim: Simulator, pod: Obj, missing: Mapping[str, int], below_floor: frozenset[str] = frozenset()
+) -> Gpus:
     """The GPUs nvidia-smi lists inside ``pod`` on the node it is bound to."""
     node_name = str((pod.get("spec") or {}).get("nodeName") or "")
     node = sim.store.peek(sim.rt("v1", "Node"), None, node_name) or {}
@@ -287,7 +312,7 @@ def visible_gpus(sim: Simulator, pod: Obj, missing: Mapping[str, int]) -> Gpus:
         attrs = devices[0].get("attributes") or {}
         product = str((attrs.get("productName") or {}).get("string") or "")
     memory = labels.get("nvidia.com/gpu.memory")
-    driver = str(labels.get("nvidia.com/cuda.driver-version.full") or DEFAULT_DRIVER)
+    driver = node_driver(labels, node_name in below_floor)
     return Gpus(
         count=min(requested, installed),
         product=product or DEFAULT_PRODUCT,
@@ -315,8 +340,15 @@ class _VerifyLogs(Mapping[str, str]):
     """
 
     def __init__(
-        self, sim: Simulator, script: PodScript, namespace: str, name: str, missing: Mapping[str, int]
+        self,
+        sim: Simulator,
+        script: PodScript,
+        namespace: str,
+        name: str,
+        missing: Mapping[str, int],
+        below_floor: frozenset[str] = frozenset(),
     ):
+        self._below_floor = below_floor
         self._sim = sim
         self._script = script
         self._ns = namespace
@@ -336,7 +368,7 @@ class _VerifyLogs(Mapping[str, str]):
             script = _container_script(pod, container)
             if not script:
                 raise KeyError(container)
-            gpus = visible_gpus(self._sim, pod, self._missing)
+            gpus = visible_gpus(self._sim, pod, self._missing, self._below_floor)
             text, code = run_verify_script(script, gpus, self._sim.clock.time())
             self._cache[container] = text
             if code:
@@ -356,18 +388,19 @@ class _VerifyLogs(Mapping[str, str]):
 
 
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
-    """Register the verify-pod behaviour (and the ``nvidia-smi-missing-gpu`` fault)."""
+    """Register the verify-pod behaviour (and the ``nvidia-smi-missing-gpu`` and
+    ``driver-below-floor`` faults)."""
     missing: dict[str, int] = {}
-    if FAULT_MISSING_GPU in profile.faults:
-        nodes = profile.gpu_node_names()
-        if nodes:
-            missing[nodes[-1]] = 1
+    nodes = profile.gpu_node_names()
+    if FAULT_MISSING_GPU in profile.faults and nodes:
+        missing[nodes[-1]] = 1
+    below_floor = frozenset(nodes[-1:]) if FAULT_DRIVER_BELOW_FLOOR in profile.faults else frozenset()
 
     def build(sim: Simulator, pod: Obj) -> PodScript:
         meta = pod.get("metadata") or {}
         script = PodScript(start_after=2.0, run_for=1.0, times=1)
         ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-        script.logs = _VerifyLogs(sim, script, ns, name, missing)
+        script.logs = _VerifyLogs(sim, script, ns, name, missing, below_floor)
         return script
 
     script_each_pod(fc, _is_verify_pod, build)

@@ -103,6 +103,9 @@ Faults:
   node and the three counts);
 * ``nvidia-smi-missing-gpu`` -- the older driver-side fault: the last GPU node still advertises 8
   GPUs but nvidia-smi lists 7 (the nvidia-smi player honours it);
+* ``driver-below-floor`` -- the last GPU node's nvidia-smi banner says host driver ``535.247.01``
+  (below a ``Deployment.gpu-driver.version`` floor such as ``>= 580.95.05``; both backends'
+  nvidia-smi players honour it);
 * ``nccl-low-bandwidth``, ``nccl-socket-fallback``, ``nccl-launcher-never-starts`` -- recorded in
   ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
   (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network

@@ -48,6 +48,10 @@ def fault_nvidia_smi_missing_gpu(profile: ClusterProfile) -> None:
     """Older driver-side fault (see gpu-missing): nvidia-smi lists one GPU fewer on the last GPU node."""
 
 
+def fault_driver_below_floor(profile: ClusterProfile) -> None:
+    """The last GPU node's host driver is an R535 one: below a ``Deployment.gpu-driver.version`` floor."""
+
+
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
@@ -407,6 +411,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "nccl-launcher-never-starts": fault_nccl_launcher_never_starts,
     "gpu-node-cordoned": fault_gpu_node_cordoned,
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
+    "driver-below-floor": fault_driver_below_floor,
     "gpu-missing": fault_gpu_missing,
     "gpu-driver-missing": fault_gpu_driver_missing,
     "gpu-diag-fail": fault_gpu_diag_fail,
