@@ -12,27 +12,31 @@ every container of ``spec.containers``):
 and that the pod's node is not one KWOK simulates: KWOK manages nodes carrying the annotation (or
 label) ``kwok.x-k8s.io/node: fake`` (its selector flags ``--manage-nodes-with-annotation-selector`` /
 ``--manage-nodes-with-label-selector``, https://kwok.sigs.k8s.io/docs/user/kwok-manage-nodes-and-pods/);
-nothing executes there, however the pod's status reads.  Such a
-node is refused unless ``allow_fake_nodes`` (the run expects fake nodes); the container checks
-still apply then.
+nothing executes there, however the pod's status reads; and that the node's GPUs are not a
+simulator's (:mod:`aicr_pytest.kube.simulators`: NVIDIA's NVML mock, Run:ai's fake-gpu-operator), whose
+pods really run but answer ``nvidia-smi`` and NVML from a mock.  Such a node is refused, naming the
+simulator, unless ``allow_fake_nodes`` (the run expects fake nodes); the container checks still apply
+then.
 
 Anything missing raises :class:`NoProofOfExecution` (an
 :class:`~aicr_pytest.core.errors.Inconclusive`: CTRF ``other``) with one line saying what is missing.
 
 :func:`prove_pod` is the cluster-side entry every family calls (through
 :meth:`aicr_pytest.kube.run.RunScope.prove`, which carries the run's ``--allow-fake-nodes``): it reads
-the pod's Node object when fake nodes are not allowed, then applies :func:`prove_execution`.
+the pod's Node object and the pods bound to it when fake nodes are not allowed, then applies
+:func:`prove_execution`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError
+from aicr_pytest.kube.simulators import Simulated, detect_simulator
 
 KWOK_NODE_KEY: Final = "kwok.x-k8s.io/node"
 KWOK_FAKE: Final = "fake"
@@ -41,6 +45,13 @@ MSG_NO_PROOF: Final = "no proof of execution for pod {pod} on node {node}: {why}
 WHY_FAKE_NODE: Final = (
     "KWOK marks the node as fake (kwok.x-k8s.io/node=fake), so nothing ran there "
     "(--allow-fake-nodes accepts fake nodes)"
+)
+WHY_SIMULATED: Final = (
+    "{simulator} simulates its GPUs ({evidence}), so no GPU ran the pod "
+    "(--allow-fake-nodes accepts simulated nodes)"
+)
+WHY_NODE_PODS_UNREADABLE: Final = (
+    "the pods on its node could not be read to rule out a GPU simulator ({error})"
 )
 WHY_UNSCHEDULED: Final = "the pod was never scheduled"
 WHY_NO_STATUSES: Final = "no container status (the pod never started)"
@@ -136,10 +147,13 @@ def prove_execution(
     containers: Sequence[str] | None = None,
     allow_fake_nodes: bool = False,
     exit_zero: bool = True,
+    simulated: Simulated | None = None,
 ) -> ExecutionProof:
     """The proof that ``pod`` ran (see the module docstring), or :class:`NoProofOfExecution`.
 
     ``node`` is the pod's Node object when the caller has it (needed for the KWOK check);
+    ``simulated``: the GPU simulator behind that node
+    (:func:`~aicr_pytest.kube.simulators.detect_simulator`);
     ``exit_zero=False`` accepts any exit code (a check that judges a failing tool's output itself).
     """
     meta, spec, status = _map(pod.get("metadata")), _map(pod.get("spec")), _map(pod.get("status"))
@@ -151,6 +165,8 @@ def prove_execution(
 
     if node_name == NO_NODE:
         raise refuse(WHY_UNSCHEDULED)
+    if simulated is not None and not allow_fake_nodes:
+        raise refuse(WHY_SIMULATED.format(simulator=simulated.simulator, evidence=simulated.evidence))
     if node is not None and not allow_fake_nodes and is_fake_node(node):
         raise refuse(WHY_FAKE_NODE)
     wanted = (
@@ -177,6 +193,32 @@ def prove_execution(
     return ExecutionProof(name, node_name, tuple(proofs))
 
 
+#: node name -> (its Node object, the simulator behind it): what :func:`prove_pod` read, per run
+NodeVerdicts = MutableMapping[str, tuple[Mapping[str, Any] | None, Simulated | None]]
+
+
+def _refuse_unreadable(pod: Mapping[str, Any], node_name: str, why: str, err: ApiError) -> NoProofOfExecution:
+    meta = _map(pod.get("metadata"))
+    pod_name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
+    first = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return NoProofOfExecution(MSG_NO_PROOF.format(pod=pod_name, node=node_name, why=why.format(error=first)))
+
+
+def read_node_verdict(
+    cluster: Cluster, pod: Mapping[str, Any], node_name: str
+) -> tuple[Mapping[str, Any] | None, Simulated | None]:
+    """The pod's Node and the GPU simulator behind it (from the pods bound to the node)."""
+    try:
+        node = cluster.get_or_none("v1", "nodes", node_name)
+    except ApiError as err:
+        raise _refuse_unreadable(pod, node_name, WHY_NODE_UNREADABLE, err) from err
+    try:
+        pods = list(cluster.list("v1", "pods", None, field_selector=f"spec.nodeName={node_name}"))
+    except ApiError as err:
+        raise _refuse_unreadable(pod, node_name, WHY_NODE_PODS_UNREADABLE, err) from err
+    return node, detect_simulator(node, pods)
+
+
 def prove_pod(
     cluster: Cluster,
     pod: Mapping[str, Any],
@@ -184,22 +226,29 @@ def prove_pod(
     containers: Sequence[str] | None = None,
     allow_fake_nodes: bool = False,
     exit_zero: bool = True,
+    cache: NodeVerdicts | None = None,
 ) -> ExecutionProof:
-    """:func:`prove_execution` with the pod's Node read from ``cluster`` (not read when fake nodes
-    are allowed); a node that is gone is no KWOK node, one that cannot be read is no proof."""
-    meta, spec = _map(pod.get("metadata")), _map(pod.get("spec"))
+    """:func:`prove_execution` with the pod's Node and the pods bound to it read from ``cluster`` (not
+    read when fake nodes are allowed); a node that is gone is no KWOK node, one (or its pods) that
+    cannot be read is no proof. ``cache`` keeps each node's reading for the run."""
+    spec = _map(pod.get("spec"))
     node_name = str(spec.get("nodeName") or "")
     node: Mapping[str, Any] | None = None
+    simulated: Simulated | None = None
     if node_name and not allow_fake_nodes:
-        try:
-            node = cluster.get_or_none("v1", "nodes", node_name)
-        except ApiError as err:
-            pod_name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            why = WHY_NODE_UNREADABLE.format(error=first)
-            raise NoProofOfExecution(MSG_NO_PROOF.format(pod=pod_name, node=node_name, why=why)) from err
+        if cache is not None and node_name in cache:
+            node, simulated = cache[node_name]
+        else:
+            node, simulated = read_node_verdict(cluster, pod, node_name)
+            if cache is not None:
+                cache[node_name] = (node, simulated)
     return prove_execution(
-        pod, node=node, containers=containers, allow_fake_nodes=allow_fake_nodes, exit_zero=exit_zero
+        pod,
+        node=node,
+        containers=containers,
+        allow_fake_nodes=allow_fake_nodes,
+        exit_zero=exit_zero,
+        simulated=simulated,
     )
 
 
@@ -242,4 +291,5 @@ __all__ = [
     "prove_all",
     "prove_execution",
     "prove_pod",
+    "read_node_verdict",
 ]

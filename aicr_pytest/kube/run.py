@@ -46,7 +46,7 @@ from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.defaults import DEFAULT_NAMESPACE as SETTINGS_DEFAULT_NAMESPACE
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import AccessDenied, Conflict, NotFound, WaitTimeout
-from aicr_pytest.kube.proof import ExecutionProof, prove_pod
+from aicr_pytest.kube.proof import ExecutionProof, NodeVerdicts, prove_pod
 from aicr_pytest.kube.resources import ResourceType
 from aicr_pytest.kube.signals import (
     CLEANUP_INSIST,
@@ -232,6 +232,8 @@ class RunScope:
         self._report: CleanupReport | None = None
         #: shared namespaces this scope holds a lease on (released by cleanup)
         self._leased: set[str] = set()
+        #: each node's reading for proof of execution (its Node, the GPU simulator behind it)
+        self._node_verdicts: NodeVerdicts = {}
 
     def prove(
         self, pod: Mapping[str, Any], containers: Sequence[str] | None = None, *, exit_zero: bool = True
@@ -245,6 +247,7 @@ class RunScope:
             containers=containers,
             allow_fake_nodes=self.allow_fake_nodes,
             exit_zero=exit_zero,
+            cache=self._node_verdicts,
         )
 
     # -- identity --------------------------------------------------------------------------------

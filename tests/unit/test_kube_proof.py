@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.errors import Inconclusive
-from aicr_pytest.kube import proof
+from aicr_pytest.kube import proof, simulators
 
 STARTED = "2026-01-05T10:00:00Z"
 FINISHED = "2026-01-05T10:00:09Z"
@@ -160,10 +160,26 @@ def test_a_failing_tool_that_ran_is_proven_when_any_exit_code_is_accepted() -> N
 
 
 class Nodes:
-    """The one read :func:`proof.prove_pod` makes: ``get_or_none`` of the pod's Node."""
+    """The reads :func:`proof.prove_pod` makes: ``get_or_none`` of the pod's Node, then the pods on it."""
 
-    def __init__(self, node: dict[str, Any] | None = None, error: Exception | None = None) -> None:
+    def __init__(
+        self,
+        node: dict[str, Any] | None = None,
+        error: Exception | None = None,
+        pods: list[dict[str, Any]] | None = None,
+        pods_error: Exception | None = None,
+    ) -> None:
         self.node, self.error, self.reads = node, error, 0
+        self.pods, self.pods_error, self.pod_lists = pods or [], pods_error, 0
+
+    def list(
+        self, api_version: str, kind: str, namespace: str | None, *, field_selector: str
+    ) -> list[dict[str, Any]]:
+        self.pod_lists += 1
+        assert (api_version, kind, namespace, field_selector) == ("v1", "pods", None, "spec.nodeName=gpu-1")
+        if self.pods_error is not None:
+            raise self.pods_error
+        return self.pods
 
     def get_or_none(self, api_version: str, kind: str, name: str) -> dict[str, Any] | None:
         self.reads += 1
@@ -187,4 +203,111 @@ def test_prove_pod_reads_the_node_only_when_fake_nodes_are_refused() -> None:
         proof.prove_pod(denied, pod(status()))  # type: ignore[arg-type]
     assert str(err.value) == PREFIX + (
         'its node could not be read to rule out a KWOK fake node (nodes "gpu-1" is forbidden)'
+    )
+
+
+# -- GPU simulators: real pods, mock GPUs ---------------------------------------------------------
+def node_pod(
+    name: str, image: str = "registry.k8s.io/pause:3.10", host_path: str | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeName": "gpu-1", "containers": [{"name": "c", "image": image}]}
+    if host_path is not None:
+        spec["volumes"] = [{"name": "v", "hostPath": {"path": host_path}}]
+    return {"metadata": {"namespace": "sim", "name": name}, "spec": spec}
+
+
+NVML_MOCK_WHY = (
+    "NVIDIA's NVML mock simulates its GPUs (pod sim/nvml-mock-x runs image ghcr.io/nvidia/nvml-mock:v0.1.0), "
+    "so no GPU ran the pod (--allow-fake-nodes accepts simulated nodes)"
+)
+
+
+@pytest.mark.parametrize(
+    ("node", "pods", "simulator", "evidence"),
+    [
+        (
+            {"metadata": {"labels": {"run.ai/simulated-gpu-node-pool": "default"}}},
+            [],
+            "Run:ai's fake-gpu-operator",
+            "node label run.ai/simulated-gpu-node-pool=default",
+        ),
+        (
+            {},
+            [node_pod("device-plugin-x", "ghcr.io/run-ai/fake-gpu-operator/device-plugin:0.2.0")],
+            "Run:ai's fake-gpu-operator",
+            "pod sim/device-plugin-x runs image ghcr.io/run-ai/fake-gpu-operator/device-plugin:0.2.0",
+        ),
+        (
+            {},
+            [
+                node_pod("a-real", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"),
+                node_pod("gpu-mock-x", "gpu-mock:local"),
+            ],
+            "NVIDIA's NVML mock",
+            "pod sim/gpu-mock-x runs image gpu-mock:local",
+        ),
+        (
+            {},
+            [node_pod("plugin", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "/var/lib/nvml-mock/driver")],
+            "NVIDIA's NVML mock",
+            "pod sim/plugin mounts host path /var/lib/nvml-mock/driver",
+        ),
+        (
+            {},
+            [node_pod("m", "example.com/nvml-mock@sha256:" + "0" * 64)],
+            "NVIDIA's NVML mock",
+            "pod sim/m runs image example.com/nvml-mock@sha256:" + "0" * 64,
+        ),
+    ],
+)
+def test_the_gpu_simulators_are_recognised(
+    node: dict[str, Any], pods: list[dict[str, Any]], simulator: str, evidence: str
+) -> None:
+    found = simulators.detect_simulator(node, pods)
+    assert found == simulators.Simulated(simulator, evidence)
+
+
+@pytest.mark.parametrize(
+    "pods",
+    [
+        [],
+        [node_pod("plugin", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "/var/lib/kubelet/device-plugins")],
+        [
+            node_pod("lookalike", "example.com/my-nvml-mock-exporter:1")
+        ],  # only the repository's own name counts
+        [node_pod("lookalike", "example.com/x", "/var/lib/nvml-mockery")],
+    ],
+)
+def test_a_real_gpu_node_is_no_simulator(pods: list[dict[str, Any]]) -> None:
+    assert (
+        simulators.detect_simulator({"metadata": {"labels": {"nvidia.com/gpu.present": "true"}}}, pods)
+        is None
+    )
+
+
+def test_a_pod_on_a_simulated_node_is_other_naming_the_simulator_unless_allowed() -> None:
+    cluster = Nodes({}, pods=[node_pod("nvml-mock-x", "ghcr.io/nvidia/nvml-mock:v0.1.0")])
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_pod(cluster, pod(status()))  # type: ignore[arg-type]
+    assert str(err.value) == PREFIX + NVML_MOCK_WHY
+    assert proof.prove_pod(cluster, pod(status()), allow_fake_nodes=True).node == "gpu-1"  # type: ignore[arg-type]
+    assert (cluster.reads, cluster.pod_lists) == (1, 1)  # allowed: nothing read
+
+
+def test_the_node_reading_is_cached_per_run() -> None:
+    cluster = Nodes({})
+    cache: proof.NodeVerdicts = {}
+    for _ in range(3):
+        proof.prove_pod(cluster, pod(status()), cache=cache)  # type: ignore[arg-type]
+    assert (cluster.reads, cluster.pod_lists) == (1, 1)
+
+
+def test_pods_that_cannot_be_listed_are_no_proof() -> None:
+    from aicr_pytest.kube.errors import ApiError
+
+    cluster = Nodes({}, pods_error=ApiError("pods is forbidden: cannot list\nmore", status=403))
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_pod(cluster, pod(status()))  # type: ignore[arg-type]
+    assert str(err.value) == PREFIX + (
+        "the pods on its node could not be read to rule out a GPU simulator (pods is forbidden: cannot list)"
     )

@@ -173,7 +173,8 @@ ROWS: tuple[Option, ...] = (
     Option(
         "allow_fake_nodes",
         ("--allow-fake-nodes",),
-        "accept pods on nodes KWOK marks as fake (kwok.x-k8s.io/node=fake) as having run; without it a "
+        "accept pods on nodes KWOK marks as fake (kwok.x-k8s.io/node=fake) or whose GPUs a simulator "
+        "stands in for (NVIDIA's NVML mock, Run:ai's fake-gpu-operator) as having run; without it a "
         "check whose pod ran there is other (no proof of execution)",
         setting="allow_fake_nodes",
         action="store_true",

@@ -103,6 +103,9 @@ Faults:
   node and the three counts);
 * ``nvidia-smi-missing-gpu`` -- the older driver-side fault: the last GPU node still advertises 8
   GPUs but nvidia-smi lists 7 (the nvidia-smi player honours it);
+* ``nvml-mock`` -- NVIDIA's NVML mock stands in for the GPUs: its ``nvml-mock`` DaemonSet (image
+  ``ghcr.io/nvidia/nvml-mock``) runs on every GPU node; pods run for real, so only proof of execution
+  (:mod:`aicr_pytest.kube.simulators`) tells;
 * ``driver-below-floor`` -- the last GPU node's nvidia-smi banner says host driver ``535.247.01``
   (below a ``Deployment.gpu-driver.version`` floor such as ``>= 580.95.05``; both backends'
   nvidia-smi players honour it);

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from aicr_pytest.testing.builders import add_namespace, daemonset
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
 from aicr_pytest.testing.store import Obj
 
@@ -375,6 +376,21 @@ def _gvisor_runtime_class(fc: SimulatedCluster, profile: ClusterProfile, comp: C
     )
 
 
+NVML_MOCK_IMAGE = "ghcr.io/nvidia/nvml-mock:v0.1.0"
+
+
+def _nvml_mock(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    add_namespace(fc, "nvml-mock")
+    labels = {"app.kubernetes.io/name": "nvml-mock", "app.kubernetes.io/instance": "nvml-mock"}
+    daemonset(fc, "nvml-mock", "nvml-mock", NVML_MOCK_IMAGE, profile.gpu_node_names(), labels=labels)
+
+
+def fault_nvml_mock(profile: ClusterProfile) -> None:
+    """The GPUs are NVIDIA's NVML mock: its ``nvml-mock`` DaemonSet (image ``ghcr.io/nvidia/nvml-mock``)
+    runs on every GPU node, so pods really run but answer nvidia-smi from a mock."""
+    profile.components.append(Component("nvml-mock", _nvml_mock))
+
+
 def fault_sandbox_kernel_shared(profile: ClusterProfile) -> None:
     """A ``gvisor`` RuntimeClass (handler ``runsc``) whose pods run on the node's own kernel
     (:mod:`aicr_pytest.testing.players.sandbox` honours the recorded name)."""
@@ -445,6 +461,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "runtime-version-skew": fault_runtime_version_skew,
     "no-rdma-resources": fault_no_rdma_resources,
     "sandbox-kernel-shared": fault_sandbox_kernel_shared,
+    "nvml-mock": fault_nvml_mock,
 }
 
 
