@@ -23,10 +23,23 @@ ANY: Final = "any"
 Field = Literal["service", "accelerator", "intent", "os", "platform"]
 FIELDS: Final[tuple[Field, ...]] = ("service", "accelerator", "intent", "os", "platform")
 
-#: AICR's static values per dimension (``GetCriteria*Types``), sorted.
+#: AICR's static values per dimension (``GetCriteria*Types``), sorted. ``rke2``, ``k0s``, ``generic`` and
+#: ``vr200`` are AICR main's (``CriteriaServiceRKE2``/``K0s``/``Generic``, ``CriteriaAcceleratorVR200``
+#: in its validators and recipe tests; the leaves rke2/vr200, k0s/h200, generic/gb300).
 STATIC_VALUES: Final[Mapping[Field, tuple[str, ...]]] = {
-    "service": ("aks", "bcm", "eks", "gke", "kind", "lke", "metal3", "ocp", "oke"),
-    "accelerator": ("a100", "b200", "gb200", "gb300", "h100", "h200", "l40", "l40s", "rtx-pro-6000"),
+    "service": ("aks", "bcm", "eks", "generic", "gke", "k0s", "kind", "lke", "metal3", "ocp", "oke", "rke2"),
+    "accelerator": (
+        "a100",
+        "b200",
+        "gb200",
+        "gb300",
+        "h100",
+        "h200",
+        "l40",
+        "l40s",
+        "rtx-pro-6000",
+        "vr200",
+    ),
     "intent": ("inference", "training"),
     "os": ("amazonlinux", "cos", "ol", "rhel", "talos", "ubuntu"),
     "platform": ("dynamo", "kubeflow", "nim", "runai", "slurm"),
@@ -40,8 +53,8 @@ ALIASES: Final[Mapping[Field, Mapping[str, str]]] = {
     "platform": {"": ANY, ANY: ANY},
 }
 
-# Messages quoted from AICR.
-MSG_INVALID_VALUE = "invalid {field} type: {value}"
+# Messages quoted from AICR (the list of valid values is ours: AICR names only the bad value).
+MSG_INVALID_VALUE = "invalid {field} type: {value} (valid: {valid})"
 MSG_INVALID_NODES = "invalid nodes count: {nodes} (must be >= 0)"
 #: AICR reads the count into a Go int (64 bits): a larger one is refused, never written
 MSG_NODES_OUT_OF_RANGE = "invalid nodes count: {nodes} (out of range for a 64-bit integer)"
@@ -81,7 +94,8 @@ class CriteriaRegistry:
             return alias
         if key in STATIC_VALUES[field] or key in self._registered[field]:
             return key
-        raise UsageError(MSG_INVALID_VALUE.format(field=field, value=value))
+        valid = ", ".join([ANY, *self.values(field)])
+        raise UsageError(MSG_INVALID_VALUE.format(field=field, value=value, valid=valid))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,14 @@ FILES: dict[str, str] = {
 }
 
 E = "aicr-pytest: error: "
+#: what an unknown criteria value's error lists as valid
+VALID = {
+    "service": "any, aks, bcm, eks, generic, gke, k0s, kind, lke, metal3, ocp, oke, rke2",
+    "accelerator": "any, a100, b200, gb200, gb300, h100, h200, l40, l40s, rtx-pro-6000, vr200",
+    "intent": "any, inference, training",
+    "os": "any, amazonlinux, cos, ol, rhel, talos, ubuntu",
+    "platform": "any, dynamo, kubeflow, nim, runai, slurm",
+}
 NO_CRITERIA = (
     E + "no criteria provided: specify at least one of --service, --accelerator, --intent, --os, --platform, "
     "--nodes, --criteria, or use --snapshot to load from a snapshot file"
@@ -41,12 +49,16 @@ NO_CRITERIA = (
 
 CASES: list[tuple[list[str], int, str]] = [
     # criteria values
-    (["recipe", "--service", "bogus"], 2, E + "invalid service type: bogus"),
-    (["recipe", "--accelerator", "x100"], 2, E + "invalid accelerator type: x100"),
-    (["recipe", "--gpu", "T4"], 2, E + "invalid accelerator type: T4"),
-    (["recipe", "--intent", "serving"], 2, E + "invalid intent type: serving"),
-    (["recipe", "--os", "windows"], 2, E + "invalid os type: windows"),
-    (["recipe", "--platform", "ray"], 2, E + "invalid platform type: ray"),
+    (["recipe", "--service", "bogus"], 2, E + f"invalid service type: bogus (valid: {VALID['service']})"),
+    (
+        ["recipe", "--accelerator", "x100"],
+        2,
+        E + f"invalid accelerator type: x100 (valid: {VALID['accelerator']})",
+    ),
+    (["recipe", "--gpu", "T4"], 2, E + f"invalid accelerator type: T4 (valid: {VALID['accelerator']})"),
+    (["recipe", "--intent", "serving"], 2, E + f"invalid intent type: serving (valid: {VALID['intent']})"),
+    (["recipe", "--os", "windows"], 2, E + f"invalid os type: windows (valid: {VALID['os']})"),
+    (["recipe", "--platform", "ray"], 2, E + f"invalid platform type: ray (valid: {VALID['platform']})"),
     (["recipe", "--nodes", "-1"], 2, E + "invalid nodes count: -1 (must be >= 0)"),
     (
         ["recipe", "--nodes", "many"],
@@ -132,7 +144,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (
         ["recipe", "--criteria", "{tmp}/criteria-service.yaml"],
         2,
-        E + "criteria file {tmp}/criteria-service.yaml: invalid service type: nope",
+        E + "criteria file {tmp}/criteria-service.yaml: invalid service type: nope "
+        f"(valid: {VALID['service']})",
     ),
     (
         ["recipe", "--criteria", "{tmp}/criteria-nodes.yaml"],

@@ -90,7 +90,36 @@ def test_criteria_parse_aliases(field: crit.Field, value: str, parsed: str) -> N
 def test_criteria_parse_unknown_value(field: crit.Field) -> None:
     with pytest.raises(UsageError) as exc:
         crit.CriteriaRegistry().parse(field, "Bogus")
-    assert str(exc.value) == f"invalid {field} type: Bogus"
+    valid = ", ".join(["any", *crit.STATIC_VALUES[field]])
+    assert str(exc.value) == f"invalid {field} type: Bogus (valid: {valid})"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("service", "rke2"),
+        ("service", "K0s"),
+        ("service", "generic"),
+        ("service", "lke"),
+        ("service", "bcm"),
+        ("accelerator", "gb300"),
+        ("accelerator", "VR200"),
+        ("accelerator", "rtx-pro-6000"),
+        ("platform", "nim"),
+        ("platform", "slurm"),
+    ],
+)
+def test_aicr_mains_criteria_values_are_known(field: crit.Field, value: str) -> None:
+    assert crit.CriteriaRegistry().parse(field, value) == value.lower()
+
+
+def test_an_unknown_value_lists_the_values_overlays_add() -> None:
+    reg = crit.CriteriaRegistry()
+    reg.register(OverlayCriteria(service="ncp-internal"))
+    with pytest.raises(
+        UsageError, match=r"\(valid: any, aks, .*, lke, metal3, ncp-internal, ocp, oke, rke2\)$"
+    ):
+        reg.parse("service", "nope")
 
 
 def test_values_declared_by_overlays_become_valid_input() -> None:
