@@ -21,7 +21,7 @@ from aicr_pytest.core import progress
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.goduration import format_go_duration
 from aicr_pytest.core.gofmt import go_list
-from aicr_pytest.deployment import healthcheck
+from aicr_pytest.deployment import healthcheck, rdma_fabric
 from aicr_pytest.deployment.common import (
     CheckFailed,
     Emit,
@@ -230,6 +230,16 @@ def dra_probe(fetch: Fetch, namespace: str, dwell: float) -> Probe:
     return probe
 
 
+def rdma_probe(fetch: Fetch, resource: str, dwell: float) -> Probe:
+    """The RDMA fabric gate (:mod:`aicr_pytest.deployment.rdma_fabric`) as a readiness probe."""
+
+    def probe() -> ProbeResult:
+        cause, lines = rdma_fabric.sample(fetch, resource, dwell)
+        return ProbeResult(cause, lines)
+
+    return probe
+
+
 @dataclass
 class _SignalState:
     signal: ReadinessSignal
@@ -402,6 +412,17 @@ def _readiness_signals(
                     LABEL_NODEWRIGHT.format(names=go_list(names)), nodewright_probe(fetch, names, dwell)
                 )
             )
+        elif rdma_fabric.declares_rdma_fabric(ref):  # AICR main: the RDMA fabric readiness gate
+            try:
+                resource = rdma_fabric.fabric_resource(ref, read_data_file)
+            except rdma_fabric.FabricDerivationError as err:
+                failures.append(str(err))  # fail closed: never "skip the fabric gate"
+                continue
+            signals.append(
+                ReadinessSignal(
+                    rdma_fabric.LABEL.format(resource=resource), rdma_probe(fetch, resource, dwell)
+                )
+            )
         elif name == DRA_COMPONENT:
             ns = str(ref.get("namespace") or DEFAULT_DRA_NAMESPACE)
             signals.append(
@@ -453,8 +474,8 @@ def check_expected_resources(
 
     1. every distinct ref namespace exists and is Active;
     2. overlay-declared ``expectedResources`` are healthy;
-    3. GPU readiness signals (Nodewright/Skyhook CRs, the DRA kubelet-plugin DaemonSet) hold
-       healthy for the dwell window, and
+    3. GPU readiness signals (Nodewright/Skyhook CRs, the DRA kubelet-plugin DaemonSet, the RDMA
+       fabric a NicClusterPolicy declares) hold healthy for the dwell window, and
     4. component health checks (``healthCheckAsserts`` or the registry's ``assertFile`` read
        through ``read_data_file``) pass.
 

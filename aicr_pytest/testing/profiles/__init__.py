@@ -106,6 +106,10 @@ Faults:
 * ``nvml-mock`` -- NVIDIA's NVML mock stands in for the GPUs: its ``nvml-mock`` DaemonSet (image
   ``ghcr.io/nvidia/nvml-mock``) runs on every GPU node; pods run for real, so only proof of execution
   (:mod:`aicr_pytest.kube.simulators`) tells;
+* ``rdma-not-ready`` -- the network operator's RDMA fabric is still rolling out: every GPU node carries
+  ``feature.node.kubernetes.io/pci-15b3.present=true``, all but the last (name order) advertise
+  ``rdma/hca_shared_devices_a`` (``expected-resources``' RDMA gate fails naming it, for a recipe whose
+  ``network-operator`` declares a NicClusterPolicy; both backends);
 * ``driver-below-floor`` -- the last GPU node's nvidia-smi banner says host driver ``535.247.01``
   (below a ``Deployment.gpu-driver.version`` floor such as ``>= 580.95.05``; both backends'
   nvidia-smi players honour it);

@@ -376,6 +376,37 @@ def _gvisor_runtime_class(fc: SimulatedCluster, profile: ClusterProfile, comp: C
     )
 
 
+RDMA_FABRIC_RESOURCE = "rdma/hca_shared_devices_a"
+MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
+RDMA_HCA_MAX = "1000"
+
+
+def rdma_fabric_nodes(gpu_nodes: list[str], *, not_ready: str | None) -> dict[str, str | None]:
+    """The RDMA fabric the network operator stands up: every GPU node carries the Mellanox NFD label
+    and advertises :data:`RDMA_FABRIC_RESOURCE` (``None``: not yet, on ``not_ready``)."""
+    return {n: (None if n == not_ready else RDMA_HCA_MAX) for n in gpu_nodes}
+
+
+def _rdma_not_ready(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
+    nodes = sorted(profile.gpu_node_names())
+    for name, count in rdma_fabric_nodes(nodes, not_ready=nodes[-1] if nodes else None).items():
+        node = fc.find("v1", "Node", name)
+        if node is None:
+            continue
+        node["metadata"].setdefault("labels", {})[MELLANOX_LABEL] = "true"
+        status = node.setdefault("status", {})
+        for key in ("capacity", "allocatable"):
+            if count is not None:
+                status.setdefault(key, {})[RDMA_FABRIC_RESOURCE] = count
+        fc.add(node)
+
+
+def fault_rdma_not_ready(profile: ClusterProfile) -> None:
+    """The network operator's RDMA fabric is still rolling out: every GPU node carries the Mellanox NFD
+    label, all but the last (in name order) advertise ``rdma/hca_shared_devices_a``."""
+    profile.components.append(Component("rdma-not-ready", _rdma_not_ready))
+
+
 NVML_MOCK_IMAGE = "ghcr.io/nvidia/nvml-mock:v0.1.0"
 
 
@@ -462,6 +493,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "no-rdma-resources": fault_no_rdma_resources,
     "sandbox-kernel-shared": fault_sandbox_kernel_shared,
     "nvml-mock": fault_nvml_mock,
+    "rdma-not-ready": fault_rdma_not_ready,
 }
 
 
