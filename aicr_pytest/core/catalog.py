@@ -164,6 +164,14 @@ CATALOG: tuple[CheckSpec, ...] = (
         "GKE GPU NIC networks for GPUDirect TCPXO (skipped unless the recipe declares gke-nccl-tcpxo)",
         test="deployment/test_gke_gpu_nics.py::test_gke_gpu_nic_networks",
     ),
+    CheckSpec(  # upstream AICR main (code, not yet in its catalog)
+        "gke-gpu-nic-topology",
+        "deployment",
+        _m(2),
+        "no gVNIC displaces a GPU NIC on GKE a3-megagpu-8g nodes (skipped unless the recipe declares "
+        "gke-nccl-tcpxo)",
+        test="deployment/test_gke_gpu_nics.py::test_gke_gpu_nic_topology",
+    ),
     # node health: aicr-pytest extensions AICR's catalog does not have; they run only when asked for
     # (`--node-health`, or the recipe names them)
     CheckSpec(

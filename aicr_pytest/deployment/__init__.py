@@ -16,6 +16,7 @@ kind, namespace, name, labels) -> list[dict]``; evidence lines go to an injected
 * :mod:`.driver_floor` — ``check-nvidia-smi``'s host-driver floor (``Deployment.gpu-driver.version``).
 * :mod:`.gke_gpu_nics` — ``gke-gpu-nic-networks`` (upstream AICR v1.x): the GKE GPU NIC ``Network``
   objects GPUDirect TCPXO needs.
+* :mod:`.gke_nic_topology` — ``gke-gpu-nic-topology`` (upstream AICR main): no gVNIC displacing a GPU NIC.
 
 The cluster I/O:
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
     )
     from aicr_pytest.deployment.fetch import ClusterFetch
     from aicr_pytest.deployment.gke_gpu_nics import check_gke_gpu_nic_networks
+    from aicr_pytest.deployment.gke_nic_topology import check_gke_gpu_nic_topology
     from aicr_pytest.deployment.nvidia_smi import NvidiaSmiRun, check_nvidia_smi
     from aicr_pytest.deployment.nvidia_smi_plan import (
         DEFAULT_NVIDIA_SMI_IMAGE,
@@ -89,6 +91,7 @@ _LAZY: dict[str, str] = {
     "ClusterFetch": "aicr_pytest.deployment.fetch",
     "DRIVER_FLOOR_CONSTRAINT": "aicr_pytest.deployment.driver_floor",
     "check_gke_gpu_nic_networks": "aicr_pytest.deployment.gke_gpu_nics",
+    "check_gke_gpu_nic_topology": "aicr_pytest.deployment.gke_nic_topology",
     "NvidiaSmiRun": "aicr_pytest.deployment.nvidia_smi",
     "check_nvidia_smi": "aicr_pytest.deployment.nvidia_smi",
     "CheckFailed": "aicr_pytest.deployment.common",
@@ -152,6 +155,7 @@ __all__ = [
     "build_verify_pod",
     "check_expected_resources",
     "check_gke_gpu_nic_networks",
+    "check_gke_gpu_nic_topology",
     "check_gpu_operator_version",
     "check_nvidia_smi",
     "check_operator_health",

@@ -92,19 +92,19 @@ def absent_prerequisite(detail: str) -> str:
     )
 
 
-def read_error(err: BaseException) -> str:
-    """Upstream's classification of a Network list error that is not a clean "API not served"."""
+def read_error(err: BaseException, subject: str = SUBJECT) -> str:
+    """Upstream's classification of a list error (of ``subject``) that is not a clean "API not served"."""
     cause = _describe_error(err)
     if isinstance(err, AccessDenied):
         return (
-            f"[UNAUTHORIZED] not authorized to read {SUBJECT} — cannot prove the recipe-declared "
+            f"[UNAUTHORIZED] not authorized to read {subject} — cannot prove the recipe-declared "
             f"capability; grant the validator RBAC: {cause}"
         )
     if isinstance(err, (WaitTimeout, TimeoutError)) or (isinstance(err, ApiError) and err.status == 504):
-        return f"[TIMEOUT] timed out reading {SUBJECT}: {cause}"
+        return f"[TIMEOUT] timed out reading {subject}: {cause}"
     if isinstance(err, ApiUnreachable):  # 5xx/429/dropped connections past the client's retries
-        return f"[UNAVAILABLE] transport failure reading {SUBJECT}: {cause}"
-    return f"[INTERNAL] failed to read {SUBJECT}: {cause}"
+        return f"[UNAVAILABLE] transport failure reading {subject}: {cause}"
+    return f"[INTERNAL] failed to read {subject}: {cause}"
 
 
 @dataclass(frozen=True)

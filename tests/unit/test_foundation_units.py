@@ -26,6 +26,7 @@ def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
         "gpu-operator-version",
         "check-nvidia-smi",
         "gke-gpu-nic-networks",  # upstream AICR v1.x
+        "gke-gpu-nic-topology",  # upstream AICR main (code, not yet in its catalog)
     ]
     assert len(by_phase["conformance"]) == 14  # with upstream AICR v1.x's slinky-slurm-gpu-access
     assert set(by_phase["performance"]) == {

@@ -133,6 +133,15 @@ def fault_gke_gpu_nics_incomplete(profile: ClusterProfile) -> None:
         comp.options["gpu_nics"] = 6
 
 
+def fault_gvnic_displaces_gpu_nic(profile: ClusterProfile) -> None:
+    """(GKE) The last GPU node's pool has a gVNIC additional network: its ``nic-info`` shows ``gve1``
+    in eth8's PCI slot (7 of 8 GPU NICs)."""
+    comp = profile.component("kube-system")
+    nodes = profile.gpu_node_names()
+    if comp is not None and nodes:
+        comp.options.setdefault("gvnic_displaced", []).append(nodes[-1])
+
+
 def fault_roce_driver_missing(profile: ClusterProfile) -> None:
     """No RoCE DRA driver: no ``roce.networking.k8s.aws`` DeviceClass or ResourceSlices, so RoCE
     workers get no NICs and NCCL falls back to ``Socket``."""
@@ -468,6 +477,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "trainer-webhook-never-admits": fault_nccl_stub,
     "tcpxo-plugin-missing": fault_tcpxo_plugin_missing,
     "gke-gpu-nics-incomplete": fault_gke_gpu_nics_incomplete,
+    "gvnic-displaces-gpu-nic": fault_gvnic_displaces_gpu_nic,
     "roce-driver-missing": fault_roce_driver_missing,
     "snapshot-agent-log-truncated": fault_snapshot_stub,
     "dra-gpu-slices-missing": fault_dra_gpu_slices_missing,

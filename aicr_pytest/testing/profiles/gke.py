@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from aicr_pytest.testing.builders import (
     GKE_GPU_NICS,
     TCPXO_INSTALLER,
@@ -15,6 +17,20 @@ from aicr_pytest.testing.builders import (
 from aicr_pytest.testing.model import ClusterProfile, Component, SimulatedCluster
 from aicr_pytest.testing.profiles.eks import h100_eks_training
 from aicr_pytest.testing.simulator import NodeProfile
+
+NIC_INFO_ANNOTATION = "networking.gke.io/nic-info"
+#: the GPU NIC PCI slots of a live a3-megagpu-8g node (eth1..eth8), as AICR records them
+A3_GPU_NIC_SLOTS = ("06", "07", "0d", "0e", "86", "87", "8d", "8e")
+
+
+def nic_info(gvnic_displaced: bool = False) -> str:
+    """The node's ``networking.gke.io/nic-info``: eth0 (gVNIC) and the 8 GPU NICs eth1..eth8; with
+    ``gvnic_displaced`` an additional gVNIC network (``gve1``) took eth8's PCI slot."""
+    entries = [{"birthName": "eth0", "birthIP": "10.0.0.2", "pciAddress": "0000:00:04.0"}]
+    for i, slot in enumerate(A3_GPU_NIC_SLOTS, start=1):
+        name = "gve1" if gvnic_displaced and i == len(A3_GPU_NIC_SLOTS) else f"eth{i}"
+        entries.append({"birthName": name, "birthIP": f"192.168.{i}.2", "pciAddress": f"0000:{slot}:00.0"})
+    return json.dumps(entries, separators=(",", ":"))
 
 
 def install_gke_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
@@ -104,6 +120,13 @@ def install_gke_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
             }
         )
     default_storage_class(fc, "standard-rwo", "pd.csi.storage.gke.io")
+    displaced = set(comp.options.get("gvnic_displaced", ()))
+    for name in gpu_nodes:
+        node = fc.find("v1", "Node", name)
+        if node is not None:
+            annotations = node["metadata"].setdefault("annotations", {})
+            annotations[NIC_INFO_ANNOTATION] = nic_info(name in displaced)
+            fc.add(node)
 
 
 def h100_gke_training() -> ClusterProfile:
