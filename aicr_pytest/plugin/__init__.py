@@ -22,6 +22,7 @@ collected.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -56,7 +57,26 @@ pytest_plugins = ("aicr_pytest.plugin.fixtures",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add_pytest_options(parser.getgroup(*options.PYTEST_GROUP))
+    try:
+        options.add_pytest_options(parser.getgroup(*options.PYTEST_GROUP))
+    except (ValueError, argparse.ArgumentError) as exc:  # a plugin registered before us took a name
+        raise _clash(exc) from None
+
+
+def _clash(exc: Exception) -> Exception:
+    """pytest's error on an option registered twice, naming aicr-pytest when the option is ours."""
+    message = options.clash_message(exc)
+    return exc if message is None else pytest.UsageError(message)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests() -> Generator[None, None, None]:
+    """A ``conftest.py`` that registers one of our options: one line naming the owner, not
+    argparse's traceback."""
+    try:
+        return (yield)
+    except (ValueError, argparse.ArgumentError) as exc:
+        raise _clash(exc) from None
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -275,7 +275,7 @@ def load(config: pytest.Config, state: PluginState) -> None:
     configure_logging(debug=settings.debug, log_json=settings.log_json)
     try:
         if settings.ctrf_report and not is_worker(config):
-            check_writable(settings.ctrf_report, "--ctrf-report")
+            check_writable(settings.ctrf_report, "--aicr-ctrf-report")
         xmlpath = getattr(config.option, "xmlpath", None)  # pytest's own --junitxml, written at the end
         if xmlpath and not is_worker(config):
             check_writable(str(xmlpath), "--junitxml")

@@ -96,7 +96,7 @@ def _run(pytester: pytest.Pytester, write_inputs: Inputs, expected: str) -> tupl
     rp, sp = write_inputs(_recipe(expected))
     out = pytester.path / "ctrf.json"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out)
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out)
     )
     return result, out
 

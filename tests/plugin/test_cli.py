@@ -129,7 +129,7 @@ def test_exit_codes_failed_other_and_fail_on_error(
         "--",
         "-p",
         "no:cacheprovider",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         str(tmp_path / "test_user_checks.py"),
         cwd=tmp_path,
     )
@@ -324,7 +324,7 @@ def test_sigterm_exits_5(tmp_path: Path) -> None:
             "--",
             "-p",
             "no:cacheprovider",
-            "--no-bundled-checks",
+            "--aicr-no-bundled-checks",
             str(tmp_path / "test_slow.py"),
         ],
         cwd=tmp_path,

@@ -49,8 +49,8 @@ def test_importing_the_plugin_and_cli_loads_neither() -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--no-cluster"],
-        ["--no-cluster", "-n", "2"],
+        ["--aicr-no-cluster"],
+        ["--aicr-no-cluster", "-n", "2"],
     ],
     ids=["pytest-no-cluster", "pytest-no-cluster-xdist"],
 )

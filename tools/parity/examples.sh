@@ -35,6 +35,6 @@ run inference-fault-lowtp   -r $I -s $IS --simulate h100-eks-inference --phase p
 
 # the plain-pytest entry point
 "$py" -m pytest -p no:cacheprovider -q --recipe $T --snapshot $TS --no-cluster \
-  --ctrf-report "$out/pytest-training-no-cluster.json" >"$out/pytest-training-no-cluster.log" 2>&1
+  --aicr-ctrf-report "$out/pytest-training-no-cluster.json" >"$out/pytest-training-no-cluster.log" 2>&1
 echo $? >"$out/pytest-training-no-cluster.rc"
 echo "pytest-training-no-cluster: exit $(cat "$out/pytest-training-no-cluster.rc")"

@@ -34,9 +34,11 @@ Generated from :data:`OPTIONS`:
 An entry belongs either to a validation run (:data:`RUN`: pytest and ``validate``) or to other
 subcommands (:data:`COMMANDS`); a name is unique per entry point.
 
-A pytest spelling that another plugin owns when it is installed (``--html`` of pytest-html) is
-declared in ``ceded_flags``: pytest then registers the option without it (two plugins cannot
-register one flag), and ``validate`` always forwards a spelling that is never ceded.
+Plain pytest spells every option ``--aicr-<flag>`` (``--aicr-kubeconfig``), except the design's
+``--recipe`` and ``--snapshot``: pytest options share one namespace with every plugin and
+``conftest.py`` in the environment, so a generic name (``--config``, ``--timeout``, ``--html``) would
+clash.  ``aicr-pytest validate`` keeps ``aicr validate``'s names; ``validate`` forwards the
+namespaced spellings (:func:`forwarded_args`).
 
 Adding a flag is one row in the module of its topic (plus, when checks read it, the ``Settings``
 field it names; a test keeps the table and the model in step).  The help of every run option ends
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -77,7 +80,8 @@ from aicr_pytest.plugin.options.spec import (
     EntryPoint,
     Model,
     Option,
-    module_installed,
+    namespaced,
+    PYTEST_PREFIX,
 )
 
 if TYPE_CHECKING:  # models are imported when settings are built, not at pytest start-up
@@ -118,6 +122,24 @@ def by_name(
 
 class _AddOption(Protocol):
     def addoption(self, *opts: str, **attrs: Any) -> None: ...
+
+
+#: another plugin or ``conftest.py`` registers a pytest option of ours (pytest's own error names no plugin)
+MSG_CLASH = (
+    "option {flag} belongs to aicr-pytest (pytest plugin 'aicr'), and another plugin or conftest.py "
+    "registers it too: rename that option, or run without aicr-pytest (-p no:aicr)"
+)
+
+
+def clash_message(exc: BaseException, options: Sequence[Option] | None = None) -> str | None:
+    """:data:`MSG_CLASH` for pytest's error on registering an option twice (argparse's conflict or
+    pytest's shared ``dest``) when the option is ours; ``None`` when it is not."""
+    text = str(exc)
+    ours = {opt.dest_for(PYTEST): opt.long_flag(PYTEST) for opt in entries(PYTEST, options)}
+    flags = set(ours.values())
+    named = [f for f in re.findall(r"--[a-z][a-z0-9-]*", text) if f in flags]
+    named += [ours[d] for d in re.findall(r"'(aicr_[a-z0-9_]+)'", text) if d in ours]
+    return MSG_CLASH.format(flag=named[0]) if named else None
 
 
 def add_pytest_options(group: _AddOption, options: Sequence[Option] | None = None) -> None:
@@ -315,6 +337,7 @@ __all__ = [
     "COMMANDS",
     "EVIDENCE_VERIFY",
     "MSG_BAD_ENV_BOOL",
+    "MSG_CLASH",
     "MSG_REPEATED",
     "OPTIONS",
     "PARSE_AIPERF",
@@ -323,6 +346,7 @@ __all__ = [
     "PROGRAM",
     "PYTEST",
     "PYTEST_GROUP",
+    "PYTEST_PREFIX",
     "RECIPE",
     "RUN",
     "SIMULATE",
@@ -338,11 +362,12 @@ __all__ = [
     "build_evidence_settings",
     "build_run_settings",
     "by_name",
+    "clash_message",
     "command_values",
     "config_values",
     "entries",
     "forwarded_args",
-    "module_installed",
+    "namespaced",
     "parse_bool",
     "resolve",
     "resolved",
