@@ -64,11 +64,10 @@ def documented_options(entry_point: EntryPoint, table: Sequence[Option] | None =
 
 
 def spellings(opt: Option, entry_point: EntryPoint) -> tuple[str, ...]:
-    """Every spelling of ``opt`` on ``entry_point``, including one that another plugin may own."""
+    """Every spelling of ``opt`` on ``entry_point`` (plain pytest's are namespaced ``--aicr-…``)."""
     if opt.positional:
         return (opt.name.upper() if opt.metavar is None else opt.metavar,)
-    override = opt.pytest_flags if entry_point == options.PYTEST else opt.validate_flags
-    return override if override is not None else opt.flags
+    return opt.flags_for(entry_point)
 
 
 def value_text(opt: Option) -> str:

@@ -4,9 +4,10 @@ Each case: ``(entry point, argv, extra environment, expected exit code, the one 
 ``validate`` cases run ``aicr-pytest validate ARGV`` (exit 2; ``simulate``: ``aicr-pytest simulate ARGV``);
 ``pytest`` cases run
 ``python -m pytest -p no:cacheprovider ARGV`` (exit 4, pytest's usage code), ARGV written in validate's
-spelling and given to pytest in its own (``--recipe``, ``--aicr-<flag>``: ``common.pytest_spelling``).  ``{tmp}`` stands for a
-scratch directory holding :data:`FILES`; the runner sets ``KUBECONFIG={tmp}/no-kubeconfig`` unless a
-case overrides it.  Every case must end with exactly its line on stderr and no traceback.
+spelling and given to pytest in its own (``--recipe``, ``--aicr-<flag>``:
+``common.pytest_spelling``).  ``{tmp}`` stands for a scratch directory holding :data:`FILES`; the
+runner sets ``KUBECONFIG={tmp}/no-kubeconfig`` unless a case overrides it.  Every case must end with
+exactly its line on stderr and no traceback.
 """
 
 from __future__ import annotations
@@ -272,7 +273,13 @@ CASES: list[Case] = [
         2,
         E + "--output {tmp}/afile/ctrf.json: cannot write the report there: {tmp}/afile is not a directory",
     ),
-    (T, [*OFF, "--aicr-ctrf-report", "/proc/ctrf.json"], {}, 4, P + f"--aicr-ctrf-report /proc/ctrf.json: {PROC}"),
+    (
+        T,
+        [*OFF, "--aicr-ctrf-report", "/proc/ctrf.json"],
+        {},
+        4,
+        P + f"--aicr-ctrf-report /proc/ctrf.json: {PROC}",
+    ),
     (T, [*OFF, "--aicr-ctrf-report", "{tmp}"], {}, 4, P + f"--aicr-ctrf-report {{tmp}}: {NOT_A_DIR}"),
     # the HTML page, JUnit XML and the evidence bundle: probed before the run too (a long run's output
     # is not lost)
@@ -539,8 +546,16 @@ CASES: list[Case] = [
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
     ),
     *_both(
-        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--phase", "deployment",
-         "--isolate-bad-nodes"],
+        [
+            "-r",
+            "{tmp}/nccl.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--phase",
+            "deployment",
+            "--isolate-bad-nodes",
+        ],
         {},
         "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",

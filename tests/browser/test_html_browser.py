@@ -211,8 +211,8 @@ def test_injection_attempt(
     recipe: dict[str, Any] = yamlio.load(RECIPE.read_text())
     recipe["validation"]["deployment"]["checks"] = ["operator-health"]
     tests, _ = run_nccl(
-        pytester, fc, "--aicr-phase", "deployment", "--aicr-no-bundled-checks", "test_user.py", str(NCCL_CHECK),
-        "--aicr-html", str(page), recipe=recipe,
+        pytester, fc, "--aicr-phase", "deployment", "--aicr-no-bundled-checks", "test_user.py",
+        str(NCCL_CHECK), "--aicr-html", str(page), recipe=recipe,
     )  # fmt: skip
     assert tests[BW]["status"] == "failed" and tests["operator-health"]["status"] == "failed"
     assert any(INJECT_SCRIPT in line for line in tests[BW]["stdout"])  # the pod log line reached stdout

@@ -94,7 +94,9 @@ def test_a_failing_feature_fails_plain_pytest_and_exits_8_under_validate(
 ) -> None:
     fc = aicr_fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
     ev = pytester.path / "ev"
-    result = run_pytest(pytester, fc, "--aicr-cncf-submission", "--aicr-evidence-dir", str(ev), "--aicr-feature", "metrics")
+    result = run_pytest(
+        pytester, fc, "--aicr-cncf-submission", "--aicr-evidence-dir", str(ev), "--aicr-feature", "metrics"
+    )
     assert result.ret == 1
     assert file_verdict((ev / "accelerator-metrics.md").read_text()).status == "FAIL"
     # the same through `aicr-pytest validate --simulate` (real time: accelerator-metrics does not wait)
@@ -178,7 +180,9 @@ def test_no_evidence_file_contains_a_token_kubeconfig_content_or_secret_data(
     kubeconfig = pytester.path / "kubeconfig"
     kubeconfig.write_text(yamlio.dump(doc))
     ev = pytester.path / "ev"
-    result = run_pytest(pytester, fc, "--aicr-cncf-submission", "--aicr-evidence-dir", str(ev), kubeconfig=kubeconfig)
+    result = run_pytest(
+        pytester, fc, "--aicr-cncf-submission", "--aicr-evidence-dir", str(ev), kubeconfig=kubeconfig
+    )
     assert md_files(ev) == sorted(f.file for f in features.FEATURES), result.stdout.str()
     forbidden = (
         SENTINEL_ENV,

@@ -62,7 +62,9 @@ def test_inference_page_has_node_and_wiring_and_no_secret(
         )
     monkeypatch.setenv("HF_TOKEN", SENTINEL_TOKEN)
     page = pytester.path / "report.html"
-    out = run_perf(pytester, fc, "--aicr-html", str(page), "--aicr-evidence-dir", str(pytester.path / "evidence"))
+    out = run_perf(
+        pytester, fc, "--aicr-html", str(page), "--aicr-evidence-dir", str(pytester.path / "evidence")
+    )
     assert out.status == ("passed" if scenario == "pass" else "failed"), out.message
     assert KUBE_TOKEN in fc.kubeconfig_path.read_text()  # the planted token was really in use
     text = page.read_text()

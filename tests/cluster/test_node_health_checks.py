@@ -289,7 +289,9 @@ def test_health_passes_scraping_every_nodes_exporter_twice(
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE)
     start = fc.clock.time()
-    test = run_checks(pytester, fc, "gpu-health", extra=("--aicr-gpu-health-window", "2m")).tests["gpu-health"]
+    test = run_checks(pytester, fc, "gpu-health", extra=("--aicr-gpu-health-window", "2m")).tests[
+        "gpu-health"
+    ]
     assert test["status"] == "passed", test.get("message")
     assert test["stdout"][-1] == (
         "GPU health clean on 4 nodes: 32 GPUs, no XID, ECC, row-remap or NVLink errors over 2m0s"

@@ -23,7 +23,7 @@ def test_every_run_option_is_a_row_with_both_spellings_env_default_and_config_ke
     page = gen.run_options_page("# intro\n")
     assert page.startswith("# intro\n\n## Every option\n")
     row = next(line for line in page.splitlines() if line.startswith("| `-n`, `--namespace`"))
-    expected = "| `-n`, `--namespace` | `--namespace` | `NAME` | `aicr-validation` | `AICR_NAMESPACE` |"
+    expected = "| `-n`, `--namespace` | `--aicr-namespace` | `NAME` | `aicr-validation` | `AICR_NAMESPACE` |"
     assert row.startswith(expected)
     assert "`spec.validate.agent.namespace`" in row
     for opt in options.OPTIONS:

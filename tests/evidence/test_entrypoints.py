@@ -114,7 +114,9 @@ def test_plain_pytest_evidence_flags_need_emit_and_bad_values_are_usage_errors(
 ) -> None:
     result = run_pytest(pytester, "--aicr-push", "ghcr.io/x/y", "--aicr-full")
     assert "warning: --full, --push ignored without --emit-attestation" in result.stderr.str()
-    result = run_pytest(pytester, "--aicr-emit-attestation", str(tmp_path / "o"), "--aicr-push", "ghcr.io/UPPER/y")
+    result = run_pytest(
+        pytester, "--aicr-emit-attestation", str(tmp_path / "o"), "--aicr-push", "ghcr.io/UPPER/y"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "invalid OCI reference 'ghcr.io/UPPER/y': invalid repository 'UPPER/y'" in result.stderr.str()
     assert not (tmp_path / "o").exists(), "nothing runs, nothing is written"
@@ -138,7 +140,12 @@ def test_plain_pytest_declined_disclosure_stops_before_any_check(
     monkeypatch.delenv("COSIGN_IDENTITY_TOKEN", raising=False)
     monkeypatch.delenv("ACTIONS_ID_TOKEN_REQUEST_URL", raising=False)
     result = run_pytest(
-        pytester, "--aicr-emit-attestation", str(tmp_path / "o"), "--aicr-push", "127.0.0.1:9/x/y", "--aicr-oidc-device-flow"
+        pytester,
+        "--aicr-emit-attestation",
+        str(tmp_path / "o"),
+        "--aicr-push",
+        "127.0.0.1:9/x/y",
+        "--aicr-oidc-device-flow",
     )
     assert result.ret == 6
     err = result.stderr.str() + result.stdout.str()

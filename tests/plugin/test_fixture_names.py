@@ -27,7 +27,13 @@ UNPREFIXED = (
 
 RUN_MODES = {
     "without-recipe": (),
-    "with-recipe": ("--recipe", str(EXAMPLE_RECIPE), "--snapshot", str(EXAMPLE_SNAPSHOT), "--aicr-no-cluster"),
+    "with-recipe": (
+        "--recipe",
+        str(EXAMPLE_RECIPE),
+        "--snapshot",
+        str(EXAMPLE_SNAPSHOT),
+        "--aicr-no-cluster",
+    ),
 }
 
 SYRUPY_SUITE = """

@@ -189,7 +189,9 @@ def test_readiness_block_page(pytester: pytest.Pytester, write_inputs: Inputs) -
         )
     )
     page = pytester.path / "report.html"
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-html", str(page))
+    result = run(
+        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-html", str(page)
+    )
     assert result.ret != 0
     dom = read_page(page)
     assert dom.find("p", id="verdict")[0][0]["data-status"] == "failed"

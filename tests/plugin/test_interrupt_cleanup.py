@@ -112,9 +112,7 @@ def _report(tmp_path: Path) -> dict[str, dict[str, object]]:
     return {"": doc, **{t["name"]: t for t in doc["results"]["tests"]}}
 
 
-def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(
-    tmp_path: Path, fc: FakeCluster
-) -> None:
+def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(tmp_path: Path, fc: FakeCluster) -> None:
     proc = _start(tmp_path, fc, CHECKS)
     run_id = _wait_started(proc, tmp_path)
     proc.send_signal(signal.SIGTERM)

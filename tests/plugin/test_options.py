@@ -156,7 +156,7 @@ def test_a_new_entry_appears_on_both_without_any_other_edit(
     # parsed by validate, forwarded to pytest, parsed there into the same value
     ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--namespace-for-test", "team-a"])
     args = options.forwarded_args(options.values_from(ns, VALIDATE))
-    assert "--namespace-for-test=team-a" in args
+    assert "--aicr-namespace-for-test=team-a" in args
     config = pytester.parseconfig(*args)
     assert options.values_from(config.option, PYTEST)["namespace_for_test"] == "team-a"
     # resolution order: flag, then env var, then default

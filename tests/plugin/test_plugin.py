@@ -61,15 +61,20 @@ def test_inactive_without_recipe(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_bundled_checks_collected_without_paths(
-    pytester: pytest.Pytester, write_inputs: Inputs
-) -> None:
+def test_bundled_checks_collected_without_paths(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     rp, sp = write_inputs(
         make_recipe(deployment=["operator-health", "check-nvidia-smi"], performance=["inference-perf"])
     )
     out = pytester.path / "ctrf.json"
     result = run(
-        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-cluster", "--aicr-ctrf-report", str(out)
+        pytester,
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
+        str(out),
     )
     assert result.ret == 0
     report = read_ctrf(out)
@@ -87,7 +92,14 @@ def test_every_catalog_check_has_a_bundled_implementation(
     rp, sp = write_inputs(every_check_recipe())
     out = pytester.path / "ctrf.json"
     result = run(
-        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-cluster", "--aicr-ctrf-report", str(out)
+        pytester,
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
+        str(out),
     )
     tests = read_ctrf(out)["results"]["tests"]
     assert sorted(t["name"] for t in tests) == sorted(c.name for c in catalog.CATALOG)
@@ -102,7 +114,9 @@ def test_a_declared_check_nothing_implements_is_named_not_dropped_silently(
     """With --aicr-no-bundled-checks and no user implementation, the declared check is named in a warning."""
     pytester.makepyfile(test_user="def test_unrelated():\n    assert True\n")
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["gang-scheduling"]))
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-bundled-checks")
+    result = run(
+        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-bundled-checks"
+    )
     result.stdout.fnmatch_lines(
         ["*declared check(s) with no collected implementation, not run: operator-health, gang-scheduling*"]
     )
@@ -351,7 +365,14 @@ def test_snapshot_phase_constraint_fails_closed_on_missing_value(
     rp, sp = write_inputs(recipe)
     out = pytester.path / "ctrf.json"
     result = run(
-        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-cluster", "--aicr-ctrf-report", str(out)
+        pytester,
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
+        str(out),
     )
     assert result.ret != 0
     (test,) = read_ctrf(out)["results"]["tests"]

@@ -116,7 +116,10 @@ FEATURES = [
     # name, class, the arguments added to an active run that ask for it
     pytest.param(htmlreport.NAME, htmlreport.HtmlReport, ["--aicr-html", "page.html"], id="html"),
     pytest.param(
-        evidence_wiring.NAME, evidence_wiring.EvidenceEmitter, ["--aicr-emit-attestation", "out"], id="attestation"
+        evidence_wiring.NAME,
+        evidence_wiring.EvidenceEmitter,
+        ["--aicr-emit-attestation", "out"],
+        id="attestation",
     ),
     pytest.param(
         cncf_wiring.RENDERER_NAME, cncf_wiring.CncfRenderer, ["--aicr-evidence-dir", "ev"], id="evidence-dir"

@@ -70,6 +70,7 @@ from aicr_pytest.plugin.options.spec import (
     PROGRAM,
     PYTEST,
     PYTEST_GROUP,
+    PYTEST_PREFIX,
     RECIPE,
     RUN,
     SIMULATE,
@@ -81,7 +82,6 @@ from aicr_pytest.plugin.options.spec import (
     Model,
     Option,
     namespaced,
-    PYTEST_PREFIX,
 )
 
 if TYPE_CHECKING:  # models are imported when settings are built, not at pytest start-up
