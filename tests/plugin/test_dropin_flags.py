@@ -19,7 +19,8 @@ import pytest
 
 from aicr_pytest import cli as cli_mod
 from aicr_pytest.core import runflags
-from aicr_pytest.plugin import BUNDLED_HEADER, bundled, options
+from aicr_pytest.plugin import bundled, options
+from aicr_pytest.plugin.hooks import BUNDLED_HEADER
 from tests.plugin.helpers import SNAPSHOT, make_recipe, read_ctrf
 
 Inputs = Callable[..., tuple[Path, Path]]

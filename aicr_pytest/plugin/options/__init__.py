@@ -177,6 +177,11 @@ def values_from(
     }
 
 
+def any_given(namespace: Any, options: Sequence[Option] | None = None) -> bool:
+    """Whether any pytest option of ours was given (a run is asked for): a value, a switch set."""
+    return any(value not in (None, False, []) for value in values_from(namespace, PYTEST, options).values())
+
+
 def resolve(
     opt: Option,
     value: Any,
@@ -359,6 +364,7 @@ __all__ = [
     "Option",
     "add_argparse_options",
     "add_pytest_options",
+    "any_given",
     "build_evidence_settings",
     "build_run_settings",
     "by_name",
