@@ -67,7 +67,7 @@ def aicr_settings(request: pytest.FixtureRequest) -> Settings:
         return state.settings
     from aicr_pytest.plugin import options
 
-    return options.build_run_settings(options.values_from(request.config.option, options.PYTEST))
+    return options.session_settings(request.config)
 
 
 @pytest.fixture(scope="session")

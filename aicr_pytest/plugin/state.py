@@ -256,7 +256,7 @@ def start(config: pytest.Config) -> PluginState:
     behind.  Raises ``pytest.UsageError`` with the one line to print.
     """
     try:
-        settings = options.build_run_settings(options.values_from(config.option, options.PYTEST))
+        settings = options.session_settings(config)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     state = PluginState(settings=settings)

@@ -54,6 +54,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import pytest
+
 from aicr_pytest.core.defaults import parse_bool
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.plugin.options import evidence, execution, inputs, outputs, snapshot_command, subcommands
@@ -283,6 +285,17 @@ def resolved(
     }
 
 
+def fields_of(
+    values: Mapping[str, Any], model: Model, options: Sequence[Option] | None = None
+) -> dict[str, Any]:
+    """``{field: value}`` of ``model``'s fields, from values already resolved (:func:`resolved`)."""
+    return {
+        opt.setting: values.get(opt.name)
+        for opt in table(options)
+        if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
+    }
+
+
 def setting_values(
     values: Mapping[str, Any],
     model: Model,
@@ -291,11 +304,39 @@ def setting_values(
     config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``{field: resolved value}`` of ``model``'s fields, from pytest option values."""
-    return {
-        opt.setting: resolve(opt, values.get(opt.name), environ, config)
-        for opt in table(options)
-        if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
-    }
+    mine = [opt for opt in table(options) if opt.setting is not None and opt.model == model]
+    return fields_of(resolved(values, PYTEST, mine, environ, config), model, mine)
+
+
+#: a pytest session's options, resolved once (:func:`session_values`)
+SESSION_VALUES = pytest.StashKey[dict[str, Any]]()
+
+
+def session_values(config: pytest.Config) -> dict[str, Any]:
+    """Every pytest option of ours for this session, resolved once (flag, else env var, else
+    ``--config``, else default; the ``--config`` file read once) and kept in ``config.stash``:
+    the run's settings, the CNCF and the evidence options all read this one resolution.
+    Raises ``UsageError`` (nothing is kept then)."""
+    values = config.stash.get(SESSION_VALUES, None)
+    if values is None:
+        given = values_from(config.option, PYTEST)
+        values = resolved(given, PYTEST, config=config_values(given))
+        config.stash[SESSION_VALUES] = values
+    return values
+
+
+def session_settings(config: pytest.Config) -> Settings:
+    """The session's :class:`Settings`, from :func:`session_values` (raises ``UsageError``)."""
+    from aicr_pytest.core.settings import build_settings
+
+    return build_settings(fields_of(session_values(config), "run"))
+
+
+def session_evidence_settings(config: pytest.Config) -> EvidenceSettings:
+    """The session's evidence options, from :func:`session_values` (raises ``UsageError``)."""
+    from aicr_pytest.evidence import settings as evidence_settings
+
+    return evidence_settings.build_evidence_settings(fields_of(session_values(config), "evidence"))
 
 
 def build_run_settings(
@@ -354,6 +395,7 @@ __all__ = [
     "PYTEST_PREFIX",
     "RECIPE",
     "RUN",
+    "SESSION_VALUES",
     "SIMULATE",
     "SNAPSHOT",
     "SNAPSHOT_NAMESPACE",
@@ -372,11 +414,15 @@ __all__ = [
     "command_values",
     "config_values",
     "entries",
+    "fields_of",
     "forwarded_args",
     "namespaced",
     "parse_bool",
     "resolve",
     "resolved",
+    "session_evidence_settings",
+    "session_settings",
+    "session_values",
     "setting_values",
     "table",
     "values_from",
