@@ -380,7 +380,7 @@ def _check_inputs(
     if not request.recipe and not request.cncf_submission:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)
     configure_logging(debug=request.debug, log_json=request.log_json)
-    timeout_s = parse_timeout(request.timeout)
+    timeout_s = parse_timeout(str(request.timeout))
     configmap = _output_configmap(request.output)
     if request.output and request.output != "-" and configmap is None:
         check_writable(request.output, "--output")
