@@ -33,7 +33,6 @@ import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -47,6 +46,7 @@ from aicr_pytest.core.writable import check_writable
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
+from aicr_pytest.plugin.options.request import ValidateRequest
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
@@ -289,57 +289,6 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
 
 
 MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe in --config)"
-
-
-@dataclass(frozen=True)
-class ValidateRequest:
-    """What ``aicr-pytest validate`` was asked for: its options, each resolved once (the flag, else
-    its environment variable, else ``--config``, else the default).  A field is named after its row
-    of the option table; a test keeps the two in step."""
-
-    recipe: str | None
-    snapshot: str | None
-    kubeconfig: str | None
-    kube_context: str | None
-    namespace: str | None
-    no_cluster: bool
-    no_cleanup: bool
-    simulate: str | None
-    fault: list[str] | None
-    output: str | None
-    fail_on_error: bool
-    debug: bool
-    log_json: bool
-    timeout: str
-    node_selector: list[str] | None
-    toleration: list[str] | None
-    image_pull_secret: list[str] | None
-    image: str | None
-    nvidia_smi_image: str
-    require_gpu: bool
-    job_name: str | None
-    cncf_submission: bool
-    emit_attestation: str | None
-    html: str | None
-    aks_gpu_pools: str | None
-    gke_gpu_pools: str | None
-    oke_addons: str | None
-
-    @classmethod
-    def of(cls, values: Mapping[str, Any]) -> ValidateRequest:
-        return cls(**{f.name: values.get(f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
-
-    @property
-    def alongside(self) -> bool:
-        """``--cncf-submission`` next to a recipe and a run output: the phases run too (the
-        plugin's ``cncf_wiring.alongside_run``), so the snapshot is captured as for any run."""
-        to_file = bool(self.output and self.output != "-")
-        return bool(self.recipe and (self.emit_attestation or self.html or to_file))
-
-    @property
-    def captures(self) -> bool:
-        """No ``--snapshot``: validate captures one (not offline, not for a submission alone)."""
-        return not self.snapshot and not self.no_cluster and (not self.cncf_submission or self.alongside)
 
 
 def cmd_validate(ns: argparse.Namespace) -> int:
