@@ -41,7 +41,7 @@ from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import build_placement, parse_timeout
-from aicr_pytest.core.writable import check_writable
+from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
@@ -279,6 +279,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
         return EXIT_EVIDENCE
     if outcome.render_error:  # --evidence-dir: the CNCF evidence could not be rendered
         return EXIT_FAILED
+    if outcome.output_errors:  # a report could not be written (it went to a temporary file)
+        return EXIT_FAILED
     if pytest_exit == pytest.ExitCode.INTERNAL_ERROR:
         return EXIT_FAILED
     if outcome.failing and fail_on_error:
@@ -301,6 +303,8 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     timeout_s = parse_timeout(str(run["timeout"]))
     output = run["output"]
     to_configmap = _output_configmap(output)
+    outputs = [("--output", str(output or "")), ("--html", run["html"]), ("--junitxml", _junitxml(ns))]
+    check_distinct(outputs, inputs_of({**run, "config": given.get("config") or run.get("config")}))
     if output and output != "-" and to_configmap is None:
         check_writable(str(output), "--output")
     provider_data = _provider_data(given, run)  # a bad provider file: exit 2 before any cluster work
@@ -321,6 +325,8 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             print(
                 f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
             )
+        if to_configmap is not None:  # before the capture and the first check: the report has a home
+            _probe_report_configmap(to_configmap, given, run)
         if not run["snapshot"] and not run["no_cluster"] and (not run["cncf_submission"] or _alongside(run)):
             from aicr_pytest.snapshot.capture import capture_for_validate
 
@@ -382,6 +388,19 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         return ran
 
 
+def _junitxml(ns: argparse.Namespace) -> str | None:
+    """The ``--junitxml`` (``--junit-xml``) path among the pytest arguments after ``--``, if any."""
+    args = list(ns.pytest_args or ())
+    found: str | None = None
+    for i, arg in enumerate(args):
+        for flag in ("--junitxml", "--junit-xml"):
+            if arg == flag and i + 1 < len(args):
+                found = args[i + 1]
+            elif arg.startswith(flag + "="):
+                found = arg.split("=", 1)[1]
+    return found
+
+
 def _alongside(run: Mapping[str, Any]) -> bool:
     """``--cncf-submission`` next to a recipe and a run output: the phases run too (the plugin's
     ``cncf_wiring.alongside_run``), so the snapshot is captured as for any run."""
@@ -411,6 +430,29 @@ def _provider_data(given: Mapping[str, Any], run: Mapping[str, Any]) -> list[dic
     if run["no_cluster"] or (run["cncf_submission"] and not _alongside(run)):
         return []  # no snapshot is captured
     return providers.project_all({flag: run[name] for flag, name in names.items()})
+
+
+def _probe_report_configmap(
+    target: tuple[str, str], given: Mapping[str, Any], run: Mapping[str, Any]
+) -> None:
+    """``-o cm://ns/name``: a server-side dry-run create of the report's ConfigMap, so a missing
+    namespace or a refused write is one line (exit 2) before any work, not after the whole run.
+    A ConfigMap that already exists (409) is fine: the report replaces it."""
+    from aicr_pytest.kube import connect
+    from aicr_pytest.kube.errors import Conflict
+    from aicr_pytest.report.configmap import MSG_PROBE_FAILED, configmap_object
+
+    namespace, name = target
+    try:
+        cluster = connect(given.get("kubeconfig"), run["kube_context"])
+        cluster.create(configmap_object(namespace, name, "{}", ""), dry_run=True)
+    except Conflict:
+        return
+    except UsageError:
+        raise
+    except Exception as err:  # the API or the kubeconfig: one line, never a traceback
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise UsageError(MSG_PROBE_FAILED.format(uri=f"cm://{namespace}/{name}", error=first)) from None
 
 
 def _write_report_configmap(

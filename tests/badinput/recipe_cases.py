@@ -72,7 +72,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (
         ["recipe", "--service", "eks", "-o", "/proc/recipe.yaml"],
         2,
-        E + "--output /proc/recipe.yaml: cannot write the report there: No such file or directory",
+        E + "--output /proc/recipe.yaml: cannot write the report there: ENOENT (No such file or directory)",
     ),
     (["recipe"], 2, NO_CRITERIA),
     (["recipe", "--service", "any", "--intent", "any"], 2, NO_CRITERIA),

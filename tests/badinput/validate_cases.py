@@ -115,8 +115,10 @@ INCOHERENT = "recipe has incoherent component ref(s): "
 FABRIC = 'unsupported AICR_NCCL_FABRIC="bogus" (expected "efa" or "roce")'
 NO_KUBECONFIG_ENV = "KUBECONFIG is set but names no existing file: {tmp}/no-kubeconfig"
 NOT_A_DIR = "cannot write the report there: it is a directory"
-PROC = "cannot write the report there: No such file or directory"
+PROC = "cannot write the report there: ENOENT (No such file or directory)"
 CFG = "--config {tmp}/"
+SAME, OWN = "the same file as", "give each output its own path"
+ON_INPUT, OVER = "the same file as the input", "it would be overwritten"
 PREDICATE_VERSIONS = "want 1 (recipe-evidence/v1, the default) or 3 (recipe-evidence/v3)"
 NO_CONTEXT = (
     "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. "
@@ -273,6 +275,49 @@ CASES: list[Case] = [
     ),
     (T, [*OFF, "--ctrf-report", "/proc/ctrf.json"], {}, 4, P + f"--ctrf-report /proc/ctrf.json: {PROC}"),
     (T, [*OFF, "--ctrf-report", "{tmp}"], {}, 4, P + f"--ctrf-report {{tmp}}: {NOT_A_DIR}"),
+    # two outputs on one file, or an output on an input: refused before anything runs
+    (
+        V,
+        [*OFF, "-o", "x.json", "--html", "x.json"],
+        {},
+        2,
+        E + f"--html x.json: {SAME} --output x.json; {OWN}",
+    ),
+    (
+        V,
+        [*OFF, "-o", "x.xml", "--", "--junitxml=x.xml"],
+        {},
+        2,
+        E + f"--junitxml x.xml: {SAME} --output x.xml; {OWN}",
+    ),
+    (
+        V,
+        [*OFF, "-o", "{tmp}/ok.yaml"],
+        {},
+        2,
+        E + f"--output {{tmp}}/ok.yaml: {ON_INPUT} --recipe {{tmp}}/ok.yaml; {OVER}",
+    ),
+    (
+        V,
+        [*OFF, "--html", "snap.yaml"],
+        {},
+        2,
+        E + f"--html snap.yaml: {ON_INPUT} --snapshot {{tmp}}/snap.yaml; {OVER}",
+    ),
+    (
+        T,
+        [*OFF, "--ctrf-report", "r.json", "--junitxml", "{tmp}/r.json"],
+        {},
+        4,
+        P + f"--junitxml {{tmp}}/r.json: {SAME} --ctrf-report r.json; {OWN}",
+    ),
+    (
+        T,
+        [*OFF, "--aicr-html", "ok.yaml"],
+        {},
+        4,
+        P + f"--html ok.yaml: {ON_INPUT} --recipe {{tmp}}/ok.yaml; {OVER}",
+    ),
     # the HTML page, JUnit XML and the evidence bundle: probed before the run too (a long run's output
     # is not lost)
     (T, [*OFF, "--junitxml", "/proc/junit.xml"], {}, 4, P + f"--junitxml /proc/junit.xml: {PROC}"),
@@ -281,7 +326,7 @@ CASES: list[Case] = [
     *_both(
         [*OFF, "--emit-attestation", "/proc/evidence"],
         {},
-        "--emit-attestation /proc/evidence: cannot write there: No such file or directory",
+        "--emit-attestation /proc/evidence: cannot write there: ENOENT (No such file or directory)",
     ),
     *_both(
         [*OFF, "--emit-attestation", "{tmp}/afile"],
