@@ -97,6 +97,14 @@ FILES: dict[str, str] = {
         "kind: AICRConfig\nspec:\n  validate:\n    agent: {namespace: x}\nx:\n" + alias_bomb("  ")
     ),
     "self-anchor.yaml": HEAD + "componentRefs: &r [*r]\n" + DEPLOY,
+    # a key given twice (Go's yaml.v3 refuses it; the last one used to win silently)
+    "dup-recipe.yaml": _recipe(DEPLOY) + "validation:\n  conformance: {checks: [dra-support]}\n",
+    "dup-snap.yaml": (
+        "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements: []\nmeasurements:\n  - type: K8s\n"
+    ),
+    "dup-cfg.yaml": "kind: AICRConfig\nspec:\n  validate: {}\n  validate: {}\n",
+    "data-dup/registry.yaml": "components: []\n",
+    "data-dup/validators/catalog.yaml": "validators: []\nvalidators: []\n",
 }
 
 E = "aicr-pytest: error: "
@@ -600,6 +608,31 @@ CASES: list[Case] = [
         [*OFF, "--data", "{tmp}/data-budget-neg"],
         {},
         'validators/catalog.yaml: validator "operator-health": timeout "-1m" is negative',
+    ),
+    # a mapping key given twice: file, line and key, in yaml.v3's words
+    *_both(
+        ["-r", "{tmp}/dup-recipe.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        'malformed YAML in {tmp}/dup-recipe.yaml: line 6: mapping key "validation" already defined at line 5',
+    ),
+    *_both(
+        ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/dup-snap.yaml", "--no-cluster"],
+        {},
+        'snapshot {tmp}/dup-snap.yaml: invalid YAML: line 4: mapping key "measurements" already defined '
+        "at line 3",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/dup-cfg.yaml"],
+        {},
+        2,
+        E + CFG + 'dup-cfg.yaml: not valid YAML: line 4: mapping key "validate" already defined at line 3',
+    ),
+    *_both(
+        [*OFF, "--data", "{tmp}/data-dup"],
+        {},
+        "malformed YAML in data file {tmp}/data-dup/validators/catalog.yaml: line 2: mapping key "
+        '"validators" already defined at line 1',
     ),
     # kubeconfig / context missing or unreadable, named before any check runs (plain pytest: named
     # by flag, not $KUBECONFIG, and no conftest fixture uses the test kit, which may write it later)
