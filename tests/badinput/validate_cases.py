@@ -134,6 +134,8 @@ NO_CONTEXT = (
 )
 
 Case = tuple[str, list[str], dict[str, str], int, str]
+#: FIFOs the runner makes under ``{tmp}`` (no one writes to them)
+FIFOS = ["fifo", "data-fifo/registry.yaml"]
 
 
 def _both(argv: list[str], env: dict[str, str], line: str) -> list[Case]:
@@ -591,8 +593,16 @@ CASES: list[Case] = [
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
     ),
     *_both(
-        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--phase", "deployment",
-         "--isolate-bad-nodes"],
+        [
+            "-r",
+            "{tmp}/nccl.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--phase",
+            "deployment",
+            "--isolate-bad-nodes",
+        ],
         {},
         "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
@@ -608,6 +618,39 @@ CASES: list[Case] = [
         [*OFF, "--data", "{tmp}/data-budget-neg"],
         {},
         'validators/catalog.yaml: validator "operator-health": timeout "-1m" is negative',
+    ),
+    # a FIFO, a socket or a device as a file input: refused without opening it (it would hang)
+    *_both(
+        ["-r", "{tmp}/fifo", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        "recipe path is not a regular file (a FIFO): {tmp}/fifo",
+    ),
+    *_both(
+        ["-r", "{tmp}/ok.yaml", "-s", "/dev/zero", "--no-cluster"],
+        {},
+        "snapshot path is not a regular file (a device): /dev/zero",
+    ),
+    *_both(
+        [*OFF, "--emit-attestation", "{tmp}/ev", "--bom", "{tmp}/fifo"],
+        {},
+        "--bom {tmp}/fifo: not a regular file (a FIFO); it is not read",
+    ),
+    *_both(
+        [*OFF, "--emit-attestation", "{tmp}/ev", "--bom", "/dev/urandom"],
+        {},
+        "--bom /dev/urandom: not a regular file (a device); it is not read",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/fifo"],
+        {},
+        2,
+        E + CFG + "fifo: not a regular file (a FIFO); it is not read",
+    ),
+    *_both(
+        [*OFF, "--data", "{tmp}/data-fifo"],
+        {},
+        "--data file {tmp}/data-fifo/registry.yaml: not a regular file (a FIFO); it is not read",
     ),
     # a mapping key given twice: file, line and key, in yaml.v3's words
     *_both(
