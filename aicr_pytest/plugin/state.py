@@ -306,8 +306,14 @@ def load(config: pytest.Config, state: PluginState) -> None:
         config.hook.pytest_aicr_prevalidate(checks=checks, recipe=recipe, settings=settings, data=data)
 
     try:
+        from aicr_pytest.recipegen.hydrate import hydrate_overlay
+
         state.run = load_run_state(
-            settings, state.cluster_handle.read_configmap, prevalidate, binary_version=__version__
+            settings,
+            state.cluster_handle.read_configmap,
+            prevalidate,
+            binary_version=__version__,
+            hydrate=hydrate_overlay,
         )
         from aicr_pytest.core.budgets import check_budgets
 

@@ -103,6 +103,10 @@ FILES: dict[str, str] = {
         "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements: []\nmeasurements:\n  - type: K8s\n"
     ),
     "dup-cfg.yaml": "kind: AICRConfig\nspec:\n  validate: {}\n  validate: {}\n",
+    # a RecipeMetadata overlay as the recipe: hydrated from its criteria, as AICR does; without
+    # criteria, or with criteria that are not valid, refused
+    "overlay-nocrit.yaml": "kind: RecipeMetadata\nmetadata: {name: x}\nspec: {}\n",
+    "overlay-badcrit.yaml": "kind: RecipeMetadata\nmetadata: {name: x}\nspec:\n  criteria: {service: nope}\n",
     "data-dup/registry.yaml": "components: []\n",
     "data-dup/validators/catalog.yaml": "validators: []\nvalidators: []\n",
 }
@@ -652,11 +656,22 @@ CASES: list[Case] = [
         {},
         "--data file {tmp}/data-fifo/registry.yaml: not a regular file (a FIFO); it is not read",
     ),
+    *_both(
+        ["-r", "{tmp}/overlay-nocrit.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        "overlay {tmp}/overlay-nocrit.yaml has no criteria; only leaf overlays (with spec.criteria) can "
+        'be used directly — run "aicr-pytest recipe" with explicit criteria instead',
+    ),
+    *_both(
+        ["-r", "{tmp}/overlay-badcrit.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        "overlay {tmp}/overlay-badcrit.yaml: spec.criteria: invalid service type: nope",
+    ),
     # a mapping key given twice: file, line and key, in yaml.v3's words
     *_both(
         ["-r", "{tmp}/dup-recipe.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {},
-        'malformed YAML in {tmp}/dup-recipe.yaml: line 6: mapping key "validation" already defined at line 5',
+        'malformed YAML in {tmp}/dup-recipe.yaml: line 7: mapping key "validation" already defined at line 5',
     ),
     *_both(
         ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/dup-snap.yaml", "--no-cluster"],
