@@ -219,7 +219,10 @@ def test_an_unsigned_statement_is_bound_to_its_bom_and_manifest_beyond_the_go_ve
     out = _statement_edit(tmp_path, "count", lambda p: p["manifest"].update(fileCount=99))
     code, doc = verify_json(capsys, str(out))
     assert code == 2 and failing_step(doc)["subRows"] == [
-        {"key": C.STATEMENT_FILE, "value": "predicate.manifest.fileCount is 99, manifest.json lists 5 file(s)"}
+        {
+            "key": C.STATEMENT_FILE,
+            "value": "predicate.manifest.fileCount is 99, manifest.json lists 5 file(s)",
+        }
     ]
 
 
