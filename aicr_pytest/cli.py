@@ -31,6 +31,7 @@ import contextlib
 import re
 import signal
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -41,7 +42,7 @@ from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import build_placement, parse_timeout
-from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
+from aicr_pytest.core.writable import OutputError, check_distinct, check_writable, inputs_of
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
@@ -331,25 +332,47 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             from aicr_pytest.snapshot.capture import capture_for_validate
 
             gcpause.resume()  # the capture waits on the cluster before pytest starts
-            captured, code = capture_for_validate(
-                recipe=str(run["recipe"]),
-                kubeconfig=given.get("kubeconfig"),
-                kube_context=run["kube_context"],
-                placement=build_placement(
-                    node_selector=run["node_selector"],
-                    tolerations=run["toleration"],
-                    image_pull_secrets=run["image_pull_secret"],
-                    namespace=run["namespace"],
-                ),
-                image=str(run["image"] or run["nvidia_smi_image"]),
-                no_cleanup=bool(run["no_cleanup"]),
-                emit=lambda line: print(line, file=sys.stderr, flush=True),
-                require_gpu=bool(run["require_gpu"]),
-                timeout=timeout_s,
-                job_name=run["job_name"],
-                provider_subtypes=provider_data,
-            )
-            if captured is None:
+            errors: list[str] = []
+
+            def emit(line: str) -> None:
+                print(line, file=sys.stderr, flush=True)
+                if line.startswith("aicr-pytest: error: "):
+                    errors.append(line.removeprefix("aicr-pytest: error: "))
+
+            start_ms = int(time.time() * 1000)
+            try:
+                captured, code = capture_for_validate(
+                    recipe=str(run["recipe"]),
+                    kubeconfig=given.get("kubeconfig"),
+                    kube_context=run["kube_context"],
+                    placement=build_placement(
+                        node_selector=run["node_selector"],
+                        tolerations=run["toleration"],
+                        image_pull_secrets=run["image_pull_secret"],
+                        namespace=run["namespace"],
+                    ),
+                    image=str(run["image"] or run["nvidia_smi_image"]),
+                    no_cleanup=bool(run["no_cleanup"]),
+                    emit=emit,
+                    require_gpu=bool(run["require_gpu"]),
+                    timeout=timeout_s,
+                    job_name=run["job_name"],
+                    provider_subtypes=provider_data,
+                )
+            except KeyboardInterrupt:
+                _not_run_report(
+                    output,
+                    to_configmap,
+                    given,
+                    run,
+                    "the snapshot capture was interrupted",
+                    start_ms,
+                    interrupted="SIGINT",
+                )
+                return EXIT_INTERRUPTED
+            if captured is None:  # the capture failed: the report says so rather than being lost
+                reason = errors[-1] if errors else "the snapshot capture failed"
+                _not_run_report(output, to_configmap, given, run, reason, start_ms)
                 return code
             given = {**given, "snapshot": captured}
         file_output = None if to_configmap is not None else output
@@ -386,6 +409,29 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         if receiver.cncf is not None and collected and (outcome is None or ran == EXIT_OK):
             return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
         return ran
+
+
+def _not_run_report(
+    output: object,
+    to_configmap: tuple[str, str] | None,
+    given: Mapping[str, Any],
+    run: Mapping[str, Any],
+    reason: str,
+    start_ms: int,
+    interrupted: str | None = None,
+) -> None:
+    """The CTRF report of a run that ended before its first check, written where ``-o`` says."""
+    from aicr_pytest.report.ctrf import write
+    from aicr_pytest.report.unrun import not_run_report
+
+    report = not_run_report(reason, start_ms=start_ms, interrupted=interrupted)
+    if to_configmap is not None:
+        _write_report_configmap(to_configmap, report, given, run)
+        return
+    try:
+        write(report, str(output or "-"), sys.stdout)
+    except OutputError as err:
+        print(f"aicr-pytest: error: {err}", file=sys.stderr)
 
 
 def _junitxml(ns: argparse.Namespace) -> str | None:

@@ -125,7 +125,9 @@ def _current_umask() -> int:
 _UMASK: Final = _current_umask()
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes, flag: str) -> Path:
+def write_atomic(
+    path: str | os.PathLike[str], data: str | bytes, flag: str, *, make_parents: bool = True
+) -> Path:
     """Write ``data`` to ``path`` whole or not at all; raise :class:`OutputError` otherwise.
 
     A regular file (or one still to be made; its parents are created) is written to a temporary
@@ -133,7 +135,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, flag: str) -> 
     interrupted write never leaves a truncated report (and never replaces a whole one).  A target
     that exists and is not a regular file (``/dev/stdout``, a FIFO, ``/dev/full``) is written in
     place, never replaced, and a short or failed write is reported the same way.  A symbolic link
-    is followed: its target is replaced, the link kept.  ``flag`` names the option in the error line.
+    is followed: its target is replaced, the link kept.  ``flag`` names the option in the error line;
+    ``make_parents=False`` leaves a missing directory an error (``ENOENT``) instead of creating it.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     target = Path(os.path.realpath(Path(path).expanduser()))
@@ -143,7 +146,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, flag: str) -> 
             with open(target, "wb") as fh:
                 fh.write(payload)
             return target
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if make_parents:
+            target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:

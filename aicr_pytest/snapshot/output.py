@@ -28,6 +28,7 @@ import yaml
 from aicr_pytest.core.configmaps import result_configmap
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
+from aicr_pytest.core.writable import OutputError, errno_text, write_atomic
 
 Format = Literal["yaml", "json"]
 FORMATS: Final[tuple[Format, ...]] = ("yaml", "json")
@@ -172,10 +173,12 @@ def write(
         except Exception as exc:
             raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=_first_line(exc))) from None
     else:
-        try:
-            Path(dest.path).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(MSG_WRITE_FILE.format(path=dest.path, error=exc.strerror or exc)) from None
+        try:  # whole or not at all: a full disk never leaves half a snapshot
+            write_atomic(dest.path, text, "--output", make_parents=False)
+        except OutputError as exc:
+            cause = exc.__cause__
+            why = errno_text(cause) if isinstance(cause, OSError) else str(exc)
+            raise UsageError(MSG_WRITE_FILE.format(path=dest.path, error=why)) from None
     return dest.describe()
 
 

@@ -114,7 +114,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (
         ["recipe", "--service", "eks", "-o", "{tmp}/no/such/dir/recipe.yaml"],
         2,
-        E + "cannot write recipe to {tmp}/no/such/dir/recipe.yaml: No such file or directory",
+        E + "cannot write recipe to {tmp}/no/such/dir/recipe.yaml: ENOENT (No such file or directory)",
     ),
     # the OS guard on the embedded data
     (

@@ -105,3 +105,49 @@ def test_a_configmap_output_in_a_missing_namespace_is_refused_before_any_work(sc
         'create configmaps "report" in namespace missing-ns: 404 Not Found: namespaces "missing-ns" not found'
     )
     assert "test session starts" not in proc.stderr  # nothing ran
+
+
+def _failing_capture(monkeypatch: pytest.MonkeyPatch, outcome: BaseException | None) -> None:
+    from aicr_pytest.snapshot import capture
+
+    def fake(**kwargs: object) -> tuple[None, int]:
+        if outcome is not None:
+            raise outcome
+        emit = kwargs["emit"]
+        assert callable(emit)
+        emit("aicr-pytest: error: failed to capture snapshot: [TIMEOUT] the agent did not finish within 5m0s")
+        return None, 5
+
+    monkeypatch.setattr(capture, "capture_for_validate", fake)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "code", "reason", "interrupted"),
+    [
+        (None, 5, "failed to capture snapshot: [TIMEOUT] the agent did not finish within 5m0s", None),
+        (KeyboardInterrupt(), 5, "the snapshot capture was interrupted", "SIGINT"),
+    ],
+    ids=["failed", "interrupted"],
+)
+def test_a_capture_that_ends_the_run_still_writes_the_report(
+    scratch: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    outcome: BaseException | None,
+    code: int,
+    reason: str,
+    interrupted: str | None,
+) -> None:
+    import json
+
+    from aicr_pytest.cli import main
+
+    _failing_capture(monkeypatch, outcome)
+    out = tmp_path / "ctrf.json"
+    assert main(["validate", "-r", str(scratch / "ok.yaml"), "-o", str(out)]) == code
+    report = json.loads(out.read_text())
+    assert report["results"]["tests"] == [] and report["results"]["summary"]["tests"] == 0
+    assert report["extra"]["aicr.notRun"] == reason
+    assert report["extra"].get("aicr.interrupted") == interrupted
+    assert capsys.readouterr().out == ""
