@@ -143,6 +143,23 @@ def configmap_object(dest: Destination, text: str, fmt: Format, timestamp: str) 
     )
 
 
+def probe_configmap(dest: Destination, fmt: Format, create: Callable[..., Any]) -> None:
+    """``-o cm://ns/name``: a server-side dry-run create of the snapshot's ConfigMap, so a missing
+    namespace or a refused write is one line (exit 2) before the capture, not after it.  A ConfigMap
+    that already exists is fine (the snapshot replaces it); ``create(obj, dry_run=True)`` is the
+    cluster's create."""
+    from aicr_pytest.kube.errors import Conflict
+
+    try:
+        create(configmap_object(dest, "", fmt, ""), dry_run=True)
+    except Conflict:
+        return
+    except UsageError:
+        raise
+    except Exception as exc:  # the API: one line, never a traceback
+        raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=_first_line(exc))) from None
+
+
 def write(
     document: dict[str, Any],
     fmt: Format,

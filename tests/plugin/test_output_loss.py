@@ -151,3 +151,24 @@ def test_a_capture_that_ends_the_run_still_writes_the_report(
     assert report["extra"]["aicr.notRun"] == reason
     assert report["extra"].get("aicr.interrupted") == interrupted
     assert capsys.readouterr().out == ""
+
+
+def test_a_snapshot_configmap_in_a_missing_namespace_is_refused_before_the_capture(scratch: Path) -> None:
+    from aicr_pytest.testing.clock import RealClock
+    from aicr_pytest.testing.cluster import FakeCluster
+
+    with FakeCluster("h100-eks-training", clock=RealClock()) as fc:
+        proc = _run(
+            scratch,
+            *("-m", "aicr_pytest.cli", "snapshot", "--kubeconfig", str(fc.kubeconfig_path)),
+            *("-o", "cm://missing-ns/snap"),
+        )
+        pods = fc.store.resource("", "v1", "pods")
+        assert pods is not None
+        agents = [p for p in fc.store.list(pods, None)["items"] if "snapshot" in p["metadata"]["name"]]
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "aicr-pytest: error: cannot write snapshot to cm://missing-ns/snap: create configmaps \"snap\" in "
+        'namespace missing-ns: 404 Not Found: namespaces "missing-ns" not found'
+    ]
+    assert agents == []  # no agent was started
