@@ -206,6 +206,12 @@ CASES: list[tuple[list[str], int, str]] = [
         2,
         E + 'mixin file mixins/m.yaml has wrong kind "RecipeMetadata", expected "RecipeMixin"',
     ),
+    # a destination that takes no bytes: the write fails whole, naming the path and the errno
+    (
+        ["recipe", "--service", "eks", "-o", "/dev/full"],
+        2,
+        E + "cannot write recipe to /dev/full: ENOSPC (No space left on device)",
+    ),
     # a mapping key given twice in an overlay or a data file: file, line and key
     (
         ["recipe", "--service", "eks", "--no-embedded-data", "--data", "{tmp}/tree-dup-overlay"],
