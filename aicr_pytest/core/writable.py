@@ -112,7 +112,12 @@ MSG_WRITE_FAILED: Final = "{flag} {path}: the output could not be written: {why}
 
 class OutputError(Exception):
     """An output that could not be written fully: ``str()`` is the one line to print (it names
-    the path and the errno); the run must end non-zero."""
+    the path and the errno); the run must end non-zero.  ``fallback`` is where the bytes went
+    instead (:func:`write_output`), when they went anywhere."""
+
+    def __init__(self, line: str, fallback: Path | None = None) -> None:
+        super().__init__(line)
+        self.fallback = fallback
 
 
 def _current_umask() -> int:
@@ -182,7 +187,8 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, flag: str) -> 
             fallback.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
         except OSError:
             raise err from cause
-        raise OutputError(MSG_FALLBACK.format(flag=flag, path=path, why=why, fallback=fallback)) from cause
+        line = MSG_FALLBACK.format(flag=flag, path=path, why=why, fallback=fallback)
+        raise OutputError(line, fallback) from cause
 
 
 MSG_SAME_PATH: Final = "{flag} {path}: the same file as {other} {other_path}; give each output its own path"

@@ -52,6 +52,8 @@ def write(config: pytest.Config, results: RunResults) -> None:
         write_output(target, Path(tmp).read_bytes(), "--junitxml")
     except OutputError as err:
         results.output_failed(str(err))
+        if err.fallback is not None:  # the summary's "generated xml file" names where it is
+            config.stash[_TARGET_KEY] = str(err.fallback)
     except OSError as err:  # the private temporary file itself
         results.output_failed(MSG_WRITE_FAILED.format(flag="--junitxml", path=target, why=errno_text(err)))
     finally:

@@ -76,6 +76,7 @@ def test_plain_pytest_junit_and_ctrf_into_a_full_device_exit_1_without_traceback
     junit = _last_line_fallback(lines[0], "aicr-pytest: error: --junitxml /dev/full: " + ENOSPC)
     ctrf = _last_line_fallback(lines[1], "aicr-pytest: error: CTRF report /dev/full: " + ENOSPC)
     assert junit.read_text().startswith("<?xml") and '"results"' in ctrf.read_text()
+    assert f"generated xml file: {junit}" in proc.stdout  # where it is, not where it is not
     junit.unlink()
     ctrf.unlink()
 

@@ -76,7 +76,7 @@ def test_write_output_falls_back_and_still_raises(tmp_path: Path) -> None:
     head = "--html /proc/x/report.html: the output could not be written: ENOENT (No such file or directory); "
     assert line.startswith(head + "it was written to ") and line.endswith(" instead")
     fallback = Path(line[len(head + "it was written to ") : -len(" instead")])
-    assert fallback.read_text() == "<p>page</p>"
+    assert fallback.read_text() == "<p>page</p>" and err.value.fallback == fallback
     fallback.unlink()
 
 
