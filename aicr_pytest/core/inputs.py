@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from aicr_pytest.core import catalog, constraints, runflags
 from aicr_pytest.core.coherence import check_coherence
 from aicr_pytest.core.datatree import DataTree, embedded_data_root
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.policy import AllocationPolicy, resolve_allocation_policy
-from aicr_pytest.core.recipe import Constraint, Recipe, parse_recipe
+from aicr_pytest.core.recipe import Constraint, Recipe, is_overlay, parse_recipe
 from aicr_pytest.core.runflags import unknown_phase_keys_error
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.core.snapshot import Snapshot, load_snapshot_text
@@ -28,6 +29,10 @@ EMBEDDED_DATA_ROOT = embedded_data_root()
 
 ConfigMapReader = Callable[[str, str], dict[str, str]]
 Prevalidate = Callable[[list[str], Recipe, DataTree], None]
+#: ``hydrate(overlay document, source, data) -> (RecipeResult document, the line saying so)``:
+#: a ``RecipeMetadata`` overlay given as the recipe, built into a recipe as AICR builds it
+#: (the plugin passes :func:`aicr_pytest.recipegen.hydrate.hydrate_overlay`)
+OverlayHydrator = Callable[[dict[str, Any], str, DataTree], tuple[dict[str, Any], str]]
 
 
 @dataclass
@@ -129,13 +134,15 @@ def load_run_state(
     configmap_reader: ConfigMapReader | None = None,
     prevalidate: Prevalidate | None = None,
     binary_version: str = "",
+    hydrate: OverlayHydrator | None = None,
 ) -> RunState:
     """Load and validate every input.  Raises :class:`UsageError` (exit 2) on bad input.
 
     ``prevalidate(check_names, recipe, data)`` validates what only the selected checks understand
     (the plugin passes its ``pytest_aicr_prevalidate`` hook); it runs after selection and before
     the allocation policy is resolved.  ``binary_version`` is this tool's version, for the
-    version-skew advisory.
+    version-skew advisory.  ``hydrate`` builds a ``RecipeMetadata`` overlay given as the recipe into
+    a recipe (without it an overlay is refused).
     """
     if settings.recipe is None:
         raise UsageError("--recipe is required")
@@ -144,7 +151,13 @@ def load_run_state(
     data = DataTree(EMBEDDED_DATA_ROOT, settings.data)
 
     raw_recipe = load_yaml_document(settings.recipe, "recipe", configmap_reader)
+    hydrated: list[str] = []
+    if hydrate is not None and is_overlay(raw_recipe):
+        assert isinstance(raw_recipe, dict)
+        raw_recipe, note = hydrate(raw_recipe, settings.recipe, data)
+        hydrated.append(note)
     recipe, warnings = parse_recipe(raw_recipe, settings.recipe)
+    warnings[:0] = hydrated
     if isinstance(raw_recipe, dict) and (
         phase_key_error := unknown_phase_keys_error(raw_recipe.get("validation"), settings.recipe)
     ):

@@ -64,6 +64,13 @@ class RunResults:
     figures: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     #: node ids whose teardown report arrived (finished items)
     done: set[str] = field(default_factory=set)
+    #: one line per output (CTRF, HTML, JUnit, evidence, history, ...) that could not be written
+    #: fully (:class:`~aicr_pytest.core.writable.OutputError`); the run ends non-zero
+    output_errors: list[str] = field(default_factory=list)
+
+    def output_failed(self, line: str) -> None:
+        """Record an output that could not be written (the plugin prints the line last)."""
+        self.output_errors.append(line)
 
     def add(
         self, nodeid: str, when: str, duration_s: float, props: Mapping[str, Any]
