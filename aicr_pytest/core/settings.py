@@ -186,6 +186,9 @@ class Settings(BaseModel):
     node_health: bool = False
     #: ``--isolate-bad-nodes``: an NCCL check that fails reruns on node subsets to name the bad nodes
     isolate_bad_nodes: bool = False
+    #: ``--label-bad-nodes`` / ``--taint-bad-nodes``: mark the nodes the node-health checks judged
+    label_bad_nodes: bool = False
+    taint_bad_nodes: bool = False
     #: ``--cncf-should`` (or ``-m cncf-should``): add the CNCF SHOULD checks to the conformance phase
     cncf_should: bool = False
     dcgm_image: str = DEFAULT_DCGM_IMAGE

@@ -40,6 +40,7 @@ from aicr_pytest.plugin import (
     hookspecs,
     htmlreport,
     interrupt,
+    nodemarks_wiring,
     options,
     outcomes,
     progress_sink,
@@ -98,6 +99,7 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
         evidence_wiring.configure(config)  # before any check: options, disclosure prompt
         interrupt.configure(config, state.results)
         cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
+        nodemarks_wiring.configure(config, state)  # --label-bad-nodes / --taint-bad-nodes
 
 
 _Feature = TypeVar("_Feature")

@@ -469,6 +469,30 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         config_key="execution.isolateBadNodes",
     ),
+    # --- bad nodes labelled or tainted after the run (aicr_pytest.health.nodemarks); refused up
+    # front (aicr_pytest.core.inputs) when no node-health check or bad-node isolation is selected -----
+    Option(
+        "label_bad_nodes",
+        ("--label-bad-nodes",),
+        "after the run, label every node a node-health check or bad-node isolation named "
+        "aicr.run/validation=failed (with the reason in the aicr.run/validation-reason annotation) and the "
+        "nodes it checked and found healthy aicr.run/validation=passed; opt-in: needs node patch",
+        setting="label_bad_nodes",
+        action="store_true",
+        default=False,
+        config_key="execution.labelBadNodes",
+    ),
+    Option(
+        "taint_bad_nodes",
+        ("--taint-bad-nodes",),
+        "after the run, taint the nodes a node-health check or bad-node isolation named "
+        "aicr.run/validation=failed:NoSchedule and remove that taint from checked nodes that now pass; "
+        "opt-in: needs node patch",
+        setting="taint_bad_nodes",
+        action="store_true",
+        default=False,
+        config_key="execution.taintBadNodes",
+    ),
     Option(
         "dcgm_image",
         ("--dcgm-image",),
