@@ -76,7 +76,11 @@ def _row_states(rows: Any) -> dict[str, tuple[_State, str]]:
         gpu = f"GPU {row['gpu']} " if row.get("gpu") else ""
         detail = f"{gpu}{row.get('test', '')}: {row.get('detail', '')}".strip().rstrip(":")
         prev = out.get(node)
-        if prev is None or (prev[0] == "pass" and state != "pass") or (prev[0] == "other" and state == "fail"):
+        if (
+            prev is None
+            or (prev[0] == "pass" and state != "pass")
+            or (prev[0] == "other" and state == "fail")
+        ):
             out[node] = (state, detail if state != "pass" else "")
     return out
 
@@ -163,9 +167,7 @@ def plan_marks(node: Mapping[str, Any], verdict: NodeVerdict, *, label: bool, ta
         was = labels.get(LABEL)
         if was != verdict.verdict:
             patch_meta["labels"] = {LABEL: verdict.verdict}
-            changes.append(
-                f"label {LABEL}={verdict.verdict}" + (f" (was {was})" if was is not None else "")
-            )
+            changes.append(f"label {LABEL}={verdict.verdict}" + (f" (was {was})" if was is not None else ""))
         reason = verdict.reason if failed else None
         if annotations.get(REASON_ANNOTATION) != reason:
             patch_meta["annotations"] = {REASON_ANNOTATION: reason}

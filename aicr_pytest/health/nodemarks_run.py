@@ -21,7 +21,11 @@ ATTEMPTS: Final = 3
 
 def mark_node(cluster: Cluster, verdict: NodeVerdict, *, label: bool, taint: bool) -> dict[str, Any]:
     """Bring one node to its verdict; the record of what changed (``error`` when it could not)."""
-    record: dict[str, Any] = {"node": verdict.node, "verdict": verdict.verdict, "checks": list(verdict.checks)}
+    record: dict[str, Any] = {
+        "node": verdict.node,
+        "verdict": verdict.verdict,
+        "checks": list(verdict.checks),
+    }
     if verdict.reasons:
         record["reason"] = verdict.reason
     for attempt in range(1, ATTEMPTS + 1):

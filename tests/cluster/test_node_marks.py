@@ -37,7 +37,11 @@ def _marks(backend: K8sBackend, name: str) -> tuple[str | None, str | None, list
     node = _node(backend, name)
     meta = node.get("metadata") or {}
     taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") == LABEL]
-    return (meta.get("labels") or {}).get(LABEL), (meta.get("annotations") or {}).get(REASON_ANNOTATION), taints
+    return (
+        (meta.get("labels") or {}).get(LABEL),
+        (meta.get("annotations") or {}).get(REASON_ANNOTATION),
+        taints,
+    )
 
 
 @contextlib.contextmanager
@@ -50,10 +54,16 @@ def _node_patch_granted(backend: K8sBackend) -> Iterator[None]:
     from tests.harness.controlplane import LEAST_PRIVILEGE_USER
 
     cp = backend.cp
-    role = next(d for d in yaml.safe_load_all(NODE_MARKS_RBAC.read_text()) if d and d["kind"] == "ClusterRole")
+    role = next(
+        d for d in yaml.safe_load_all(NODE_MARKS_RBAC.read_text()) if d and d["kind"] == "ClusterRole"
+    )
     binding = {
         "metadata": {"name": "aicr-pytest-user-node-marks-test"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role["metadata"]["name"]},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": role["metadata"]["name"],
+        },
         "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": LEAST_PRIVILEGE_USER}],
     }
     for path, body in ((f"{RBAC}/clusterroles", role), (f"{RBAC}/clusterrolebindings", binding)):
@@ -72,7 +82,10 @@ def _node_patch_granted(backend: K8sBackend) -> Iterator[None]:
                     "spec": {"taints": kept},
                 }
                 cp.request(
-                    "PATCH", f"/api/v1/nodes/{meta['name']}", patch, content_type="application/merge-patch+json"
+                    "PATCH",
+                    f"/api/v1/nodes/{meta['name']}",
+                    patch,
+                    content_type="application/merge-patch+json",
                 )
         cp.request("DELETE", f"{RBAC}/clusterrolebindings/{binding['metadata']['name']}")
 
