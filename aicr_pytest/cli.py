@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``schedule`` — render and apply the CronJob (and its RBAC) that runs ``validate`` in the cluster
+  on a schedule (:mod:`aicr_pytest.schedule`); ``--dry-run`` prints it, ``--delete`` removes it.
 * ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
   offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
@@ -128,6 +130,10 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(evsub.add_parser("verify", help="verify an evidence bundle"), options.EVIDENCE_VERIFY)
 
     command(sub.add_parser("snapshot", help="capture a cluster snapshot"), options.SNAPSHOT)
+    command(
+        sub.add_parser("schedule", help="run validate in the cluster on a schedule (a CronJob)"),
+        options.SCHEDULE,
+    )
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -523,6 +529,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_snapshot(options.command_values(ns, options.SNAPSHOT))
         if ns.command == "cncf":
             return cmd_cncf(ns)
+        if ns.command == "schedule":
+            from aicr_pytest.schedule.command import run_values
+
+            return run_values(options.command_values(ns, options.SCHEDULE), sys.stdout)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

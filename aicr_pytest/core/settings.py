@@ -183,6 +183,9 @@ class Settings(BaseModel):
     evidence_dir: Path | None = None
     #: ``--html``: where the HTML report of the run goes
     html: str | None = None
+    #: ``--metrics-file`` / ``--pushgateway``: the run's Prometheus metrics (aicr_pytest.report.metrics)
+    metrics_file: str | None = None
+    pushgateway: str | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
     simulated: str | None = None
     # --- `aicr validate` drop-in flags (see aicr_pytest.core.runflags) ---------------

@@ -10,9 +10,9 @@ nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.schedule import render
@@ -95,4 +95,32 @@ def run(args: ScheduleArgs, connect: Callable[[], Cluster], out: TextIO) -> int:
     return 0
 
 
-__all__ = ["MSG_NO_RECIPE", "ScheduleArgs", "build", "dump", "run"]
+def run_values(values: Mapping[str, Any], out: TextIO) -> int:
+    """:func:`run` with the values the option table resolved (``aicr-pytest schedule``)."""
+
+    def connect() -> Cluster:
+        from aicr_pytest.kube.client import connect as kube_connect
+
+        return kube_connect(values.get("kubeconfig"), values.get("kube_context"))
+
+    args = ScheduleArgs(
+        recipe=values.get("recipe"),
+        snapshot=values.get("snapshot"),
+        namespace=values.get("namespace") or render.DEFAULT_NAMESPACE,
+        cron=values.get("cron") or render.DEFAULT_CRON,
+        image=values.get("image") or render.DEFAULT_IMAGE,
+        phases=tuple(values.get("phase") or ()),
+        node_health=bool(values.get("node_health")),
+        checks=tuple(values.get("check") or ()),
+        label_bad_nodes=bool(values.get("label_bad_nodes")),
+        taint_bad_nodes=bool(values.get("taint_bad_nodes")),
+        history=values.get("history"),
+        output=values.get("output"),
+        pushgateway=values.get("pushgateway"),
+        dry_run=bool(values.get("dry_run")),
+        delete=bool(values.get("delete")),
+    )
+    return run(args, connect, out)
+
+
+__all__ = ["MSG_NO_RECIPE", "ScheduleArgs", "build", "dump", "run", "run_values"]

@@ -53,7 +53,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from aicr_pytest.core.defaults import parse_bool
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.plugin.options import evidence, execution, inputs, outputs, snapshot_command, subcommands
+from aicr_pytest.plugin.options import (
+    evidence,
+    execution,
+    inputs,
+    outputs,
+    schedule_command,
+    snapshot_command,
+    subcommands,
+)
 from aicr_pytest.plugin.options.spec import (
     BOTH,
     CNCF_CHECK,
@@ -69,6 +77,7 @@ from aicr_pytest.plugin.options.spec import (
     PYTEST_GROUP,
     RECIPE,
     RUN,
+    SCHEDULE,
     SIMULATE,
     SNAPSHOT,
     SNAPSHOT_NAMESPACE,
@@ -92,6 +101,7 @@ OPTIONS: tuple[Option, ...] = (
     *evidence.ROWS,
     *subcommands.ROWS,
     *snapshot_command.ROWS,
+    *schedule_command.ROWS,
 )
 
 
@@ -326,6 +336,7 @@ __all__ = [
     "RECIPE",
     "RUN",
     "SIMULATE",
+    "SCHEDULE",
     "SNAPSHOT",
     "SNAPSHOT_NAMESPACE",
     "VALIDATE",

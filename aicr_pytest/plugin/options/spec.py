@@ -29,6 +29,7 @@ EntryPoint = Literal[
     "parse aiperf",
     "cncf check",
     "parse dcgm",
+    "schedule",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -41,6 +42,7 @@ PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
 CNCF_CHECK: Final = "cncf check"
 PARSE_DCGM: Final = "parse dcgm"
+SCHEDULE: Final = "schedule"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -55,6 +57,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     PARSE_AIPERF,
     CNCF_CHECK,
     PARSE_DCGM,
+    SCHEDULE,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
