@@ -140,9 +140,16 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
+    from aicr_pytest.kube.kubeconfig import in_cluster
+
     lines = [
         terminal.header_line(
-            header, snapshot=s.snapshot, no_cluster=s.no_cluster, simulated=s.simulated, run_id=state.run_id
+            header,
+            snapshot=s.snapshot,
+            no_cluster=s.no_cluster,
+            simulated=s.simulated,
+            run_id=state.run_id,
+            in_cluster=not s.simulated and in_cluster(s.kubeconfig),
         )
     ]
     if collection.only_bundled_checks(config):

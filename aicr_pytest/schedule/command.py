@@ -80,8 +80,7 @@ def run(args: ScheduleArgs, connect: Callable[[], Cluster], out: TextIO) -> int:
     from aicr_pytest.schedule import apply
 
     if args.delete:
-        render.spec(image=parse_image(args.image), recipe="-", namespace=args.namespace)  # the name only
-        for line in apply.delete(connect(), args.namespace):
+        for line in apply.delete(connect(), render.check_namespace(args.namespace)):
             print(f"schedule: {line}", file=out)
         return 0
     objects = render.render(build(args))

@@ -16,8 +16,9 @@
    container runs ``aicr-pytest validate`` with the selection, ``--history cm://…`` and
    ``-o cm://…``.
 
-Every object carries ``app.kubernetes.io/managed-by: aicr-pytest`` and ``aicr.run/schedule:
-<namespace>``; ``schedule --delete`` removes only objects that carry them.
+Every object carries ``app.kubernetes.io/managed-by: aicr-pytest-schedule`` and
+``aicr.run/schedule: <namespace>``; ``schedule --delete`` removes only objects that carry them.  The
+runs use the same namespace for their run-scoped objects and leave it in place (it is not theirs).
 """
 
 from __future__ import annotations
@@ -47,9 +48,12 @@ HISTORY_CM: Final = "aicr-pytest-history"
 CTRF_CM: Final = "aicr-pytest-ctrf"
 MOUNT: Final = "/etc/aicr-pytest"
 SCHEDULE_LABEL: Final = "aicr.run/schedule"
+#: ``managed-by`` is ``aicr-pytest-schedule``, not a run's ``aicr-pytest``: a run that finds its shared
+#: namespace labelled ``aicr-pytest`` deletes it when it is the last one out (kube.run), and the
+#: schedule's namespace must outlive every run
 LABELS: Final = {
     "app.kubernetes.io/name": "aicr-pytest",
-    "app.kubernetes.io/managed-by": "aicr-pytest",
+    "app.kubernetes.io/managed-by": "aicr-pytest-schedule",
     "app.kubernetes.io/component": "schedule",
 }
 STARTING_DEADLINE_S: Final = 600
@@ -169,6 +173,13 @@ def _local_text(location: str | None) -> str | None:
         raise UsageError(f"cannot read {location}: {exc.strerror or exc}") from None
 
 
+def check_namespace(namespace: str) -> str:
+    """``namespace`` when it is a namespace name; :class:`UsageError` otherwise."""
+    if not _DNS_LABEL.match(namespace):
+        raise UsageError(MSG_NAMESPACE.format(ns=namespace))
+    return namespace
+
+
 def spec(
     *,
     image: Image,
@@ -188,8 +199,7 @@ def spec(
     """Validate the command line into a :class:`ScheduleSpec`; :class:`UsageError` (one line) otherwise.
 
     ``cron`` and ``image`` are already checked (:mod:`.cron`, :mod:`.imageref`)."""
-    if not _DNS_LABEL.match(namespace):
-        raise UsageError(MSG_NAMESPACE.format(ns=namespace))
+    check_namespace(namespace)
     run_phases = tuple(catalog.parse_phases(list(phases))) if phases else ()
     for name in checks:
         if name not in catalog.BY_NAME:
@@ -418,6 +428,7 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "PHASE_ONLY",
     "ScheduleSpec",
+    "check_namespace",
     "cronjob",
     "deletable",
     "ours",

@@ -44,6 +44,22 @@ def _marks(backend: K8sBackend, name: str) -> tuple[str | None, str | None, list
     )
 
 
+def restore_nodes(cp: Any) -> None:
+    """Take the validation label, reason annotation and taint off every node of the control plane."""
+    for node in cp.request("GET", "/api/v1/nodes")["items"]:
+        meta = node["metadata"]
+        taints = (node.get("spec") or {}).get("taints") or []
+        kept = [t for t in taints if t.get("key") != LABEL]
+        if LABEL in (meta.get("labels") or {}) or len(kept) != len(taints):
+            patch = {
+                "metadata": {"labels": {LABEL: None}, "annotations": {REASON_ANNOTATION: None}},
+                "spec": {"taints": kept},
+            }
+            cp.request(
+                "PATCH", f"/api/v1/nodes/{meta['name']}", patch, content_type="application/merge-patch+json"
+            )
+
+
 @contextlib.contextmanager
 def _node_patch_granted(backend: K8sBackend) -> Iterator[None]:
     """On the control plane: bind the least-privilege user to the opt-in node-marks role, and put
@@ -72,21 +88,7 @@ def _node_patch_granted(backend: K8sBackend) -> Iterator[None]:
     try:
         yield
     finally:
-        for node in cp.request("GET", "/api/v1/nodes")["items"]:
-            meta = node["metadata"]
-            taints = (node.get("spec") or {}).get("taints") or []
-            kept = [t for t in taints if t.get("key") != LABEL]
-            if LABEL in (meta.get("labels") or {}) or len(kept) != len(taints):
-                patch = {
-                    "metadata": {"labels": {LABEL: None}, "annotations": {REASON_ANNOTATION: None}},
-                    "spec": {"taints": kept},
-                }
-                cp.request(
-                    "PATCH",
-                    f"/api/v1/nodes/{meta['name']}",
-                    patch,
-                    content_type="application/merge-patch+json",
-                )
+        restore_nodes(cp)
         cp.request("DELETE", f"{RBAC}/clusterrolebindings/{binding['metadata']['name']}")
 
 

@@ -116,7 +116,7 @@ def test_the_default_schedule() -> None:
     ]
     for obj in objs.values():
         labels = obj["metadata"]["labels"]
-        assert labels["app.kubernetes.io/managed-by"] == "aicr-pytest"
+        assert labels["app.kubernetes.io/managed-by"] == "aicr-pytest-schedule"  # runs never delete it
         assert labels["aicr.run/schedule"] == "aicr-validation"
     assert objs[("ConfigMap", "aicr-pytest-recipe")]["data"] == {"recipe.yaml": RECIPE.read_text()}
     cj = objs[("CronJob", "aicr-pytest")]["spec"]
