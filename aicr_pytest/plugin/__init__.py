@@ -40,6 +40,7 @@ from aicr_pytest.plugin import (
     hookspecs,
     htmlreport,
     interrupt,
+    metrics_wiring,
     nodemarks_wiring,
     options,
     outcomes,
@@ -90,6 +91,7 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
     controller = not is_worker(config)
     if state.settings.active and controller:
         htmlreport.configure(config, state.settings.html)  # a bad --html: before the inputs load
+        metrics_wiring.configure(config, state.settings)  # a bad --metrics-file / --pushgateway too
     plugin_state.load(config, state)
     if not state.active:
         return
