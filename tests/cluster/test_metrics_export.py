@@ -25,7 +25,7 @@ class Gateway(http.server.BaseHTTPRequestHandler):
     status = 200
     bodies: list[bytes]
 
-    def do_PUT(self) -> None:  # noqa: N802 - http.server's naming
+    def do_PUT(self) -> None:
         type(self).bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         self.send_response(self.status)
         self.end_headers()
@@ -92,7 +92,7 @@ def test_an_absent_pushgateway_changes_nothing_but_a_warning(
     assert f"aicr-pytest: warning: --pushgateway {url}: push failed (" in run.result.stderr.str()
 
 
-class socket_closed_port:  # noqa: N801 - a context manager used like a function
+class socket_closed_port:
     """A loopback URL on a port nothing listens on (bound, then closed)."""
 
     def __enter__(self) -> str:
