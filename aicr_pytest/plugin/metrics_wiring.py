@@ -39,6 +39,9 @@ class MetricsExporter:
         recipe = run.inputs.recipe.display_name
         cluster = metrics.cluster_label(report, self.settings.kube_context or "default")
         reg = metrics.registry(report, recipe=recipe, cluster=cluster)
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.ensure_newline()  # a warning starts a line of its own
         if self.settings.metrics_file:
             try:
                 metrics.write_textfile(self.settings.metrics_file, reg)

@@ -80,7 +80,8 @@ def run(args: ScheduleArgs, connect: Callable[[], Cluster], out: TextIO) -> int:
     from aicr_pytest.schedule import apply
 
     if args.delete:
-        for line in apply.delete(connect(), render.check_namespace(args.namespace)):
+        namespace = render.check_namespace(args.namespace)  # before connecting
+        for line in apply.delete(connect(), namespace):
             print(f"schedule: {line}", file=out)
         return 0
     objects = render.render(build(args))
