@@ -57,8 +57,8 @@ def test_a_refusing_pushgateway_is_a_warning_and_the_run_keeps_its_verdict(tmp_p
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
     assert warnings == [
-        f"aicr-pytest: warning: --pushgateway {url}: push failed (<urlopen error [Errno 111] Connection refused>); "
-        "the run's verdict and CTRF report stand"
+        f"aicr-pytest: warning: --pushgateway {url}: push failed "
+        "(<urlopen error [Errno 111] Connection refused>); the run's verdict and CTRF report stand"
     ]
     assert "Traceback" not in proc.stderr
     assert json.loads(out.read_text())["reportFormat"] == "CTRF"
