@@ -39,3 +39,19 @@ def test_the_header_line_says_so() -> None:
     )
     plain = header_line("recipe r", snapshot=None, no_cluster=False, simulated=None, run_id="abc")
     assert "| live cluster |" in plain
+
+
+def test_the_configuration_comes_from_the_pod(pod_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    for name, value in POD.items():
+        monkeypatch.setenv(name, value)
+    cfg, source = kubeconfig.load_configuration(None, None)
+    assert (source, cfg.host, cfg.ssl_ca_cert) == (
+        "in-cluster service account",
+        "https://10.0.0.1:443",
+        str(pod_files / "ca.crt"),
+    )
+    with pytest.raises(
+        kubeconfig.UsageError, match="^--context cannot be used with the in-cluster service account$"
+    ):
+        kubeconfig.load_configuration(None, "ctx")
