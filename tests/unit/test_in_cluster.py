@@ -52,6 +52,6 @@ def test_the_configuration_comes_from_the_pod(pod_files: Path, monkeypatch: pyte
         str(pod_files / "ca.crt"),
     )
     with pytest.raises(
-        kubeconfig.UsageError, match="^--context cannot be used with the in-cluster service account$"
+        kubeconfig.UsageError, match=r"^--context cannot be used with the in-cluster service account$"
     ):
         kubeconfig.load_configuration(None, "ctx")
