@@ -318,6 +318,7 @@ def validate_args(s: ScheduleSpec) -> list[str]:
         args.append("--label-bad-nodes")
     if s.taint_bad_nodes:
         args.append("--taint-bad-nodes")
+    args += ["--namespace", s.namespace]  # the run's objects go here; the namespace outlives the runs
     args += ["--history", s.history_target, "-o", s.output_target]
     if s.pushgateway:
         args += ["--pushgateway", s.pushgateway]

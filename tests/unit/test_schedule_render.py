@@ -137,6 +137,7 @@ def test_the_default_schedule() -> None:
         "validate",
         "--recipe", "/etc/aicr-pytest/recipe/recipe.yaml",
         "--snapshot", "/etc/aicr-pytest/snapshot/snapshot.yaml",
+        "--namespace", "aicr-validation",
         "--history", "cm://aicr-validation/aicr-pytest-history",
         "-o", "cm://aicr-validation/aicr-pytest-ctrf",
     ]  # fmt: skip
@@ -176,8 +177,8 @@ def test_a_selection_narrows_the_args_and_the_role() -> None:
         "deployment",
         "--node-health",
     ]
-    assert c["args"][-8:] == [
-        "--label-bad-nodes", "--taint-bad-nodes",
+    assert c["args"][-10:] == [
+        "--label-bad-nodes", "--taint-bad-nodes", "--namespace", "gpu-watch",
         "--history", "cm://gpu-watch/aicr-pytest-history", "-o", "cm://gpu-watch/aicr-pytest-ctrf",
         "--pushgateway", "http://pushgateway.monitoring:9091",
     ]  # fmt: skip
