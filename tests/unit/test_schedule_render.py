@@ -239,3 +239,19 @@ def test_dry_run_yaml_round_trips() -> None:
 
     objs = render.render(build(ScheduleArgs(recipe=str(RECIPE))))
     assert list(yaml.safe_load_all(dump(objs))) == objs
+
+
+def test_the_containerfile_fits_the_pod() -> None:
+    """The image runs as a numeric non-root user (runAsNonRoot), HOME on /tmp (the pod's emptyDir;
+    the root filesystem is read-only), with aicr-pytest installed from the wheel."""
+    lines = (REPO / "deploy" / "Containerfile").read_text().splitlines()
+    user = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert user == ["65532:65532"]
+    assert any(line.startswith("ENV HOME=/tmp") for line in lines)
+    assert any("pip install" in line and "/wheels/*.whl" in line for line in lines)
+    assert 'ENTRYPOINT ["aicr-pytest"]' in lines
+    cj = objects()[("CronJob", "aicr-pytest")]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (c,) = cj["containers"]
+    assert {"name": "HOME", "value": "/tmp"} in c["env"]
+    assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"]
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True and cj["securityContext"]["runAsNonRoot"]
