@@ -62,27 +62,31 @@ HISTORY_LIMIT: Final = 3
 #: (benchmarks/bench_schedule.py)
 RESOURCES: Final = {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}}
 
-#: (API group, resource) → the phases whose checks need it; a rule not listed is needed by every run
+#: (API group, resource) → the phases whose checks need it; a rule not listed is needed by every run.
+#: Audited against the families' code (deployment + health: deployment; conformance; nccl, cre and
+#: inference: performance); ``tests/unit/test_schedule_render.py`` scans the families' sources so a
+#: resource a family starts to use cannot stay trimmed from its phase.
+_PERF = frozenset({"performance"})
+_CONF = frozenset({"conformance"})
+_CONF_PERF = frozenset({"conformance", "performance"})
 PHASE_ONLY: Final[Mapping[tuple[str, str], frozenset[str]]] = {
+    # CRE and inference-perf only
+    ("nvcre.nvidia.com", "certifications"): _PERF,
+    ("nvcre.nvidia.com", "bandwidthmeasurements"): _PERF,
+    ("nvcre.nvidia.com", "goodputmeasurements"): _PERF,
+    ("", "persistentvolumeclaims"): _PERF,
+    ("", "secrets"): _PERF,
+    # NCCL / inference-perf, and the conformance probes of the same operators (robust-controller,
+    # gang-scheduling, inference-gateway, the Slinky IMEX channel)
+    ("trainer.kubeflow.org", "trainjobs"): _CONF_PERF,
+    ("trainer.kubeflow.org", "trainingruntimes"): _CONF_PERF,
+    ("resource.nvidia.com", "computedomains"): _CONF_PERF,
+    ("nvidia.com", "dynamographdeployments"): _CONF_PERF,
+    ("scheduling.run.ai", "queues"): _CONF_PERF,
+    ("gateway.networking.k8s.io", "httproutes"): _CONF_PERF,
+    # conformance only
     **{
-        k: frozenset({"performance"})
-        for k in (
-            ("trainer.kubeflow.org", "trainjobs"),
-            ("trainer.kubeflow.org", "trainingruntimes"),
-            ("resource.nvidia.com", "computedomains"),
-            ("networking.gke.io", "networks"),
-            ("nvcre.nvidia.com", "certifications"),
-            ("nvcre.nvidia.com", "bandwidthmeasurements"),
-            ("nvcre.nvidia.com", "goodputmeasurements"),
-            ("", "persistentvolumeclaims"),
-            ("", "secrets"),
-            ("nvidia.com", "dynamographdeployments"),
-            ("scheduling.run.ai", "queues"),
-            ("gateway.networking.k8s.io", "httproutes"),
-        )
-    },
-    **{
-        k: frozenset({"conformance"})
+        k: _CONF
         for k in (
             ("scheduling.run.ai", "podgroups"),
             ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
@@ -107,10 +111,10 @@ PHASE_ONLY: Final[Mapping[tuple[str, str], frozenset[str]]] = {
         )
     },
 }
-#: rules where only some verbs are phase-bound: (group, resource, verbs) → phases
+#: rules where only some verbs are phase-bound: (group, resource, verb) → phases
 PHASE_ONLY_VERBS: Final[Mapping[tuple[str, str, str], frozenset[str]]] = {
-    ("", "services/proxy", "create"): frozenset({"performance"}),  # inference-perf's endpoint probe
-    ("apps", "deployments", "create"): frozenset({"conformance"}),  # autoscaling's scale target
+    ("", "services/proxy", "create"): _PERF,  # inference-perf's endpoint probe
+    ("apps", "deployments", "create"): _CONF,  # pod-/cluster-autoscaling's scale target
 }
 
 _DNS_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

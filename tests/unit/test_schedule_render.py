@@ -255,3 +255,48 @@ def test_the_containerfile_fits_the_pod() -> None:
     assert {"name": "HOME", "value": "/tmp"} in c["env"]
     assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"]
     assert c["securityContext"]["readOnlyRootFilesystem"] is True and cj["securityContext"]["runAsNonRoot"]
+
+
+#: the packages whose checks run in each phase
+PHASE_PACKAGES = {
+    "deployment": ("deployment", "health"),
+    "conformance": ("conformance",),
+    "performance": ("nccl", "cre", "inference"),
+}
+#: words that name a resource in code or templates besides its plural (a kind, a module)
+ALSO = {"pods/exec": ("podexec",)}
+#: (phase, resource) mentions that are not API use, each checked by hand
+NOT_API_USE = {
+    ("deployment", "secrets"): "expected-resources reads Secrets; the trimmed rule only grants create",
+    ("conformance", "secrets"): "platform-health reads Secrets, the others use Python's secrets module",
+    ("deployment", "trainingruntimes"): "gke-gpu-nic-networks' docstring names ClusterTrainingRuntime",
+    ("deployment", "clustertrainingruntimes"): "the same docstring",
+    ("performance", "clustertrainingruntimes"): "nccl/variant.py's docstring names it",
+    ("performance", "leases"): "nccl/rerun.py's release_trainjob",
+    ("performance", "gateways"): "the HTTPRoute template's parentRef names a Gateway; nothing reads one",
+}
+
+
+def _sources(phase: str) -> str:
+    texts = []
+    for package in PHASE_PACKAGES[phase]:
+        texts += [p.read_text() for p in (REPO / "aicr_pytest" / package).rglob("*.py")]
+    if phase == "performance":
+        texts += [p.read_text() for p in (REPO / "runtimes").rglob("*.yaml")]
+    return "\n".join(texts).lower()
+
+
+@pytest.mark.parametrize("phase", sorted(PHASE_PACKAGES))
+def test_a_trimmed_rule_is_named_by_no_family_of_a_phase_that_loses_it(phase: str) -> None:
+    """A resource the schedule drops for ``phase`` is not mentioned in that phase's families (their
+    code and templates), by plural or singular, so a check that starts to use it cannot be refused."""
+    text = _sources(phase)
+    named = []
+    for (group, resource), phases in render.PHASE_ONLY.items():
+        if phase in phases:
+            continue
+        plural = resource.split("/")[-1]
+        words = (resource, *ALSO.get(resource, ())) if "/" in resource else (plural, plural.rstrip("s"))
+        if any(w.lower() in text for w in words) and (phase, resource) not in NOT_API_USE:
+            named.append(f"{group}/{resource}")
+    assert named == []
