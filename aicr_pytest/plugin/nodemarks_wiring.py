@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from aicr_pytest.core.errors import UsageError
+from aicr_pytest.kube.errors import ApiError
+
 if TYPE_CHECKING:
     from aicr_pytest.plugin.state import PluginState
 
@@ -38,9 +41,14 @@ class NodeMarker:
         verdicts = nodemarks.node_verdicts((a.name, a.extra) for a in self.state.results.finished)
         if not verdicts or handle is None or settings.no_cluster:
             return
-        self.records = nodemarks_run.mark_nodes(
-            handle.get(), verdicts, label=settings.label_bad_nodes, taint=settings.taint_bad_nodes
-        )
+        try:
+            cluster = handle.get()
+        except (UsageError, ApiError) as err:  # the checks connected; this should not happen
+            self.records = [{"node": n, "verdict": v.verdict, "error": str(err)} for n, v in verdicts.items()]
+        else:
+            self.records = nodemarks_run.mark_nodes(
+                cluster, verdicts, label=settings.label_bad_nodes, taint=settings.taint_bad_nodes
+            )
         self.state.results.report_extra[nodemarks.EXTRA_NODE_MARKS] = self.records
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         for line in nodemarks.change_lines(self.records):
