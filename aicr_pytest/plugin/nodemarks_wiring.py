@@ -16,9 +16,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from aicr_pytest.core.errors import UsageError
-from aicr_pytest.kube.errors import ApiError
-
 if TYPE_CHECKING:
     from aicr_pytest.plugin.state import PluginState
 
@@ -35,7 +32,9 @@ class NodeMarker:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs before the core hook builds the CTRF report (that one is ``trylast``)."""
+        from aicr_pytest.core.errors import UsageError
         from aicr_pytest.health import nodemarks, nodemarks_run
+        from aicr_pytest.kube.errors import ApiError
 
         settings, handle = self.state.settings, self.state.cluster_handle
         verdicts = nodemarks.node_verdicts((a.name, a.extra) for a in self.state.results.finished)
