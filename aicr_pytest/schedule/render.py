@@ -32,15 +32,11 @@ from typing import Any, Final
 from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.resources import bundled_dir
-from aicr_pytest.core.version import __version__
+from aicr_pytest.schedule.defaults import DEFAULT_CRON, DEFAULT_IMAGE, DEFAULT_NAMESPACE
 from aicr_pytest.schedule.imageref import Image
 
 JSON = dict[str, Any]
 
-DEFAULT_NAMESPACE: Final = "aicr-validation"
-DEFAULT_CRON: Final = "0 */6 * * *"
-#: the image ``deploy/Containerfile`` builds, tagged with this version (push it where the cluster pulls)
-DEFAULT_IMAGE: Final = f"ghcr.io/nvidia/aicr-pytest:{__version__}"
 NAME: Final = "aicr-pytest"
 RECIPE_CM: Final = "aicr-pytest-recipe"
 SNAPSHOT_CM: Final = "aicr-pytest-snapshot"

@@ -19,7 +19,7 @@ from aicr_pytest.plugin.options.inputs import (
 )
 from aicr_pytest.plugin.options.outputs import OUTPUT, PUSHGATEWAY
 from aicr_pytest.plugin.options.spec import SCHEDULE, Option
-from aicr_pytest.schedule.render import DEFAULT_CRON, DEFAULT_IMAGE, DEFAULT_NAMESPACE
+from aicr_pytest.schedule.defaults import DEFAULT_CRON, DEFAULT_IMAGE, DEFAULT_NAMESPACE
 
 #: the rows, in the order the help lists them
 ROWS: tuple[Option, ...] = (
