@@ -9,7 +9,7 @@
    ``aicr-pytest schedule`` against the real control plane, first apply and the idempotent second
    one (every object ``unchanged``), then ``--delete``.
 
-    .venv/bin/python benchmarks/bench_schedule.py [--nodes 5000] [--pods 50000] [--controlplane]
+    .venv/bin/python benchmarks/bench_schedule.py [--nodes 5000] [--pods 50000] [--node-health] [--controlplane]
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 LIMIT_MIB = 256
 
 
-def runner_memory(nodes: int, pods: int) -> tuple[float, float, int, str]:
+def runner_memory(nodes: int, pods: int, extra: list[str]) -> tuple[float, float, int, str]:
     """(peak RSS MiB of the validate child, its wall seconds, its exit code, its checks' statuses)."""
     from aicr_pytest.testing.serve import simulated_cluster
 
@@ -54,7 +54,7 @@ def runner_memory(nodes: int, pods: int) -> tuple[float, float, int, str]:
             "--phase", "deployment", "-k", str(fc.kubeconfig_path), "-o", f"{tmp}/ctrf.json",
             # the pods of check-nvidia-smi go to the profile's GPU pool: no simulated kubelet plays
             # the 5,000 synthetic nodes, so a pod placed there would wait out the check's budget
-            "--node-selector", "eks.amazonaws.com/nodegroup=gpu-h100",
+            "--node-selector", "eks.amazonaws.com/nodegroup=gpu-h100", *extra,
         ]  # fmt: skip
         t0 = time.perf_counter()
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=900, check=False)
@@ -97,10 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=50000)
     parser.add_argument("--controlplane", action="store_true", help="also time schedule on the control plane")
+    parser.add_argument("--node-health", action="store_true", help="add the node-health checks to the run")
     args = parser.parse_args(argv)
-    peak, wall, code, statuses = runner_memory(args.nodes, args.pods)
+    extra = ["--node-health"] if args.node_health else []
+    peak, wall, code, statuses = runner_memory(args.nodes, args.pods, extra)
     print(
-        f"runner: validate --phase deployment on {args.nodes} nodes + {args.pods} pods (SIMULATED): "
+        f"runner: validate --phase deployment {' '.join(extra)} on {args.nodes} nodes + {args.pods} pods (SIMULATED): "
         f"exit {code}, {wall:.1f}s, peak RSS {peak:.0f} MiB (CronJob limit {LIMIT_MIB} MiB)"
     )
     print(f"checks: {statuses}")
