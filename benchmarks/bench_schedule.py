@@ -9,7 +9,7 @@
    ``aicr-pytest schedule`` against the real control plane, first apply and the idempotent second
    one (every object ``unchanged``), then ``--delete``.
 
-    .venv/bin/python benchmarks/bench_schedule.py [--nodes 5000] [--pods 50000] [--node-health] [--controlplane]
+    .venv/bin/python benchmarks/bench_schedule.py [--nodes N] [--pods N] [--node-health] [--controlplane]
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     extra = ["--node-health"] if args.node_health else []
     peak, wall, code, statuses = runner_memory(args.nodes, args.pods, extra)
     print(
-        f"runner: validate --phase deployment {' '.join(extra)} on {args.nodes} nodes + {args.pods} pods (SIMULATED): "
+        f"runner: validate --phase deployment {' '.join(extra)} on {args.nodes} nodes + {args.pods} pods "
+        "(SIMULATED): "
         f"exit {code}, {wall:.1f}s, peak RSS {peak:.0f} MiB (CronJob limit {LIMIT_MIB} MiB)"
     )
     print(f"checks: {statuses}")
