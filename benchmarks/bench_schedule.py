@@ -5,25 +5,22 @@
    ``validate --phase deployment`` run in a child process, the way the CronJob's pod runs it; the
    child's peak RSS (``ru_maxrss`` of the children) is the runner's, without the fake's store.
    Target: under 256 MiB, the CronJob's default memory limit (``aicr_pytest.schedule.render``).
-2. **Apply time.** With ``--controlplane`` (when ``bash scripts/controlplane.sh check`` exits 0):
-   ``aicr-pytest schedule`` against the real control plane, first apply and the idempotent second
-   one (every object ``unchanged``), then ``--delete``.
+2. **Apply time** is printed by ``tests/controlplane/test_schedule_on_controlplane.py`` (run it with
+   ``-s`` once ``bash scripts/controlplane.sh check`` exits 0): the first ``schedule`` against the
+   real control plane and the idempotent second one (every object ``unchanged``).
 
-    .venv/bin/python benchmarks/bench_schedule.py [--nodes N] [--pods N] [--node-health] [--controlplane]
+    .venv/bin/python benchmarks/bench_schedule.py [--nodes N] [--pods N] [--node-health]
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import resource
-import secrets
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import redirect_stdout
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_fake_scale's shapes
@@ -72,31 +69,10 @@ def runner_memory(nodes: int, pods: int, extra: list[str]) -> tuple[float, float
     return peak_kib / 1024.0, wall, proc.returncode, statuses
 
 
-def apply_time() -> tuple[float, float, float]:
-    """(first apply, second apply, delete) seconds against the real control plane."""
-    from aicr_pytest.cli import main
-    from tests.harness.controlplane import running_controlplane
-
-    ns = f"aicr-bench-{secrets.token_hex(3)}"
-    with running_controlplane() as cp:
-        args = ["-k", str(cp.admin_kubeconfig), "-n", ns]
-        full = [*args, "-r", str(RECIPE), "-s", str(SNAPSHOT), "--node-health", "--label-bad-nodes"]
-        times = []
-        for argv in (["schedule", *full], ["schedule", *full], ["schedule", "--delete", *args]):
-            out = io.StringIO()
-            t0 = time.perf_counter()
-            with redirect_stdout(out):
-                assert main(argv) == 0, out.getvalue()
-            times.append(time.perf_counter() - t0)
-        assert out.getvalue().count(" deleted") == 9, out.getvalue()
-    return times[0], times[1], times[2]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=50000)
-    parser.add_argument("--controlplane", action="store_true", help="also time schedule on the control plane")
     parser.add_argument("--node-health", action="store_true", help="add the node-health checks to the run")
     args = parser.parse_args(argv)
     extra = ["--node-health"] if args.node_health else []
@@ -108,12 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"checks: {statuses}")
     ok = peak < LIMIT_MIB and code in (0, 8)
-    if args.controlplane:
-        first, second, delete = apply_time()
-        print(
-            f"schedule on the control plane: first apply {first:.2f}s, second (unchanged) {second:.2f}s, "
-            f"--delete {delete:.2f}s"
-        )
     print("RESULT: " + ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 
