@@ -55,7 +55,7 @@ def test_a_run_writes_its_metrics_and_pushes_them(
     prom = tmp_path / "aicr.prom"
     run = run_health(
         pytester, k8s_backend, "gpu-health", faults=("gpu-xid",),
-        extra=("--metrics-file", str(prom), "--pushgateway", url),
+        extra=("--aicr-metrics-file", str(prom), "--aicr-pushgateway", url),
     )  # fmt: skip
     assert run.tests["gpu-health"]["status"] == "failed"
     text = prom.read_text()
@@ -72,7 +72,7 @@ def test_a_refusing_pushgateway_changes_nothing_but_a_warning(
 ) -> None:
     url, _ = gateway
     refused = run_health(
-        pytester, k8s_backend, "gpu-health", faults=("gpu-xid",), extra=("--pushgateway", url)
+        pytester, k8s_backend, "gpu-health", faults=("gpu-xid",), extra=("--aicr-pushgateway", url)
     )
     assert refused.tests["gpu-health"]["status"] == "failed"
     assert refused.result.ret == pytest.ExitCode.TESTS_FAILED
@@ -87,7 +87,7 @@ def test_an_absent_pushgateway_changes_nothing_but_a_warning(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
     with socket_closed_port() as url:
-        run = run_health(pytester, k8s_backend, "gpu-health", extra=("--pushgateway", url))
+        run = run_health(pytester, k8s_backend, "gpu-health", extra=("--aicr-pushgateway", url))
     assert run.tests["gpu-health"]["status"] == "passed" and run.result.ret == pytest.ExitCode.OK
     assert f"aicr-pytest: warning: --pushgateway {url}: push failed (" in run.result.stderr.str()
 

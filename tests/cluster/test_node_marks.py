@@ -97,7 +97,7 @@ def test_a_healthy_cluster_labels_every_checked_gpu_node_passed(
 ) -> None:
     nodes = gpu_nodes(k8s_backend)
     with _node_patch_granted(k8s_backend):
-        run = run_health(pytester, k8s_backend, *HEALTH, extra=("--label-bad-nodes",))
+        run = run_health(pytester, k8s_backend, *HEALTH, extra=("--aicr-label-bad-nodes",))
         assert {n: run.tests[n]["status"] for n in HEALTH} == dict.fromkeys(HEALTH, "passed")
         assert {n: _marks(k8s_backend, n) for n in nodes} == {n: ("passed", None, []) for n in nodes}
         records = run.report["extra"][EXTRA_NODE_MARKS]
@@ -120,7 +120,7 @@ def test_gpu_xid_labels_and_taints_only_the_last_gpu_node_failed(
             k8s_backend,
             "gpu-health",
             faults=("gpu-xid",),
-            extra=("--node-health", "--label-bad-nodes", "--taint-bad-nodes"),
+            extra=("--aicr-node-health", "--aicr-label-bad-nodes", "--aicr-taint-bad-nodes"),
         )
         assert run.tests["gpu-health"]["status"] == "failed"
         label, reason, taints = _marks(k8s_backend, last)
@@ -142,7 +142,7 @@ def test_gpu_xid_labels_and_taints_only_the_last_gpu_node_failed(
 
 def test_without_the_flags_no_node_is_touched(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     nodes = gpu_nodes(k8s_backend)
-    run = run_health(pytester, k8s_backend, "gpu-health", faults=("gpu-xid",), extra=("--node-health",))
+    run = run_health(pytester, k8s_backend, "gpu-health", faults=("gpu-xid",), extra=("--aicr-node-health",))
     assert run.tests["gpu-health"]["status"] == "failed"
     assert EXTRA_NODE_MARKS not in run.report["extra"]
     for n in nodes:

@@ -119,7 +119,7 @@ def test_schedule_applies_idempotently_runs_in_cluster_and_deletes_exactly_its_o
         monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
         monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
         monkeypatch.delenv("KUBECONFIG", raising=False)
-        run = run_health(pytester, k8s_backend, *HEALTH, extra=("--label-bad-nodes",), in_cluster=True)
+        run = run_health(pytester, k8s_backend, *HEALTH, extra=("--aicr-label-bad-nodes",), in_cluster=True)
         out = run.result.stdout.str()
         assert "| live cluster (in-cluster service account) |" in out
         assert {n: run.tests[n]["status"] for n in HEALTH} == dict.fromkeys(HEALTH, "passed")
