@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     extra = ["--node-health"] if args.node_health else []
     peak, wall, code, statuses = runner_memory(args.nodes, args.pods, extra)
     print(
-        f"runner: validate {' '.join(['--phase', 'deployment', *extra])} on {args.nodes} nodes + {args.pods} pods "
+        f"runner: validate {' '.join(['--phase', 'deployment', *extra])} on {args.nodes} nodes "
+        f"+ {args.pods} pods "
         "(SIMULATED): "
         f"exit {code}, {wall:.1f}s, peak RSS {peak:.0f} MiB (CronJob limit {LIMIT_MIB} MiB)"
     )
