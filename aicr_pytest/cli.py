@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``schedule`` — render and apply the CronJob (and its RBAC) that runs ``validate`` in the cluster
+  on a schedule (:mod:`aicr_pytest.schedule`); ``--dry-run`` prints it, ``--delete`` removes it.
 * ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
   offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
@@ -137,6 +139,10 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(evsub.add_parser("verify", help="verify an evidence bundle"), options.EVIDENCE_VERIFY)
 
     command(sub.add_parser("snapshot", help="capture a cluster snapshot"), options.SNAPSHOT)
+    command(
+        sub.add_parser("schedule", help="run validate in the cluster on a schedule (a CronJob)"),
+        options.SCHEDULE,
+    )
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -555,6 +561,12 @@ def cmd_snapshot(ns: argparse.Namespace) -> int:
     return run_snapshot(options.command_values(ns, options.SNAPSHOT))
 
 
+def cmd_schedule(ns: argparse.Namespace) -> int:
+    from aicr_pytest.schedule.command import run_values
+
+    return run_values(options.command_values(ns, options.SCHEDULE), sys.stdout)
+
+
 def cmd_cncf(ns: argparse.Namespace) -> int:
     """``cncf check``: one line per problem on stdout; 0 clean, 1 problems (2: ``UsageError``)."""
     from aicr_pytest.evidence.cncf import offline_check
@@ -576,6 +588,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "evidence": cmd_evidence,
     "snapshot": cmd_snapshot,
     "cncf": cmd_cncf,
+    "schedule": cmd_schedule,
 }
 
 #: subcommands that keep the start-up GC pause: ``validate``'s plugin ends it after collection; every

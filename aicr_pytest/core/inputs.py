@@ -129,6 +129,24 @@ def require_isolation_target(selected: Sequence[str], skipped: Sequence[str] = (
         raise UsageError(MSG_ISOLATE_NO_NCCL.format(checks=", ".join(nccl)))
 
 
+MSG_MARK_NO_HEALTH = (
+    "{flag}: the run selects no node-health check ({checks}) and no --isolate-bad-nodes; "
+    "add --node-health or drop the flag"
+)
+
+
+def require_node_verdicts(settings: Settings, selected: Sequence[str]) -> None:
+    """``--label-bad-nodes``/``--taint-bad-nodes`` act on what the node-health checks or bad-node
+    isolation say about nodes: one of them must be part of the run."""
+    health = catalog.names_in_group(catalog.HEALTH)
+    if settings.isolate_bad_nodes or any(
+        n in health and n not in settings.skip_checks for n in selected
+    ):
+        return
+    flag = "--taint-bad-nodes" if settings.taint_bad_nodes else "--label-bad-nodes"
+    raise UsageError(MSG_MARK_NO_HEALTH.format(flag=flag, checks=", ".join(health)))
+
+
 def load_run_state(
     settings: Settings,
     configmap_reader: ConfigMapReader | None = None,
@@ -190,6 +208,8 @@ def load_run_state(
 
     if settings.isolate_bad_nodes:
         require_isolation_target([s.spec.name for s in selected], settings.skip_checks)
+    if settings.label_bad_nodes or settings.taint_bad_nodes:
+        require_node_verdicts(settings, [s.spec.name for s in selected])
     if prevalidate is not None:
         prevalidate([s.spec.name for s in selected], recipe, data)
 

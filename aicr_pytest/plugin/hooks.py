@@ -39,6 +39,8 @@ from aicr_pytest.plugin import (
     htmlreport,
     interrupt,
     junit,
+    metrics_wiring,
+    nodemarks_wiring,
     outcomes,
     progress_sink,
 )
@@ -76,6 +78,7 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
     controller = not is_worker(config)
     if state.settings.active and controller:
         htmlreport.configure(config, state.settings.html)  # a bad --html: before the inputs load
+        metrics_wiring.configure(config, state.settings)  # a bad --metrics-file / --pushgateway too
     plugin_state.load(config, state)
     if not state.active:
         return
@@ -86,6 +89,7 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
         interrupt.configure(config, state.results)
         junit.configure(config, state.results)  # --junitxml: whole or not at all
         cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
+        nodemarks_wiring.configure(config, state)  # --label-bad-nodes / --taint-bad-nodes
 
 
 _Feature = TypeVar("_Feature")
@@ -126,9 +130,16 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
+    from aicr_pytest.kube.kubeconfig import in_cluster
+
     lines = [
         terminal.header_line(
-            header, snapshot=s.snapshot, no_cluster=s.no_cluster, simulated=s.simulated, run_id=state.run_id
+            header,
+            snapshot=s.snapshot,
+            no_cluster=s.no_cluster,
+            simulated=s.simulated,
+            run_id=state.run_id,
+            in_cluster=not s.simulated and in_cluster(s.kubeconfig),
         )
     ]
     if collection.only_bundled_checks(config):

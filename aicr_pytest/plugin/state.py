@@ -182,6 +182,7 @@ def build_report(state: PluginState, interrupted: str | None = None) -> dict[str
         start_ms=state.start_ms,
         run_id=state.run_id,
         interrupted=interrupted,
+        report_extra=state.results.report_extra,
     )
     return state.report
 

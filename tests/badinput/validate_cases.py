@@ -619,6 +619,32 @@ CASES: list[Case] = [
         "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
     ),
+    # --label-bad-nodes / --taint-bad-nodes act on node-health verdicts: a run with no node-health
+    # check and no bad-node isolation is refused
+    *_both(
+        [*OFF, "--taint-bad-nodes"],
+        {},
+        "--taint-bad-nodes: the run selects no node-health check (gpu-inventory, gpu-diagnostics, "
+        "gpu-health) and no --isolate-bad-nodes; add --node-health or drop the flag",
+    ),
+    *_both(
+        [*OFF, "--label-bad-nodes"],
+        {},
+        "--label-bad-nodes: the run selects no node-health check (gpu-inventory, gpu-diagnostics, "
+        "gpu-health) and no --isolate-bad-nodes; add --node-health or drop the flag",
+    ),
+    # --pushgateway that is not an http(s) URL, --metrics-file that cannot be written (a Pushgateway that
+    # refuses is not a usage error: tests/badinput/test_schedule_badinput.py)
+    *_both(
+        [*OFF, "--pushgateway", "pushgateway.monitoring:9091"],
+        {},
+        "--pushgateway 'pushgateway.monitoring:9091': not an http:// or https:// URL",
+    ),
+    *_both(
+        [*OFF, "--metrics-file", "{tmp}"],
+        {},
+        "--metrics-file {tmp}: cannot write the report there: it is a directory",
+    ),
     # a per-check budget from a --data catalog overlay that is not a Go duration, or is negative
     *_both(
         [*OFF, "--data", "{tmp}/data-budget"],
