@@ -17,7 +17,7 @@ import aicr_pytest.core.inputs
 import aicr_pytest.deployment.nvidia_smi
 import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest.core import yamlio
-from tests.cluster.check_runner import assert_no_rbac_denials, run_phase
+from tests.cluster.check_runner import ALLOW_FAKE_NODES, assert_no_rbac_denials, run_phase
 from tests.harness.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,5 +66,5 @@ def test_nvidia_smi_on_the_nvml_mock_is_other_naming_it(
 
 def test_allow_fake_nodes_accepts_the_nvml_mock(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile(PROFILE, ["nvml-mock"])
-    test = run(pytester, k8s_backend, "--allow-fake-nodes")
+    test = run(pytester, k8s_backend, ALLOW_FAKE_NODES)
     assert test["status"] == "passed", test.get("message")

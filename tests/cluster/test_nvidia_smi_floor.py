@@ -4,7 +4,10 @@ fail closed when the floor cannot be measured (busy nodes), ``other`` when a ver
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -99,29 +102,48 @@ def test_a_floor_that_cannot_be_measured_fails_instead_of_skipping(
     k8s_backend.seed_profile(PROFILE)
     node = gpu_nodes(k8s_backend)[0]
     ns = k8s_backend.namespace("default")
-    k8s_backend.seed(
-        [
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": "trainer-floor-0", "namespace": ns},
-                "spec": {
-                    "nodeName": node,
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [
-                        {"name": "main", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
-                    ],
-                },
-                "status": {"phase": "Running"},
-            }
-        ]
-    )
-    test = run(pytester, k8s_backend, floor_recipe())
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "trainer-floor-0", "namespace": ns},
+        "spec": {
+            "nodeName": node,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+            ],
+        },
+        "status": {"phase": "Running"},
+    }
+    k8s_backend.seed([pod])
+    try:
+        test = run(pytester, k8s_backend, floor_recipe())
+    finally:
+        remove_pod(k8s_backend, ns, "trainer-floor-0")
     assert test["status"] == "failed"
     assert test["message"] == (
         f'[NOT_FOUND] Deployment.gpu-driver.version "{FLOOR}" is set but the host driver version could not '
         f"be measured (GPU nodes busy with existing workloads: [{node}])"
     )
+
+
+def remove_pod(backend: K8sBackend, namespace: str, name: str) -> None:
+    """Delete the busy pod now and wait until it is gone (the namespace's own deletion is lazy on a
+    real control plane, and a lingering GPU pod would make later scenarios' nodes busy)."""
+    cp = getattr(backend, "cp", None)
+    if cp is None:
+        from _facade_helpers import fake_of
+
+        fake_of(backend).delete("v1", "Pod", name, namespace)
+        return
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+    with contextlib.suppress(urllib.error.HTTPError):
+        cp.request("DELETE", path, {"gracePeriodSeconds": 0})
+    for _ in range(300):
+        if backend.find("v1", "Pod", name, namespace) is None:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"pod {namespace}/{name} was not deleted")
 
 
 @pytest.mark.fake_only("scripts a verify pod that never starts (a PodScript)")

@@ -76,7 +76,7 @@ def run(pytester: pytest.Pytester, backend: K8sBackend, data: Path) -> dict[str,
         phase="deployment",
         recipe=recipe(),
         snapshot=SNAPSHOT,
-        extra=("--data", str(data)),
+        extra=("--aicr-data", str(data)),
         drive=drive,
     )
     assert backend.controller_errors() == []
@@ -116,17 +116,17 @@ def test_a_ready_fabric_passes(pytester: pytest.Pytester, k8s_backend: K8sBacken
     fc.add(last)
     test = run(pytester, k8s_backend, data_dir(pytester.path / "data"))
     assert test["status"] == "passed", test.get("message")
-    assert (
-        test["stdout"][-5:-1]
-        == [
-            "Found 4 Mellanox RDMA-capable GPU node(s), 4 schedulable, 0 cordoned:",
-            "nodesValidated: 4/4",
-            "  RDMA fabric (rdma/hca_shared_devices_a): allocatable (uniform) on all 4 schedulable RDMA GPU node(s) "
-            "(stable ≥1m0s)",
-            "All deployment resources and required readiness signals are healthy",
-        ][:4]
-        or test["stdout"]
+    ready = (
+        "  RDMA fabric (rdma/hca_shared_devices_a): allocatable (uniform) on all 4 schedulable "
+        "RDMA GPU node(s) (stable ≥1m0s)"
     )
+    stdout = test["stdout"]
+    at = stdout.index(ready)
+    assert stdout[at - 2 : at] == [
+        "Found 4 Mellanox RDMA-capable GPU node(s), 4 schedulable, 0 cordoned:",
+        "nodesValidated: 4/4",
+    ]
+    assert stdout[-1] == "All deployment resources and required readiness signals are healthy"
 
 
 @pytest.mark.fake_only("a recipe error: no cluster difference")

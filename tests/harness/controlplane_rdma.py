@@ -10,7 +10,7 @@ module touched carries :data:`MARK` until it is restored, so the undo is statele
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -25,7 +25,7 @@ MERGE = "application/strategic-merge-patch+json"
 
 
 def _patch(
-    cp: ControlPlane, node: str, meta: dict[str, object], resource: str | None, *, clear: bool
+    cp: ControlPlane, node: str, meta: Mapping[str, object], resource: str | None, *, clear: bool
 ) -> None:
     path = f"/api/v1/nodes/{quote(node)}"
     cp.request("PATCH", path, {"metadata": meta}, content_type=MERGE)
