@@ -206,6 +206,8 @@ class Settings(BaseModel):
     service_account_name: str | None = None
     #: ``--timeout``: seconds (Go duration parsed)
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: ``--reach-timeout``: seconds the one reachability request may take (kube.reach)
+    reach_timeout_s: float = 10.0
     #: ``--require-gpu``: a snapshot without a GPU measurement fails the pre-flight
     require_gpu: bool = False
     #: ``--skip-check``: catalog checks reported skipped instead of run

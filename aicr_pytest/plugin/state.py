@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,11 +60,23 @@ class ClusterHandle:
         self._cluster: Cluster | None = None
 
     def get(self) -> Cluster:
+        """The connected cluster, probed once (:mod:`aicr_pytest.kube.reach`): when it cannot be
+        reached every request raises the probe's one line at once, so each check ends ``other``
+        with it instead of waiting out its own budget."""
         if self._cluster is None:
             from aicr_pytest.kube.client import connect
 
-            self._cluster = connect(self._settings.kubeconfig, self._settings.kube_context)
+            self._cluster = connect(
+                self._settings.kubeconfig,
+                self._settings.kube_context,
+                reach_timeout=self._settings.reach_timeout_s or None,
+            )
         return self._cluster
+
+    def unreachable(self) -> str | None:
+        """The probe's one line when the cluster (connected) was found unreachable, else ``None``."""
+        tripped = self._cluster.tripped if self._cluster is not None else None
+        return str(tripped) if tripped is not None else None
 
     def read_configmap(self, namespace: str, name: str) -> dict[str, str]:
         return self.get().read_configmap(namespace, name)
@@ -220,24 +232,20 @@ def run_outcome(
     )
 
 
-def needs_cluster(
-    run: RunState, environ: Mapping[str, str] | None = None, *, kit_writes_kubeconfig: bool = False
-) -> bool:
+def needs_cluster(run: RunState, *, kit_writes_kubeconfig: bool = False) -> bool:
     """Whether to load the kubeconfig now, so one that is missing or unreadable stops the run before
     any check: when a check of this run will talk to the cluster and the user named a kubeconfig or
-    context.  Under ``aicr-pytest validate`` (``check_kubeconfig``) ``--kubeconfig``,
-    ``$KUBECONFIG`` and ``--kube-context`` count; under plain pytest only the flags do, and not when
+    context.  Under ``aicr-pytest validate`` (``check_kubeconfig``) always (no configuration at all
+    is then one line before any check, not one ``other`` per check); under plain pytest only the
+    flags count, and not when
     a conftest's fixture uses the test kit (``aicr_fake_cluster_factory``), which may write that
     kubeconfig during the session.  With none named the cluster connects on first use, as before
     (in-cluster config, then ``~/.kube/config``)."""
     s = run.settings
-    env = os.environ if environ is None else environ
     if s.no_cluster or run.readiness.blocked:
         return False
-    if s.check_kubeconfig:
-        named = bool(s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip())
-    else:
-        named = bool(s.kubeconfig or s.kube_context) and not kit_writes_kubeconfig
+    # validate: found (or not) now, whatever the source ($KUBECONFIG, in-cluster, ~/.kube/config)
+    named = s.check_kubeconfig or (bool(s.kubeconfig or s.kube_context) and not kit_writes_kubeconfig)
     if not named:
         return False
     return any(sel.spec.name not in s.skip_checks for sel in run.selected)
@@ -303,11 +311,14 @@ def load(config: pytest.Config, state: PluginState) -> None:
 
         state.budgets = check_budgets(state.run.data)
         if needs_cluster(state.run, kit_writes_kubeconfig=_kit_writes_kubeconfig(config)):
-            from aicr_pytest.kube.kubeconfig import load_configuration
-
-            load_configuration(settings.kubeconfig, settings.kube_context)  # named on the terminal
+            state.cluster_handle.get()  # kubeconfig problems: one line now; the server probed
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
+
+    unreachable = state.cluster_handle.unreachable()
+    if unreachable and not is_worker(config):
+        # one line before any check; every check that needs the cluster then ends `other` with it
+        print(f"aicr-pytest: error: {unreachable}", file=sys.stderr, flush=True)
 
     if is_worker(config):
         winput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
