@@ -181,10 +181,11 @@ def classify_exception(exc: BaseException) -> tuple[str, str]:
     text = " ".join(str(e) for e in chain)
     for e in chain:
         if isinstance(e, ssl.SSLCertVerificationError):
-            return TLS, str(e.verify_message or e.reason or "certificate verify failed")
+            message = getattr(e, "verify_message", None) or getattr(e, "reason", None)
+            return TLS, str(message or "certificate verify failed")
     for e in chain:
         if isinstance(e, ssl.SSLError):
-            return TLS, str(e.reason or e)
+            return TLS, str(getattr(e, "reason", None) or e)
     if "SSLError" in names or "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
         return TLS, "certificate verify failed"
     for e in chain:
