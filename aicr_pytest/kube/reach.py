@@ -177,16 +177,15 @@ def _chain(exc: BaseException) -> list[BaseException]:
 def classify_exception(exc: BaseException) -> tuple[str, str]:
     """``(class, detail)`` for a transport failure (the whole cause chain is read)."""
     chain = _chain(exc)
-    names = " ".join(type(e).__name__ for e in chain)
     text = " ".join(str(e) for e in chain)
     for e in chain:
         if isinstance(e, ssl.SSLCertVerificationError):
             message = getattr(e, "verify_message", None) or getattr(e, "reason", None)
             return TLS, str(message or "certificate verify failed")
-    for e in chain:
-        if isinstance(e, ssl.SSLError):
+    for e in chain:  # a connection dropped mid-handshake is not a certificate problem
+        if isinstance(e, ssl.SSLError) and not isinstance(e, ssl.SSLEOFError | ssl.SSLZeroReturnError):
             return TLS, str(getattr(e, "reason", None) or e)
-    if "SSLError" in names or "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+    if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
         return TLS, "certificate verify failed"
     for e in chain:
         if isinstance(e, socket.gaierror) or type(e).__name__ == "NameResolutionError":
@@ -258,9 +257,25 @@ def probe(
     return Reach(where, classify_status(status), status=status, seconds=took)
 
 
+def configuration_send(configuration: Any) -> Send:
+    """The real :data:`Send` for a connected run: each probe on a client of its own (a fresh
+    connection pool), so a pooled connection the server dropped is never what gets classified."""
+
+    def send(timeout: float) -> int:
+        from kubernetes import client as k8s_client
+
+        api_client = k8s_client.ApiClient(configuration)
+        try:
+            return api_client_send(api_client)(timeout)
+        finally:
+            api_client.close()
+
+    return send
+
+
 def api_client_send(api_client: Any) -> Send:
-    """The real :data:`Send`: ``GET /version`` over the ``kubernetes`` client (its CA, client
-    certificate, token or exec credential), no retry, ``timeout`` for connect and read."""
+    """``GET /version`` over a ``kubernetes`` client (its CA, client certificate, token or exec
+    credential), no retry, ``timeout`` for connect and read."""
 
     def send(timeout: float) -> int:
         headers: dict[str, str] = dict(api_client.default_headers)
@@ -306,6 +321,7 @@ __all__ = [
     "Send",
     "Where",
     "api_client_send",
+    "configuration_send",
     "classify_exception",
     "classify_status",
     "probe",
@@ -319,7 +335,7 @@ def reach_checker(
     unreachable verdict the :class:`~aicr_pytest.kube.errors.ClusterUnreachable` to raise."""
     from aicr_pytest.kube.errors import ClusterUnreachable
 
-    sender = send or api_client_send(api_client)
+    sender = send or configuration_send(api_client.configuration)
 
     def check() -> ClusterUnreachable | None:
         verdict = probe(sender, where, timeout)

@@ -24,8 +24,13 @@ from typing import Any
 
 import yaml
 
-_REASONS = {401: "Unauthorized", 403: "Forbidden", 429: "Too Many Requests", 500: "Internal Server Error",
-            503: "Service Unavailable"}
+_REASONS = {
+    401: "Unauthorized",
+    403: "Forbidden",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 class BrokenApi:
@@ -59,13 +64,18 @@ class BrokenApi:
                 with contextlib.suppress(OSError):
                     s.close()
         if mode == "refuse":
-            with contextlib.suppress(OSError):
-                self._listener.close()
+            self._stop_listening()
+
+    def _stop_listening(self) -> None:
+        # shutdown() wakes the thread blocked in accept() (close() alone would leave it listening)
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self._listener.close()
 
     def close(self) -> None:
         self._closed = True
-        with contextlib.suppress(OSError):
-            self._listener.close()
+        self._stop_listening()
         with self._lock:
             open_ones, self._sockets = self._sockets, []
         for s in open_ones:
@@ -110,8 +120,11 @@ class BrokenApi:
             except OSError:
                 return
             self.accepted += 1
-            self._keep(conn)
             mode = self.mode
+            if mode == "refuse":
+                conn.close()
+                return
+            self._keep(conn)
             if mode == "stall":
                 continue  # held open, never answered, closed by close()/set_mode
             if isinstance(mode, int):
@@ -121,7 +134,8 @@ class BrokenApi:
 
     def _answer(self, conn: socket.socket, status: int) -> None:
         body = (
-            b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":%d,"message":"broken-api"}' % status
+            b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":%d,"message":"broken-api"}'
+            % status
         )
         with contextlib.suppress(OSError):
             while True:
