@@ -268,7 +268,7 @@ def configuration_send(configuration: Any) -> Send:
         try:
             return api_client_send(api_client)(timeout)
         finally:
-            api_client.close()
+            api_client.close()  # type: ignore[no-untyped-call]
 
     return send
 
@@ -321,9 +321,9 @@ __all__ = [
     "Send",
     "Where",
     "api_client_send",
-    "configuration_send",
     "classify_exception",
     "classify_status",
+    "configuration_send",
     "probe",
 ]
 

@@ -18,7 +18,7 @@ from _kube_stub import Reply, make_cluster
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube import reach
 from aicr_pytest.kube.errors import ApiUnreachable, ClusterUnreachable
-from aicr_pytest.kube.reach import Reach, Where, classify_exception, classify_status, probe
+from aicr_pytest.kube.reach import Reach, Where, classify_status, probe
 
 WHERE = Where(
     server="https://10.0.0.1:6443", context="prod", cluster="prod-cluster", user="alice", ca="/ca.pem"
@@ -124,14 +124,14 @@ def test_a_send_that_never_returns_is_silent_at_the_bound() -> None:
     [
         (
             Reach(WHERE, reach.REFUSED),
-            "cannot reach the cluster at https://10.0.0.1:6443 (context prod, user alice): connection refused; "
-            "check that context prod is the cluster you mean (kubectl config get-contexts) and that its "
+            "cannot reach the cluster at https://10.0.0.1:6443 (context prod, user alice): "
+            "connection refused; check that context prod is the cluster you mean (kubectl config get-contexts) and that its "
             "server address https://10.0.0.1:6443 is up and reachable from here",
         ),
         (
             Reach(WHERE, reach.TLS, detail="certificate verify failed"),
-            "cannot reach the cluster at https://10.0.0.1:6443 (context prod, user alice): TLS handshake failed "
-            "(certificate verify failed); cluster prod-cluster's certificate-authority (/ca.pem) must be the "
+            "cannot reach the cluster at https://10.0.0.1:6443 (context prod, user alice): "
+            "TLS handshake failed (certificate verify failed); cluster prod-cluster's certificate-authority (/ca.pem) must be the "
             "CA that signed the server's certificate, and the certificate must name 10.0.0.1",
         ),
         (
@@ -143,8 +143,8 @@ def test_a_send_that_never_returns_is_silent_at_the_bound() -> None:
         (
             Reach(WHERE, reach.SILENT, seconds=10),
             "cannot reach the cluster at https://10.0.0.1:6443 (context prod, user alice): no answer within "
-            "10s; something between here and https://10.0.0.1:6443 holds the connection (a proxy, a firewall, "
-            "a stopped control plane): check the network path, or raise --reach-timeout",
+            "10s; something between here and https://10.0.0.1:6443 holds the connection (a proxy, a "
+            "firewall, a stopped control plane): check the network path, or raise --reach-timeout",
         ),
     ],
 )

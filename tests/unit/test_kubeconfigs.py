@@ -59,7 +59,7 @@ def test_first_files_current_context_wins_as_in_kubectl(
     for ca in (no_env / "a" / "ca.pem", no_env / "ca.pem"):
         ca.write_text("not parsed until a request\n")
     monkeypatch.setenv("KUBECONFIG", f"{first}{os.pathsep}{second}")
-    cfg, source, where = load_target(None, None)
+    cfg, _source, where = load_target(None, None)
     assert cfg.host == "https://10.0.0.1:6443"
     assert (where.context, where.cluster, where.user) == ("a", "a-cluster", "a-user")
     assert where.ca == str(no_env / "a" / "ca.pem")  # relative to the file that named it
