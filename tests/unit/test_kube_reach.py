@@ -126,13 +126,15 @@ def test_a_send_that_never_returns_is_silent_at_the_bound() -> None:
             Reach(WHERE, reach.REFUSED),
             "cannot reach the cluster at https://10.0.0.1:6443 (context prod, user alice): "
             "connection refused; check that context prod is the cluster you mean "
-            "(kubectl config get-contexts) and that its server address https://10.0.0.1:6443 is up and reachable from here",
+            "(kubectl config get-contexts) and that its server address https://10.0.0.1:6443 is up "
+            "and reachable from here",
         ),
         (
             Reach(WHERE, reach.TLS, detail="certificate verify failed"),
             "cannot reach the cluster at https://10.0.0.1:6443 (context prod, user alice): "
             "TLS handshake failed (certificate verify failed); cluster prod-cluster's "
-            "certificate-authority (/ca.pem) must be the CA that signed the server's certificate, and the certificate must name 10.0.0.1",
+            "certificate-authority (/ca.pem) must be the CA that signed the server's certificate, "
+            "and the certificate must name 10.0.0.1",
         ),
         (
             Reach(WHERE, reach.UNAUTHORIZED, status=401),
