@@ -342,6 +342,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
                 timeout=timeout_s,
                 job_name=run["job_name"],
                 provider_subtypes=provider_data,
+                reach_timeout=_reach_s(run),
             )
             if captured is None:
                 return code
@@ -389,6 +390,14 @@ def _alongside(run: Mapping[str, Any]) -> bool:
     return bool(run["recipe"] and outputs)
 
 
+def _reach_s(run: Mapping[str, Any]) -> float:
+    """``--reach-timeout`` in seconds (the default when the run has no such value)."""
+    from aicr_pytest.kube.reach import DEFAULT_REACH_TIMEOUT_S
+
+    value = run.get("reach_timeout")
+    return float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_REACH_TIMEOUT_S
+
+
 def _output_configmap(output: object) -> tuple[str, str] | None:
     """``-o cm://ns/name``: ``(ns, name)``, checked before any work (``None``: a file or stdout)."""
     from aicr_pytest.report.configmap import is_configmap_uri, parse_output_uri
@@ -424,7 +433,7 @@ def _write_report_configmap(
     uri = f"cm://{namespace}/{name}"
     try:
         obj = configmap_object(namespace, name, _dumps(report), str(report.get("timestamp") or ""))
-        connect(given.get("kubeconfig"), run["kube_context"]).apply(obj)
+        connect(given.get("kubeconfig"), run["kube_context"], reach_timeout=_reach_s(run)).apply(obj)
     except ReportTooLarge as err:
         print(f"aicr-pytest: error: {err}", file=sys.stderr)
         return False

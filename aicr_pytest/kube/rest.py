@@ -93,6 +93,8 @@ class RestClient:
         self.reach_check: Callable[[], ClusterUnreachable | None] | None = None
         #: the circuit breaker: once the cluster was found unreachable every request raises this
         self.tripped: ClusterUnreachable | None = None
+        #: called once with the one line when the breaker trips (a run cuts its running check short)
+        self.on_trip: Callable[[str], None] | None = None
         #: the kubeconfig entries this client came from (server, context, cluster, user)
         self.where: Where | None = None
 
@@ -129,7 +131,10 @@ class RestClient:
         verdict = self.reach_check()
         if verdict is not None:
             with self._lock:
+                first = self.tripped is None
                 self.tripped = self.tripped or verdict
+            if first and self.on_trip is not None:
+                self.on_trip(str(verdict))
         return self.tripped
 
     # -- the one request path ------------------------------------------------------------------

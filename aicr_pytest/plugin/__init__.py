@@ -195,7 +195,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     seconds, message = outcomes.budget_of(item)
-    with outcomes.domain_skips(), budget.enforced(seconds, message):
+    with (
+        outcomes.cluster_gate(item),
+        outcomes.domain_skips(),
+        budget.enforced(seconds, message) as cut,
+        outcomes.cut_on_trip(item, cut),
+    ):
         return (yield)
 
 

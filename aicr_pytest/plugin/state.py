@@ -36,6 +36,8 @@ from aicr_pytest.report.outcome import is_failing
 from aicr_pytest.report.results import RunResults, build_ctrf
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
     from aicr_pytest.core.recipe import Recipe
@@ -58,6 +60,18 @@ class ClusterHandle:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._cluster: Cluster | None = None
+        #: called with the one line when the cluster is found unreachable mid-run (the running
+        #: check's cut: it ends ``other`` at once instead of polling until its budget)
+        self.on_trip: Callable[[str], None] | None = None
+        #: whether the unreachable line was printed already (at start, or after the check it cut)
+        self.announced = True
+
+    def _tripped(self, line: str) -> None:
+        """The breaker tripped mid-run: the running check is cut short (its line is announced
+        once, on the terminal, when that check ends: :func:`~aicr_pytest.plugin.outcomes.cut_on_trip`)."""
+        self.announced = False
+        if self.on_trip is not None:
+            self.on_trip(line)
 
     def get(self) -> Cluster:
         """The connected cluster, probed once (:mod:`aicr_pytest.kube.reach`): when it cannot be
@@ -71,6 +85,7 @@ class ClusterHandle:
                 self._settings.kube_context,
                 reach_timeout=self._settings.reach_timeout_s or None,
             )
+            self._cluster.on_trip = self._tripped
         return self._cluster
 
     def unreachable(self) -> str | None:
