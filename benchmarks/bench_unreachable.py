@@ -7,9 +7,9 @@ itself (a wrong token), a TLS failure from a CA that did not sign its certificat
 name under ``.invalid``.  ``mid-run`` passes traffic for ``--mid-run-after`` seconds, then stalls.
 
 For each class ``aicr-pytest validate --recipe … --snapshot … --kubeconfig K -o ctrf.json`` runs in a
-subprocess; printed: the wall time from start to exit (``mid-run``: from the cluster's loss to exit), the exit code, the CTRF status counts and the
-first stderr line.  Targets: every class ≤ 30 s, the median ≤ 12 s (default ``--reach-timeout`` of
-10 s).
+subprocess; printed: the wall time from start to exit (``mid-run``: from the cluster's loss to exit),
+the exit code, the CTRF status counts and the first error line.  Targets: every class ≤ 30 s, the
+median ≤ 12 s (default ``--reach-timeout`` of 10 s).
 
     .venv/bin/python benchmarks/bench_unreachable.py [--only silent,500] [--mid-run-after 8]
 """
