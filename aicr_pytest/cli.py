@@ -44,7 +44,7 @@ from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_writable
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
+from aicr_pytest.plugin.interrupt import RunInterrupted, signal_reason
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
@@ -157,16 +157,21 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM unwinds like Ctrl-C, so every ``finally:`` cleanup runs."""
+    """SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so every ``finally:`` cleanup runs."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise RunInterrupted(SIGTERM_REASON)
+        raise RunInterrupted(signal_reason(signum))
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    wanted = [signal.SIGTERM]
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:  # `nohup` keeps it ignored
+        wanted.append(hup)
+    previous = {s: signal.signal(s, handler) for s in wanted}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 #: what ``validate`` always passes to pytest

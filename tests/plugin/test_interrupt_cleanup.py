@@ -1,5 +1,5 @@
 """What an interrupt leaves: cleanup runs to completion and reports what it kept or left, a check
-that finished keeps its verdict, SIGTERM is named as such, and a second Ctrl-C cannot empty the
+that finished keeps its verdict, SIGTERM and SIGHUP are named as such, and a second Ctrl-C cannot empty the
 reports.  Real ``aicr-pytest validate`` processes against an in-process fake cluster (wall clock)."""
 
 from __future__ import annotations
@@ -112,17 +112,24 @@ def _report(tmp_path: Path) -> dict[str, dict[str, object]]:
     return {"": doc, **{t["name"]: t for t in doc["results"]["tests"]}}
 
 
-def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(
-    tmp_path: Path, fc: FakeCluster
+@pytest.mark.parametrize(
+    ("signum", "reason"),
+    [(signal.SIGTERM, interrupt.SIGTERM_REASON), (signal.SIGHUP, interrupt.SIGHUP_REASON)],
+    ids=["SIGTERM", "SIGHUP"],
+)
+def test_sigterm_or_sighup_in_a_check_that_created_objects_is_named_as_itself(
+    tmp_path: Path, fc: FakeCluster, signum: int, reason: str
 ) -> None:
+    """SIGHUP (a closed terminal or SSH session) is handled as SIGTERM is: cleanup, full reports."""
     proc = _start(tmp_path, fc, CHECKS)
     run_id = _wait_started(proc, tmp_path)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     code, err = _finish(proc)
     assert code == 5, err
     tests = _report(tmp_path)
-    assert tests["operator-health"]["message"] == interrupt.SIGTERM_REASON
-    assert tests[""]["extra"]["aicr.interrupted"] == interrupt.SIGTERM_REASON  # type: ignore[index]
+    assert tests["operator-health"]["message"] == reason
+    assert tests["expected-resources"]["status"] == "other"
+    assert tests[""]["extra"]["aicr.interrupted"] == reason  # type: ignore[index]
     assert _left(fc, run_id) == []
 
 
