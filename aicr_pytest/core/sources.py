@@ -23,6 +23,7 @@ import yaml
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # ssl and urllib load only when a recipe or snapshot is fetched over HTTPS
     import ssl
@@ -132,7 +133,8 @@ def _load_configmap(uri: str, kind: SourceKind, reader: ConfigMapReader | None) 
     return body, label
 
 
-def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
+def _load_https(url: str, kind: SourceKind) -> tuple[bytes, str]:
+    """Fetch ``url``; every message and the returned label name it redacted (:mod:`.redact`)."""
     import ssl  # here, not at module level: only an https:// source needs them (start-up time)
     import urllib.error
     import urllib.request
@@ -148,13 +150,14 @@ def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
             newurl: str,
         ) -> urllib.request.Request | None:
             if not newurl.lower().startswith("https://"):
-                raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=newurl))
+                raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=redact_url(newurl)))
             return super().redirect_request(req, fp, code, msg, headers, newurl)  # type: ignore[arg-type]
 
     opener = urllib.request.build_opener(
         urllib.request.HTTPSHandler(context=_ssl_context()), HttpsOnlyRedirects()
     )
-    request = urllib.request.Request(uri, headers={"Accept": "application/yaml, application/json, */*"})
+    uri = redact_url(url)  # what messages and the label show
+    request = urllib.request.Request(url, headers={"Accept": "application/yaml, application/json, */*"})
     try:
         with opener.open(request, timeout=HTTP_TIMEOUT_S) as response:
             status = int(response.status)
@@ -221,12 +224,15 @@ def load_source(
         return _load_file(uri, kind)
     scheme = match.group(1).lower()
     if scheme == "https":
-        return _load_https(uri, kind)
+        try:
+            return _load_https(uri, kind)
+        except UsageError as err:  # whatever a failure quoted, the URL's credentials stay out
+            raise UsageError(redact_text(str(err))) from None
     if scheme == "http":
-        raise UsageError(MSG_HTTP_REJECTED.format(kind=kind, uri=uri))
+        raise UsageError(MSG_HTTP_REJECTED.format(kind=kind, uri=redact_url(uri)))
     if scheme == "cm":
         return _load_configmap(uri, kind, configmap_reader)
-    raise UsageError(MSG_UNSUPPORTED_SCHEME.format(kind=kind, uri=uri))
+    raise UsageError(MSG_UNSUPPORTED_SCHEME.format(kind=kind, uri=redact_url(uri)))
 
 
 def parse_yaml_document(body: bytes | str, label: str, *, kind: str = "document") -> object:
