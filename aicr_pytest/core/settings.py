@@ -208,6 +208,10 @@ class Settings(BaseModel):
     timeout_s: float = DEFAULT_TIMEOUT_S
     #: ``--reach-timeout``: seconds the one reachability request may take (kube.reach)
     reach_timeout_s: float = 10.0
+    #: ``--clean-stale``: delete what earlier runs left, idle over ``stale_after_s`` (kube.stale)
+    clean_stale: bool = False
+    #: ``--stale-after``: seconds after which an earlier run's leftovers count as stale
+    stale_after_s: float = 3600.0
     #: ``--require-gpu``: a snapshot without a GPU measurement fails the pre-flight
     require_gpu: bool = False
     #: ``--skip-check``: catalog checks reported skipped instead of run

@@ -88,6 +88,9 @@ class ClusterHandle:
             self._cluster.on_trip = self._tripped
         return self._cluster
 
+    def connected(self) -> bool:
+        return self._cluster is not None
+
     def unreachable(self) -> str | None:
         """The probe's one line when the cluster (connected) was found unreachable, else ``None``."""
         tripped = self._cluster.tripped if self._cluster is not None else None
@@ -344,6 +347,26 @@ def load(config: pytest.Config, state: PluginState) -> None:
         state.run_id = uuid.uuid4().hex[:8]
         state.start_ms = int(time.time() * 1000)
         state.ledger = PhaseLedger(ledger_dir(state) if uses_xdist(config) else None)
+        if state.cluster_handle.connected() and not unreachable:
+            _leftovers(state)
+
+
+def _leftovers(state: PluginState) -> None:
+    """What earlier runs left in the cluster: named in one line; deleted with ``--clean-stale``
+    (:mod:`aicr_pytest.kube.stale`: never a run that may still be going)."""
+    from aicr_pytest.kube.stale import scan
+
+    assert state.cluster_handle is not None
+    s = state.settings
+    # no run is judged stale before the longest check it could be running has had its time
+    bound = max([s.stale_after_s, *state.budgets.values()])
+    scan(
+        state.cluster_handle.get(),
+        state.run_id,
+        bound=bound,
+        clean_stale=s.clean_stale,
+        emit=lambda line: print(line, file=sys.stderr, flush=True),
+    )
 
 
 __all__ = [
