@@ -396,10 +396,13 @@ def _alongside(run: Mapping[str, Any]) -> bool:
 
 
 def _reach_s(run: Mapping[str, Any]) -> float:
-    """``--reach-timeout`` in seconds (the default when the run has no such value)."""
+    """``--reach-timeout`` in seconds (a bad value is one line, exit 2, before any cluster work)."""
+    from aicr_pytest.core.settings import parse_duration_flag
     from aicr_pytest.kube.reach import DEFAULT_REACH_TIMEOUT_S
 
     value = run.get("reach_timeout")
+    if isinstance(value, str) and value:
+        return parse_duration_flag(value, "--reach-timeout")
     return float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_REACH_TIMEOUT_S
 
 

@@ -30,6 +30,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for rel, text in FILES.items():
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_text(text)
+    os.mkfifo(tmp / "fifo-kubeconfig")  # read, it would block the run for ever
     return tmp
 
 
@@ -60,7 +61,7 @@ def test_validate_bad_input(
     environ = {k: v for k, v in os.environ.items() if k not in _CLEARED}
     environ["KUBECONFIG"] = str(scratch / "no-kubeconfig")
     environ.pop("KUBERNETES_SERVICE_HOST", None)
-    environ.update(env)
+    environ.update({k: _fill(v, scratch) for k, v in env.items()})
     proc = subprocess.run(
         _command(entry, [_fill(a, scratch) for a in argv]),
         capture_output=True,
