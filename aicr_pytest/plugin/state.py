@@ -36,7 +36,7 @@ from aicr_pytest.report.outcome import is_failing
 from aicr_pytest.report.results import RunResults, build_ctrf
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
@@ -250,23 +250,41 @@ def run_outcome(
     )
 
 
-def needs_cluster(run: RunState, *, kit_writes_kubeconfig: bool = False) -> bool:
+def needs_cluster(
+    run: RunState,
+    environ: Mapping[str, str] | None = None,
+    *,
+    kit_writes_kubeconfig: bool = False,
+    bundled: bool = False,
+) -> bool:
     """Whether to load the kubeconfig now, so one that is missing or unreadable stops the run before
     any check: when a check of this run will talk to the cluster and the user named a kubeconfig or
-    context.  Under ``aicr-pytest validate`` (``check_kubeconfig``) always (no configuration at all
-    is then one line before any check, not one ``other`` per check); under plain pytest only the
-    flags count, and not when
+    context.  Under ``aicr-pytest validate`` (``check_kubeconfig``) ``--kubeconfig``,
+    ``$KUBECONFIG`` and ``--kube-context`` count, and with the bundled checks (every one of them
+    talks to the cluster) always: no configuration at all is then one line before any check, not
+    one ``other`` per check.  Under plain pytest only the flags count, and not when
     a conftest's fixture uses the test kit (``aicr_fake_cluster_factory``), which may write that
     kubeconfig during the session.  With none named the cluster connects on first use, as before
     (in-cluster config, then ``~/.kube/config``)."""
     s = run.settings
     if s.no_cluster or run.readiness.blocked:
         return False
-    # validate: found (or not) now, whatever the source ($KUBECONFIG, in-cluster, ~/.kube/config)
-    named = s.check_kubeconfig or (bool(s.kubeconfig or s.kube_context) and not kit_writes_kubeconfig)
+    env = os.environ if environ is None else environ
+    if s.check_kubeconfig:
+        # with the bundled checks: found (or not) now, whatever the source (in-cluster, ~/.kube/config)
+        named = bundled or bool(s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip())
+    else:
+        named = bool(s.kubeconfig or s.kube_context) and not kit_writes_kubeconfig
     if not named:
         return False
     return any(sel.spec.name not in s.skip_checks for sel in run.selected)
+
+
+def _bundled(config: pytest.Config) -> bool:
+    """Whether the run collects the bundled checks (they all talk to the cluster in a live run)."""
+    from aicr_pytest.plugin import bundled
+
+    return str(bundled.checks_dir()) in [str(a) for a in config.args]
 
 
 def _kit_writes_kubeconfig(config: pytest.Config) -> bool:
@@ -328,7 +346,9 @@ def load(config: pytest.Config, state: PluginState) -> None:
         from aicr_pytest.core.budgets import check_budgets
 
         state.budgets = check_budgets(state.run.data)
-        if needs_cluster(state.run, kit_writes_kubeconfig=_kit_writes_kubeconfig(config)):
+        if needs_cluster(
+            state.run, kit_writes_kubeconfig=_kit_writes_kubeconfig(config), bundled=_bundled(config)
+        ):
             state.cluster_handle.get()  # kubeconfig problems: one line now; the server probed
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
