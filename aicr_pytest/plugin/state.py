@@ -282,9 +282,7 @@ def needs_cluster(
 
 def _bundled(config: pytest.Config) -> bool:
     """Whether the run collects the bundled checks (they all talk to the cluster in a live run)."""
-    from aicr_pytest.plugin import bundled
-
-    return str(bundled.checks_dir()) in [str(a) for a in config.args]
+    return not getattr(config.option, "aicr_no_bundled_checks", False)
 
 
 def _kit_writes_kubeconfig(config: pytest.Config) -> bool:
