@@ -80,7 +80,7 @@ def _start(tmp_path: Path, fc: FakeCluster, checks: str, *flags: str) -> subproc
         sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", rp, "-s", sp,
         "--kubeconfig", str(fc.kubeconfig_path), "--phase", "deployment",
         "-o", str(tmp_path / "ctrf.json"), *flags,
-        "--", "-p", "no:cacheprovider", "--no-bundled-checks", str(tmp_path / "test_checks.py"),
+        "--", "-p", "no:cacheprovider", "--aicr-no-bundled-checks", str(tmp_path / "test_checks.py"),
     ]  # fmt: skip
     return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
