@@ -67,3 +67,67 @@ def test_an_unreachable_cluster_is_one_line_and_every_check_other(
     assert {t["name"]: t["status"] for t in tests} == dict.fromkeys(CHECKS, "other")
     assert all(t["message"].startswith(line) for t in tests)
     assert took < 30.0
+
+
+#: a check that creates a ConfigMap, then polls the cluster the way a readiness wait does
+#: (catching every API error), until the cluster goes away under it
+POLLING = """
+import pathlib, time, pytest
+
+CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held"}, "data": {"k": "v"}}
+
+@pytest.mark.check("operator-health")
+def test_polls(aicr_check, aicr_run, aicr_cluster):
+    aicr_run.ensure_namespace()
+    aicr_run.create(CM)
+    pathlib.Path("started").write_text(aicr_run.run_id)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            list(aicr_cluster.list("v1", "namespaces"))
+        except Exception:
+            pass
+        time.sleep(0.2)
+
+@pytest.mark.check("expected-resources")
+def test_after(aicr_check, aicr_cluster):
+    list(aicr_cluster.list("v1", "namespaces"))
+"""
+
+
+def test_a_cluster_lost_mid_run_ends_the_running_check_and_names_what_is_left(tmp_path: Path) -> None:
+    from aicr_pytest.testing.clock import RealClock
+    from aicr_pytest.testing.cluster import FakeCluster
+
+    (tmp_path / "test_checks.py").write_text(POLLING)
+    rp, sp = write(tmp_path, make_recipe(deployment=CHECKS))
+    with FakeCluster("h100-eks-training", clock=RealClock()) as fc, BrokenApi(fc.url, mode="pass") as proxy:
+        kubeconfig = proxy.kubeconfig(fc.kubeconfig_path, tmp_path / "kubeconfig", scheme="http")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", rp, "-s", sp,
+             "--kubeconfig", str(kubeconfig), "--reach-timeout", "1s", "--phase", "deployment",
+             "-o", str(tmp_path / "ctrf.json"),
+             "--", "-p", "no:cacheprovider", "--aicr-no-bundled-checks", str(tmp_path / "test_checks.py")],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 90
+        while not (tmp_path / "started").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proxy.set_mode("stall")
+        lost = time.monotonic()
+        _, err = proc.communicate(timeout=90)
+        took = time.monotonic() - lost
+    assert proc.returncode == 8, err
+    server = proxy.url("http")
+    line = f"cannot reach the cluster at {server} (context aicr-fake, user aicr-fake-user): "
+    line += "no answer within 1s"
+    errors = [ln for ln in err.splitlines() if ln.startswith("aicr-pytest: error:")]
+    assert len(errors) == 1 and errors[0].startswith("aicr-pytest: error: " + line), err  # once
+    tests = {t["name"]: t for t in json.loads((tmp_path / "ctrf.json").read_text())["results"]["tests"]}
+    assert {n: t["status"] for n, t in tests.items()} == dict.fromkeys(CHECKS, "other")
+    assert all(t["message"].startswith(line) for t in tests.values())
+    run_id = (tmp_path / "started").read_text()
+    assert f"held-{run_id}" in err  # cleanup was attempted, and what it could not delete is named
+    assert took < 30.0
