@@ -131,3 +131,25 @@ def test_a_cluster_lost_mid_run_ends_the_running_check_and_names_what_is_left(tm
     run_id = (tmp_path / "started").read_text()
     assert f"held-{run_id}" in err  # cleanup was attempted, and what it could not delete is named
     assert took < 30.0
+
+
+def test_a_cm_recipe_from_a_silent_cluster_is_one_line_within_the_bound(tmp_path: Path) -> None:
+    _, sp = write(tmp_path, make_recipe(deployment=CHECKS))
+    with BrokenApi(mode="stall") as proxy:
+        kubeconfig = _kubeconfig(tmp_path, proxy.url("http"))
+        start = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", "cm://gpu-operator/recipe", "-s", sp,
+             "--kubeconfig", str(kubeconfig), "--reach-timeout", "1s"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        took = time.monotonic() - start
+    assert proc.returncode == 2, proc.stderr
+    assert [ln for ln in proc.stderr.splitlines() if ln.strip()] == [
+        f"ERROR: cannot read recipe from cm://gpu-operator/recipe: cannot reach the cluster at "
+        f"{proxy.url('http')} (context prod, user alice): no answer within 1s; something between here and "
+        f"{proxy.url('http')} holds the connection (a proxy, a firewall, a stopped control plane): check the "
+        "network path, or raise --reach-timeout"
+    ]
+    assert proc.stdout == ""
+    assert took < 30.0
