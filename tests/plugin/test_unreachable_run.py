@@ -153,3 +153,19 @@ def test_a_cm_recipe_from_a_silent_cluster_is_one_line_within_the_bound(tmp_path
     ]
     assert proc.stdout == ""
     assert took < 30.0
+
+
+def test_snapshot_against_an_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
+    with BrokenApi(mode="refuse") as proxy:
+        kubeconfig = _kubeconfig(tmp_path, proxy.url("http"))
+        proc = subprocess.run(
+            [sys.executable, "-m", "aicr_pytest.cli", "snapshot", "--kubeconfig", str(kubeconfig)],
+            capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+        )  # fmt: skip
+    assert proc.returncode == 8, proc.stderr
+    errors = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+    assert errors == [
+        f"aicr-pytest: error: [INTERNAL] cannot reach the cluster at {proxy.url('http')} (context prod, "
+        "user alice): connection refused; check that context prod is the cluster you mean (kubectl config "
+        f"get-contexts) and that its server address {proxy.url('http')} is up and reachable from here"
+    ]
