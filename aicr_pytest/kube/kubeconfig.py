@@ -47,6 +47,35 @@ def _exec_cache_key(exe: Any) -> str:
 _EXEC_OK: set[str] = set()
 
 
+def _bound_client_exec(timeout: float) -> None:
+    """The ``kubernetes`` client runs an exec plugin itself (at load, and again to refresh an
+    expired credential) and waits for it for ever: its runs get the same bound as ours."""
+    from kubernetes.config import kube_config
+    from kubernetes.config.config_exception import ConfigException
+
+    current: Any = getattr(kube_config, "ExecProvider")  # noqa: B009 - not re-exported for mypy
+    if getattr(current, "aicr_timeout", None) is not None:
+        current.aicr_timeout = timeout
+        return
+
+    class BoundedExecProvider(current):  # type: ignore[misc]
+        aicr_timeout = timeout
+
+        def run(self, previous_response: Any = None) -> Any:
+            exe = {
+                "command": self.args[0],
+                "args": self.args[1:],
+                "apiVersion": self.api_version,
+                "env": [{"name": k, "value": v} for k, v in self.env.items()],
+            }
+            try:
+                return run_exec_plugin(exe, "(kubeconfig user)", float(type(self).aicr_timeout))
+            except UsageError as err:  # the client logs and goes on without a credential: 401
+                raise ConfigException(str(err)) from None
+
+    setattr(kube_config, "ExecProvider", BoundedExecProvider)  # noqa: B010 - the module's own name
+
+
 def _from_merged(
     doc: dict[str, Any], context: str | None, source_label: str, source: str, exec_timeout: float
 ) -> tuple[Any, str, Where]:
@@ -58,6 +87,8 @@ def _from_merged(
     if isinstance(exe, dict) and _exec_cache_key(exe) not in _EXEC_OK:
         run_exec_plugin(exe, where.user or "(unnamed)", exec_timeout)
         _EXEC_OK.add(_exec_cache_key(exe))
+    if isinstance(exe, dict):
+        _bound_client_exec(exec_timeout)
     cfg = _new_configuration()
     try:
         k8s_config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]

@@ -227,3 +227,23 @@ def test_a_good_plugin_connects(tmp_path: Path) -> None:
     with connect(str(_exec_kubeconfig(tmp_path, script)), None) as cluster:
         assert cluster.host == "https://127.0.0.1:1"
         assert cluster.where is not None and cluster.where.user == "sso"
+
+
+def test_the_clients_own_plugin_runs_are_bounded_too(tmp_path: Path) -> None:
+    """The kubernetes client runs the plugin again (at load, and to refresh a credential): bounded."""
+    from kubernetes.config import kube_config
+    from kubernetes.config.config_exception import ConfigException
+
+    from aicr_pytest.kube.kubeconfig import _bound_client_exec
+
+    script = _plugin(tmp_path, "import time\ntime.sleep(60)\n")
+    _bound_client_exec(0.5)
+    try:
+        node = kube_config.ConfigNode(
+            "exec",
+            {"command": sys.executable, "args": [script], "apiVersion": "client.authentication.k8s.io/v1"},
+        )
+        with pytest.raises(ConfigException, match=r"did not finish within 0.5s"):
+            getattr(kube_config, "ExecProvider")(node, str(tmp_path)).run()  # noqa: B009
+    finally:
+        _bound_client_exec(20.0)
