@@ -12,6 +12,7 @@ bound before the client runs it (:func:`~aicr_pytest.kube.kubeconfigs.run_exec_p
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,34 @@ from aicr_pytest.kube.kubeconfigs import (
 from aicr_pytest.kube.reach import Where
 
 _IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+_IN_CLUSTER_CA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+#: the :attr:`~aicr_pytest.kube.client.Cluster.source` text (and the header line's) of in-cluster mode
+IN_CLUSTER_SOURCE = "in-cluster service account"
+
+
+def in_cluster(kubeconfig: str | None, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether :func:`load_configuration` will use the pod's service account: no ``--kubeconfig``,
+    no ``$KUBECONFIG``, and ``KUBERNETES_SERVICE_HOST`` with the token and CA files in place."""
+    env = os.environ if environ is None else environ
+    return (
+        not kubeconfig
+        and not env.get("KUBECONFIG", "").strip()
+        and bool(env.get("KUBERNETES_SERVICE_HOST"))
+        and Path(_IN_CLUSTER_TOKEN).is_file()
+        and Path(_IN_CLUSTER_CA).is_file()
+    )
+
+
+def _in_cluster_configuration() -> Any:
+    """The service account's configuration (token, CA, ``KUBERNETES_SERVICE_HOST``/``_PORT``)."""
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    cfg = _new_configuration()
+    loader = InClusterConfigLoader(  # type: ignore[no-untyped-call]
+        token_filename=_IN_CLUSTER_TOKEN, cert_filename=_IN_CLUSTER_CA
+    )
+    loader.load_and_set(cfg)  # type: ignore[no-untyped-call]
+    return cfg
 
 
 def _new_configuration() -> Any:
@@ -105,7 +134,6 @@ def load_target(
 ) -> tuple[Any, str, Where]:
     """The ``kubernetes`` client configuration, where it came from (the
     :attr:`~aicr_pytest.kube.client.Cluster.source` text) and the :class:`Where` it points at."""
-    from kubernetes import config as k8s_config
     from kubernetes.config.config_exception import ConfigException
 
     if kubeconfig:
@@ -123,15 +151,14 @@ def load_target(
         return _from_merged(merged, context, "$KUBECONFIG", env, exec_timeout)
     tried = ["--kubeconfig (not given)", "$KUBECONFIG (not set)"]
     if os.environ.get("KUBERNETES_SERVICE_HOST") and Path(_IN_CLUSTER_TOKEN).is_file():
-        cfg = _new_configuration()
         try:
-            k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+            cfg = _in_cluster_configuration()
         except ConfigException as exc:
             tried.append(f"in-cluster service account ({exc})")
         else:
             if context:
                 raise UsageError("--context cannot be used with the in-cluster service account")
-            return cfg, "in-cluster service account", Where(server=str(cfg.host), user="service account")
+            return cfg, IN_CLUSTER_SOURCE, Where(server=str(cfg.host), user="service account")
     else:
         tried.append("in-cluster service account (not running in a pod)")
     default = Path("~/.kube/config").expanduser()
@@ -149,4 +176,4 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any
     return cfg, source
 
 
-__all__ = ["load_configuration", "load_target"]
+__all__ = ["IN_CLUSTER_SOURCE", "in_cluster", "load_configuration", "load_target"]

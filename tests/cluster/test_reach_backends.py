@@ -53,9 +53,7 @@ def test_a_broken_server_is_classified_within_the_bound(
         assert isinstance(verdict, reach.Reach) and verdict.klass == klass
         assert took < BOUND + 2.0
         line = str(cluster.tripped)
-        assert line.startswith(
-            f"cannot reach the cluster at {proxy.url(scheme)}"
-        )
+        assert line.startswith(f"cannot reach the cluster at {proxy.url(scheme)}")
         assert "\n" not in line
         with pytest.raises(ClusterUnreachable, match="cannot reach the cluster"):
             cluster.list("v1", "namespaces").__next__()
