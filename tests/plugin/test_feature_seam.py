@@ -1,0 +1,175 @@
+"""The features seam: a feature plugs in through aicr-pytest's hooks, and the core names none.
+
+The core hooks (``aicr_pytest/plugin/__init__.py``, ``state.py``) call ``pytest_aicr_configure``,
+``pytest_aicr_replaces_run``, ``pytest_aicr_configure_run``, ``pytest_aicr_finishing`` and
+``pytest_aicr_report``; every feature (the list in ``aicr_pytest.plugin.features``) is a plugin
+module that implements them, and so can a conftest.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import aicr_pytest.plugin
+from aicr_pytest.plugin import features, state
+from tests.plugin.helpers import make_recipe
+
+Inputs = Callable[..., tuple[Path, Path]]
+
+CORE_MODULES = [Path(aicr_pytest.plugin.__file__), Path(state.__file__)]
+#: the documents the features write, besides the feature modules themselves
+WRITERS = ("aicr_pytest.report.ctrf", "aicr_pytest.report.html")
+
+
+def _feature_names() -> set[str]:
+    """Every name that would tie the core to a feature: module paths, module names, classes."""
+    names: set[str] = set()
+    for module_name in (*features.pytest_plugins, *WRITERS):
+        names |= {module_name, module_name.rsplit(".", 1)[1]}
+        module = importlib.import_module(module_name)
+        names |= {n for n in getattr(module, "__all__", ()) if isinstance(getattr(module, n), type)}
+    return names
+
+
+def _names_used(path: Path) -> set[str]:
+    """The imported modules (dotted, and each imported name as ``module.name``) and identifiers."""
+    used: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            used |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            used.add(node.module or "")
+            used |= {f"{node.module}.{a.name}" for a in node.names} | {a.name for a in node.names}
+        elif isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+    return used
+
+
+def test_the_feature_list_names_real_plugin_modules() -> None:
+    assert len(features.pytest_plugins) == len(set(features.pytest_plugins))
+    for name in features.pytest_plugins:
+        module = importlib.import_module(name)
+        hooks = {n for n in vars(module) if n.startswith("pytest_aicr_")}
+        assert hooks, f"{name} implements none of the features seam's hooks"
+
+
+@pytest.mark.parametrize("path", CORE_MODULES, ids=lambda p: p.name)
+def test_the_core_hooks_name_no_feature(path: Path) -> None:
+    forbidden = _feature_names()
+    assert {"ctrfreport", "htmlreport", "cncf_wiring", "InterruptWatch", "ctrf"} <= forbidden
+    assert sorted(_names_used(path) & forbidden) == []
+
+
+#: a feature of a conftest's own: registers for an active run, notes, reads the final document
+TOY_FEATURE = """
+import json
+from pathlib import Path
+
+import pytest
+
+LOG = Path(__file__).parent / "toy.jsonl"
+
+def log(**line):
+    with LOG.open("a") as f:
+        f.write(json.dumps(line) + "\\n")
+
+
+class Toy:
+    def __init__(self, notes):
+        self.notes = notes
+
+    def pytest_aicr_finishing(self, session, notes):
+        log(step="finishing", same_notes=notes is self.notes, interrupted=notes.interrupted)
+
+    def pytest_aicr_report(self, session, report, run):
+        ctrf = Path(__file__).parent / "ctrf.json"
+        log(
+            step="report",
+            report=report,
+            ctrf_on_disk=json.loads(ctrf.read_text()) if ctrf.exists() else None,
+            same_notes=run.notes is self.notes,
+        )
+
+    def pytest_aicr_report_location(self, config):
+        return "toy toy.jsonl"
+
+
+def pytest_aicr_configure(config, settings):
+    log(step="configure", active=settings.active)
+
+
+def pytest_aicr_configure_run(config, notes):
+    config.pluginmanager.register(Toy(notes), "toy-feature")
+    log(step="configure_run")
+
+
+def pytest_unconfigure(config):
+    toy = config.pluginmanager.get_plugin("toy-feature")
+    if toy is not None:
+        config.pluginmanager.unregister(toy)
+        log(step="unregistered")
+"""
+
+CHECKS = """
+import pytest
+
+@pytest.mark.check("operator-health")
+def test_ok(aicr_check):
+    aicr_check.emit("fine")
+
+@pytest.mark.check("dra-support")
+def test_fails(aicr_check):
+    aicr_check.fail("no DRA driver")
+"""
+
+
+def test_a_conftest_feature_plugs_in_through_the_seam(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
+    pytester.makeconftest(TOY_FEATURE)
+    pytester.makepyfile(test_user=CHECKS)
+    rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["dra-support"]))
+    ctrf = pytester.path / "ctrf.json"
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(ctrf),
+        "--junitxml", "j.xml", "--aicr-html", "page.html",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    # each writer names its report, the CTRF report first and the HTML page last, as before
+    where = f"details: CTRF report {ctrf}; toy toy.jsonl; JUnit XML j.xml; HTML report page.html"
+    assert where in result.stdout.lines
+    lines = [json.loads(line) for line in (pytester.path / "toy.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == [
+        "configure",
+        "configure_run",
+        "finishing",
+        "report",
+        "unregistered",
+    ]
+    configure, _, finishing, report, _ = lines
+    assert configure["active"] is True
+    assert finishing == {"step": "finishing", "same_notes": True, "interrupted": None}
+    assert report["same_notes"] is True
+    # the final document, written by the CTRF feature before any other consumer saw it
+    assert report["report"] == report["ctrf_on_disk"] == json.loads(ctrf.read_text())
+    assert [(t["name"], t["status"]) for t in report["report"]["results"]["tests"]] == [
+        ("operator-health", "passed"),
+        ("dra-support", "failed"),
+    ]
+
+
+def test_without_recipe_a_feature_is_asked_and_registers_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(TOY_FEATURE)
+    pytester.makepyfile(test_plain="def test_x():\n    assert 1\n")
+    assert pytester.runpytest("-p", "no:cacheprovider").ret == 0
+    lines = [json.loads(line) for line in (pytester.path / "toy.jsonl").read_text().splitlines()]
+    assert lines == [{"step": "configure", "active": False}]
