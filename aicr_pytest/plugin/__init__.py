@@ -90,7 +90,8 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist controller: hand the run id and the ledger location to every worker."""
+    """xdist controller: hand the run id and the ledger location (phase plans, failed phases) to
+    every worker."""
     state = get_state(node.config)
     if state is not None and state.active:
         node.workerinput["aicr_run_id"] = state.run_id
@@ -143,10 +144,35 @@ def pytest_collection_modifyitems(
         collection.select_and_order(config, items, state)
 
 
+# an xdist worker shares its plan before it reports its collection (xdist's hook is plain)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start-up is over: the console script's garbage-collection pause ends here
     (:mod:`~aicr_pytest.core.gcpause`)."""
     gcpause.resume()
+    if is_worker(session.config):
+        worker = str(session.config.workerinput["workerid"])  # type: ignore[attr-defined]
+        collection.share_plan(session, get_state(session.config), worker)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist controller of an active run: a phase's checks together, the phases in order
+    (:mod:`~aicr_pytest.plugin.phasesched`), whatever ``--dist`` says except ``each``."""
+    state = get_state(config)
+    if state is None or state.ledger is None or config.getvalue("dist") == "each":
+        return None
+    from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
+
+    from aicr_pytest.plugin.phasesched import PhaseScheduling
+
+    ledger = state.ledger
+    return PhaseScheduling(
+        config,
+        numnodes=len(parse_tx_spec_config(config)),
+        phases=state.settings.phases,
+        plan=lambda node: ledger.read_plan(str(node.gateway.id)),
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
