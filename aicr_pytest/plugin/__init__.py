@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core import gcpause
-from aicr_pytest.plugin import budget, bundled, collection, hookspecs, options, outcomes
+from aicr_pytest.plugin import budget, bundled, collection, features, hookspecs, options, outcomes
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import terminal
@@ -39,9 +39,8 @@ from aicr_pytest.report import terminal
 #: the header line that names the checks a run collects when no test paths are given
 BUNDLED_HEADER = "aicr-pytest: checks bundled with aicr-pytest, from "
 
-#: the run's fixtures (the fake-cluster fixtures are a plugin of their own, ``aicr_testkit``) and
-#: the optional features
-pytest_plugins = ("aicr_pytest.plugin.fixtures", "aicr_pytest.plugin.features")
+#: the run's fixtures (the fake-cluster fixtures are a plugin of their own, ``aicr_testkit``)
+pytest_plugins = ("aicr_pytest.plugin.fixtures",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,6 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+    features.register(pluginmanager)  # the optional features, each a plugin module
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -43,7 +43,6 @@ import pytest
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import settings as cncf_settings
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.features import unregister
 from aicr_pytest.plugin.state import ClusterHandle, OutcomeNotes, is_worker
 
 if TYPE_CHECKING:
@@ -322,8 +321,8 @@ def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> Non
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    unregister(config, RENDERER_NAME)
-    unregister(config, SUBMISSION_NAME)
+    config.pluginmanager.unregister(name=RENDERER_NAME)
+    config.pluginmanager.unregister(name=SUBMISSION_NAME)
 
 
 __all__ = [

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.plugin.features import unregister
 from aicr_pytest.plugin.state import is_worker
 
 if TYPE_CHECKING:
@@ -65,7 +64,7 @@ def pytest_aicr_configure(config: pytest.Config, settings: Settings) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    unregister(config, NAME)
+    config.pluginmanager.unregister(name=NAME)
 
 
 __all__ = ["NAME", "CtrfReport", "pytest_aicr_configure", "pytest_unconfigure"]

@@ -23,7 +23,6 @@ import pytest
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.features import unregister
 from aicr_pytest.plugin.state import OutcomeNotes, controller_state
 
 if TYPE_CHECKING:
@@ -131,7 +130,7 @@ def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> Non
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    unregister(config, NAME)
+    config.pluginmanager.unregister(name=NAME)
 
 
 __all__ = [

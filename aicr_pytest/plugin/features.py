@@ -8,29 +8,45 @@ collects what it needs through hooks of its own or the run's
 (``pytest_aicr_report``) and unregisters in ``pytest_unconfigure``.  The core hooks
 (:mod:`aicr_pytest.plugin`, :mod:`~aicr_pytest.plugin.state`) call the seam and name none of them.
 
-Adding a feature: a module with those hooks, one line here.  The order of the list does not
+Adding a feature: a module with those hooks, one line in :data:`FEATURES`.  The order of the list does not
 matter; where two features must not swap, their hooks say so (``tryfirst``/``trylast``/wrapper).
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import pytest
 
-pytest_plugins = (
-    "aicr_pytest.plugin.ctrfreport",  # --ctrf-report
-    "aicr_pytest.plugin.htmlreport",  # --html
-    "aicr_pytest.plugin.cncf_wiring",  # --cncf-submission, --evidence-dir
-    "aicr_pytest.plugin.evidence_wiring",  # --emit-attestation
-    "aicr_pytest.plugin.interrupt",  # SIGINT, SIGTERM, --timeout
-    "aicr_pytest.plugin.progress_sink",  # progress lines
+from aicr_pytest.plugin import (
+    cncf_wiring,
+    ctrfreport,
+    evidence_wiring,
+    htmlreport,
+    interrupt,
+    progress_sink,
+)
+
+FEATURES: tuple[ModuleType, ...] = (
+    ctrfreport,  # --ctrf-report
+    htmlreport,  # --html
+    cncf_wiring,  # --cncf-submission, --evidence-dir
+    evidence_wiring,  # --emit-attestation
+    interrupt,  # SIGINT, SIGTERM, --timeout
+    progress_sink,  # progress lines
 )
 
 
-def unregister(config: pytest.Config, name: str) -> None:
-    """Drop the feature object registered under ``name``, if any (its work is done)."""
-    plugin = config.pluginmanager.get_plugin(name)
-    if plugin is not None:
-        config.pluginmanager.unregister(plugin, name)
+def register(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register every feature module under its module name (``-p no:<name>`` blocks one).
+
+    Registered, not listed in ``pytest_plugins``: pytest would rewrite the asserts of a module
+    listed there, compiling it again at every start."""
+    for module in FEATURES:
+        if pluginmanager.get_plugin(module.__name__) is None and not pluginmanager.is_blocked(
+            module.__name__
+        ):
+            pluginmanager.register(module, module.__name__)
 
 
-__all__ = ["pytest_plugins", "unregister"]
+__all__ = ["FEATURES", "register"]

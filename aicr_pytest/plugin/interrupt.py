@@ -29,7 +29,6 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
-from aicr_pytest.plugin.features import unregister
 from aicr_pytest.plugin.state import HINTS_KEY, ITEM_KEY, OutcomeNotes, controller_state
 from aicr_pytest.report import results as r
 
@@ -318,7 +317,7 @@ def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> Non
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    unregister(config, WATCH_NAME)
+    config.pluginmanager.unregister(name=WATCH_NAME)
 
 
 __all__ += ["WATCH_NAME", "InterruptWatch", "configure", "pytest_aicr_configure_run", "pytest_unconfigure"]

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core import progress
-from aicr_pytest.plugin.features import unregister
 from aicr_pytest.plugin.state import ITEM_KEY, OutcomeNotes, is_worker
 
 NAME = "aicr-progress-sink"
@@ -68,7 +67,7 @@ def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> Non
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    unregister(config, NAME)
+    config.pluginmanager.unregister(name=NAME)
 
 
 __all__ = ["NAME", "ProgressSink", "pytest_aicr_configure_run", "pytest_unconfigure"]

@@ -30,7 +30,7 @@ WRITERS = ("aicr_pytest.report.ctrf", "aicr_pytest.report.html")
 def _feature_names() -> set[str]:
     """Every name that would tie the core to a feature: module paths, module names, classes."""
     names: set[str] = set()
-    for module_name in (*features.pytest_plugins, *WRITERS):
+    for module_name in (*(m.__name__ for m in features.FEATURES), *WRITERS):
         names |= {module_name, module_name.rsplit(".", 1)[1]}
         module = importlib.import_module(module_name)
         names |= {n for n in getattr(module, "__all__", ()) if isinstance(getattr(module, n), type)}
@@ -53,12 +53,13 @@ def _names_used(path: Path) -> set[str]:
     return used
 
 
-def test_the_feature_list_names_real_plugin_modules() -> None:
-    assert len(features.pytest_plugins) == len(set(features.pytest_plugins))
-    for name in features.pytest_plugins:
-        module = importlib.import_module(name)
+def test_every_feature_is_a_registered_plugin_module_of_the_seam(pytester: pytest.Pytester) -> None:
+    assert len(features.FEATURES) == len(set(features.FEATURES))
+    config = pytester.parseconfigure("-p", "no:cacheprovider")
+    for module in features.FEATURES:
         hooks = {n for n in vars(module) if n.startswith("pytest_aicr_")}
-        assert hooks, f"{name} implements none of the features seam's hooks"
+        assert hooks, f"{module.__name__} implements none of the features seam's hooks"
+        assert config.pluginmanager.get_plugin(module.__name__) is module
 
 
 @pytest.mark.parametrize("path", CORE_MODULES, ids=lambda p: p.name)
