@@ -154,29 +154,34 @@ class PhaseScheduling:
 
     # --- sending --------------------------------------------------------------------------------
 
-    def check_schedule(self, node: Node) -> None:
-        """Send ``node`` what it may have: up to :data:`PER_NODE` items, each only when the item it
-        follows may start; with nothing left, ``shutdown`` once what it holds may start."""
-        if node.shutting_down or node not in self.node2pending:
-            return
+    def _send_one(self, node: Node) -> bool:
+        """Send ``node`` the next pending item if it may have one: it holds fewer than
+        :data:`PER_NODE`, and what it holds may start (the item sent lets it)."""
         held = self.node2pending[node]
-        batch: list[int] = []
-        while self.pending and len(held) + len(batch) < PER_NODE:
-            last = batch[-1] if batch else (held[-1] if held else None)
-            if last is not None and not self.allowed(last):
-                break
-            batch.append(self.pending.pop(0))
-        if batch:
-            held.extend(batch)
-            node.send_runtest_some(batch)
-        if not self.pending and self._tail_allowed(node):
-            node.shutdown()
+        if node.shutting_down or not self.pending or len(held) >= PER_NODE:
+            return False
+        if held and not self.allowed(held[-1]):
+            return False
+        index = self.pending.pop(0)
+        held.append(index)
+        node.send_runtest_some([index])
+        return True
 
     def _check_all(self) -> None:
-        for node in list(self.node2pending):
-            self.check_schedule(node)
+        """Hand out pending items one per worker per round (as ``load`` does for a short
+        collection); with nothing left, ``shutdown`` each worker once what it holds may start."""
+        while any([self._send_one(node) for node in list(self.node2pending)]):
+            pass
         live = [n for n in self.node2pending if not n.shutting_down]
-        if self.pending and live and all(len(self.node2pending[n]) == 1 for n in live):
+        if not self.pending:
+            for node in live:
+                if self._tail_allowed(node):
+                    node.shutdown()
+        elif (
+            live
+            and all(len(self.node2pending[n]) == 1 for n in live)
+            and not any(self.node2pending[n] for n in self.node2pending if n.shutting_down)
+        ):
             # nothing runs and nothing may start: only after a crash handed an earlier item back
             # while every worker held a later one; run on rather than wait forever
             node, index = live[0], self.pending.pop(0)

@@ -120,6 +120,37 @@ def test_checks_of_one_phase_run_side_by_side() -> None:
     assert overlap
 
 
+def test_a_short_phase_is_spread_over_every_worker() -> None:
+    """Six checks of one phase on four workers: four start before any finishes (as ``load``)."""
+    events = simulate(["conformance"] * 6, 4, seed=3)
+    assert [e for e, _ in events[:5]] == ["start"] * 4 + ["finish"]
+
+
+def test_a_crashed_worker_s_items_run_elsewhere_and_the_run_ends() -> None:
+    plan: list[str | None] = ["deployment"] * 4 + ["conformance"] * 2
+    nodes = [Worker("gw0"), Worker("gw1")]
+    sched = PhaseScheduling(cast(pytest.Config, None), numnodes=2, phases=PHASES, plan=lambda node: plan)
+    collection = [f"t.py::test_{i}" for i in range(len(plan))]
+    for node in nodes:
+        sched.add_node(node)
+        sched.add_node_collection(node, collection)
+    sched.schedule()
+    crashed, other = nodes
+    assert crashed.queue[:1] == [0]
+    assert sched.remove_node(cast(Any, crashed)) == collection[0]  # xdist reports it as crashed
+    # the survivor gets the rest, conformance only after the last deployment check finished
+    ran: list[int] = []
+    while not sched.tests_finished or other.pos < len(other.queue):
+        assert other.may_start(), f"hang: holds {other.queue[other.pos :]}, pending {sched.pending}"
+        index = other.queue[other.pos]
+        if plan[index] == "conformance":
+            assert {1, 2, 3} <= set(ran)
+        ran.append(index)
+        other.pos += 1
+        sched.mark_test_complete(cast(Any, other), index)
+    assert sorted(ran) == [1, 2, 3, 4, 5]
+
+
 def test_without_the_rule_the_simulation_catches_an_early_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above can fail: xdist's load order alone starts a later phase too early."""
     monkeypatch.setattr(phasesched.PhaseScheduling, "allowed", lambda self, index: True)
