@@ -11,8 +11,8 @@ The hooks here name no optional feature.  The features (the list is
 for, each owning its state (pytest's junitxml ``LogXML`` is the model), through the seam of
 :mod:`~aicr_pytest.plugin.hookspecs` that these hooks call: ``pytest_aicr_configure`` and
 ``pytest_aicr_replaces_run`` before the run's inputs load, ``pytest_aicr_configure_run`` after,
-``pytest_aicr_finishing`` and ``pytest_aicr_report`` (the final CTRF document) from
-``pytest_sessionfinish``.  What a feature notes about the run's ending
+``pytest_aicr_finishing``, ``pytest_aicr_amend_report`` and ``pytest_aicr_report`` (the final
+CTRF document) from ``pytest_sessionfinish``.  What a feature notes about the run's ending
 (:class:`~aicr_pytest.plugin.state.OutcomeNotes`) reaches the CTRF document and the published
 outcome.
 
@@ -262,6 +262,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # what the features note for the report: why the run stopped early (the deadline is off now)
     session.config.hook.pytest_aicr_finishing(session=session, notes=state.notes)
     report = plugin_state.build_report(state)
+    session.config.hook.pytest_aicr_amend_report(session=session, report=report, notes=state.notes)
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     # every consumer of the final document: the CTRF file first, then the rest, a conftest's own too

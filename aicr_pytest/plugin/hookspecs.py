@@ -14,7 +14,8 @@ interrupt watch, a conftest's own) is a plugin module listed in :mod:`aicr_pytes
 2. :func:`pytest_aicr_configure_run` — register what needs an active run (its inputs are loaded);
 3. :func:`pytest_aicr_finishing` — note in :class:`~aicr_pytest.plugin.state.OutcomeNotes` what
    the final report must say, once the session is torn down;
-4. :func:`pytest_aicr_report` — write from the final CTRF document, note a failure in
+4. :func:`pytest_aicr_amend_report` — add its own keys to the document before anyone writes it;
+   :func:`pytest_aicr_report` — write from the final CTRF document, note a failure in
    ``run.notes``; :func:`pytest_aicr_report_location` names what it wrote in the terminal summary;
    then unregister in its own ``pytest_unconfigure``.
 
@@ -83,6 +84,14 @@ def pytest_aicr_finishing(session: pytest.Session, notes: OutcomeNotes) -> None:
     """The session is over and torn down, the final CTRF document not built yet: called once, on
     the controller of an active run, from ``pytest_sessionfinish``.  A feature records in ``notes``
     what that document must say (why the run stopped early)."""
+
+
+@pytest.hookspec
+def pytest_aicr_amend_report(session: pytest.Session, report: dict[str, Any], notes: OutcomeNotes) -> None:
+    """The CTRF document is built and not yet written: called once, on the controller of an active
+    run, from ``pytest_sessionfinish``.  A feature that adds to it (its own keys under
+    ``report["extra"]``: the schema allows nothing else) edits ``report`` in place here; every
+    consumer of ``pytest_aicr_report`` then sees the same final document."""
 
 
 @pytest.hookspec

@@ -90,6 +90,10 @@ class Toy:
     def pytest_aicr_finishing(self, session, notes):
         log(step="finishing", same_notes=notes is self.notes, interrupted=notes.interrupted)
 
+    def pytest_aicr_amend_report(self, session, report, notes):
+        log(step="amend", same_notes=notes is self.notes)
+        report.setdefault("extra", {})["toy.seen"] = True
+
     def pytest_aicr_report(self, session, report, run):
         ctrf = Path(__file__).parent / "ctrf.json"
         log(
@@ -153,15 +157,18 @@ def test_a_conftest_feature_plugs_in_through_the_seam(
         "configure",
         "configure_run",
         "finishing",
+        "amend",
         "report",
         "unregistered",
     ]
-    configure, _, finishing, report, _ = lines
+    configure, _, finishing, amend, report, _ = lines
+    assert amend["same_notes"] is True
     assert configure["active"] is True
     assert finishing == {"step": "finishing", "same_notes": True, "interrupted": None}
     assert report["same_notes"] is True
-    # the final document, written by the CTRF feature before any other consumer saw it
+    # the final document, amended, and written by the CTRF feature before any other consumer saw it
     assert report["report"] == report["ctrf_on_disk"] == json.loads(ctrf.read_text())
+    assert report["report"]["extra"]["toy.seen"] is True
     assert [(t["name"], t["status"]) for t in report["report"]["results"]["tests"]] == [
         ("operator-health", "passed"),
         ("dra-support", "failed"),
