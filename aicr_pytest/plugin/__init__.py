@@ -1,281 +1,95 @@
-"""The aicr-pytest pytest plugin (entry point ``pytest11: aicr``): hooks only, each delegating.
+"""The aicr-pytest pytest plugin (entry point ``pytest11: aicr``): light until a run is asked for.
 
-options → :mod:`~aicr_pytest.plugin.options` (the option table); per-session state, the run's
-inputs and what a finished run publishes → :mod:`~aicr_pytest.plugin.state`; catalog ∩ recipe →
-items, order and phase gates → :mod:`~aicr_pytest.plugin.collection`; exception → status →
-:mod:`~aicr_pytest.plugin.outcomes`; fixtures → :mod:`~aicr_pytest.plugin.fixtures`; aicr-pytest's
-own hooks → :mod:`~aicr_pytest.plugin.hookspecs`; CTRF and terminal lines → :mod:`aicr_pytest.report`.
+Installed, the plugin is loaded by every pytest run in the environment, so this module imports
+nothing heavy (no models, no cluster client, no templates): it registers the options (the light
+rows of :mod:`~aicr_pytest.plugin.options`, every plain-pytest spelling ``--aicr-…`` but
+``--recipe``/``--snapshot``), aicr-pytest's own hook specifications
+(:mod:`~aicr_pytest.plugin.hookspecs`) and the fixtures (:mod:`~aicr_pytest.plugin.fixtures`,
+whose imports wait for a test that asks for one).
 
-The hooks here name no optional feature.  The features (the list is
-:mod:`~aicr_pytest.plugin.features`) are plugin modules that register their objects only when asked
-for, each owning its state (pytest's junitxml ``LogXML`` is the model), through the seam of
-:mod:`~aicr_pytest.plugin.hookspecs` that these hooks call: ``pytest_aicr_configure`` and
-``pytest_aicr_replaces_run`` before the run's inputs load, ``pytest_aicr_configure_run`` after,
-``pytest_aicr_finishing``, ``pytest_aicr_amend_report`` and ``pytest_aicr_report`` (the final
-CTRF document) from ``pytest_sessionfinish``.  What a feature notes about the run's ending
-(:class:`~aicr_pytest.plugin.state.OutcomeNotes`) reaches the CTRF document and the published
-outcome.
-
-The plugin is inert unless ``--recipe`` (or ``--cncf-submission``) is given, so installing it never
-changes other test suites.  With ``--recipe`` and no test paths, the checks bundled in the wheel are
-collected.
+A run is asked for when any aicr-pytest option is given (``--recipe``, ``--aicr-config``,
+``--aicr-cncf-submission`` ...): only then are the run's hooks (:mod:`~aicr_pytest.plugin.hooks`)
+imported and registered, as ``aicr-run``, the way pytest-xdist registers its scheduler only for
+``-n``.  Without one the plugin adds nothing to a session but its options and fixtures.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Generator
-from pathlib import Path
-from typing import Any
+import argparse
+from collections.abc import Callable, Generator
+from types import ModuleType
 
 import pytest
 
-from aicr_pytest.core import gcpause
-from aicr_pytest.plugin import budget, bundled, collection, features, hookspecs, options, outcomes
-from aicr_pytest.plugin import state as plugin_state
-from aicr_pytest.plugin.state import get_state, is_worker
-from aicr_pytest.report import terminal
+from aicr_pytest.plugin import hookspecs, options
 
-#: the header line that names the checks a run collects when no test paths are given
-BUNDLED_HEADER = "aicr-pytest: checks bundled with aicr-pytest, from "
+#: the name the run's hooks are registered under (``config.pluginmanager.get_plugin(RUN_PLUGIN)``)
+RUN_PLUGIN = "aicr-run"
 
 #: the run's fixtures (the fake-cluster fixtures are a plugin of their own, ``aicr_testkit``)
 pytest_plugins = ("aicr_pytest.plugin.fixtures",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add_pytest_options(parser.getgroup(*options.PYTEST_GROUP))
+    try:
+        options.add_pytest_options(parser.getgroup(*options.PYTEST_GROUP))
+    except (ValueError, argparse.ArgumentError) as exc:  # a plugin registered before us took a name
+        raise _clash(exc) from None
+
+
+def _clash(exc: Exception) -> Exception:
+    """pytest's error on an option registered twice, naming aicr-pytest when the option is ours."""
+    message = options.clash_message(exc)
+    return exc if message is None else pytest.UsageError(message)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests() -> Generator[None, None, None]:
+    """A ``conftest.py`` that registers one of our options: one line naming the owner, not
+    argparse's traceback."""
+    try:
+        return (yield)
+    except (ValueError, argparse.ArgumentError) as exc:
+        raise _clash(exc) from None
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
-    features.register(pluginmanager)  # the optional features, each a plugin module
 
 
+def run_asked_for(config: pytest.Config) -> bool:
+    """Whether any aicr-pytest option was given: the run's hooks are needed."""
+    return options.any_given(config.option)
+
+
+def register_run(config: pytest.Config) -> ModuleType | None:
+    """The run's hooks, imported and registered once when a run is asked for (``None``: not)."""
+    if not run_asked_for(config):
+        return None
+    plugin = config.pluginmanager.get_plugin(RUN_PLUGIN)
+    if plugin is None:
+        from aicr_pytest.plugin import features, hooks
+
+        # the features first: registered late, the run's hooks run their pytest_configure at once
+        features.register(config.pluginmanager)
+        config.pluginmanager.register(hooks, RUN_PLUGIN)
+        plugin = hooks
+    assert isinstance(plugin, ModuleType)
+    return plugin
+
+
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """Registers the run's hooks before ``pytest_configure`` runs; a feature may replace the
+    session (``--aicr-cncf-submission``: the evidence collector)."""
+    run = register_run(config)
+    if run is None:
+        return None
+    main: Callable[[pytest.Config], int | None] = run.session_main
+    return main(config)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    collection.register_markers(config)
-    state = plugin_state.start(config)
-    collection.opt_in_by_marker(config, state)
-    # the features check their options and destinations before anything touches the cluster
-    config.hook.pytest_aicr_configure(config=config, settings=state.settings)
-    # a feature that runs instead of the checks (--cncf-submission alone) leaves no phases to prepare
-    if not config.hook.pytest_aicr_replaces_run(config=config):
-        _start_run(config, state)
-    collection.add_bundled_checks(config, state)
-
-
-def _start_run(config: pytest.Config, state: plugin_state.PluginState) -> None:
-    """The run's inputs, its result collector, then the features that need an active run."""
-    plugin_state.load(config, state)
-    if not state.active:
-        return
-    if not is_worker(config):
-        config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
-    config.hook.pytest_aicr_configure_run(config=config, notes=state.notes)
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """A bundled check file that implements no selected check is not imported (start-up)."""
-    state = get_state(config)
-    if state is None or state.run is None:
-        return None
-    return True if bundled.not_needed(collection_path, {s.spec.name for s in state.run.selected}) else None
-
-
-def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
-    if bundled.is_bundled(module_path):
-        return bundled.BundledModule.from_parent(parent, path=module_path)
-    return None
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
-    """xdist controller: hand the run id and the ledger location (phase plans, failed phases) to
-    every worker."""
-    state = get_state(node.config)
-    if state is not None and state.active:
-        node.workerinput["aicr_run_id"] = state.run_id
-        node.workerinput["aicr_ledger_dir"] = str(plugin_state.ledger_dir(state))
-
-
-def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    state = get_state(config)
-    if state is None or state.run is None:
-        return None
-    s = state.settings
-    header = state.run.recipe.header_line()
-    lines = [
-        terminal.header_line(
-            header, snapshot=s.snapshot, no_cluster=s.no_cluster, simulated=s.simulated, run_id=state.run_id
-        )
-    ]
-    if collection.only_bundled_checks(config):
-        lines.append(f"{BUNDLED_HEADER}{bundled.checks_dir()}")
-    return lines
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    state = plugin_state.controller_state(session.config)
-    if state is None or state.run is None:
-        return
-    run = state.run
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None and collection.only_bundled_checks(session.config):
-        # node ids of the bundled checks are relative to their own directory: show them as such
-        # (deployment/test_deployment.py), not as a path under rootdir that does not exist
-        tr.startpath = session.config.rootpath
-    for line in terminal.preflight_lines(run.warnings, run.readiness.results, blocked=run.readiness.blocked):
-        if tr is not None:
-            tr.write_line(line)
-        else:
-            print(line, file=sys.stderr)
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    collection.parametrize(metafunc, get_state(metafunc.config))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    state = get_state(config)
-    if state is not None and state.run is not None:
-        collection.select_and_order(config, items, state)
-
-
-# an xdist worker shares its plan before it reports its collection (xdist's hook is plain)
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start-up is over: the console script's garbage-collection pause ends here
-    (:mod:`~aicr_pytest.core.gcpause`)."""
-    gcpause.resume()
-    if is_worker(session.config):
-        worker = str(session.config.workerinput["workerid"])  # type: ignore[attr-defined]
-        collection.share_plan(session, get_state(session.config), worker)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist controller of an active run: a phase's checks together, the phases in order
-    (:mod:`~aicr_pytest.plugin.phasesched`), whatever ``--dist`` says except ``each``."""
-    state = get_state(config)
-    if state is None or state.ledger is None or config.getvalue("dist") == "each":
-        return None
-    from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
-
-    from aicr_pytest.plugin.phasesched import PhaseScheduling
-
-    ledger = state.ledger
-    return PhaseScheduling(
-        config,
-        numnodes=len(parse_tx_spec_config(config)),
-        phases=state.settings.phases,
-        plan=lambda node: ledger.read_plan(str(node.gateway.id)),
-    )
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    state = get_state(item.config)
-    reason = collection.gate(item, state) if state is not None else None
-    if reason is not None:
-        outcomes.phase_skip(item, reason)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    seconds, message = outcomes.budget_of(item)
-    with outcomes.domain_skips(), budget.enforced(seconds, message):
-        return (yield)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    report = yield
-    outcomes.annotate(item, call, report)
-    return report
-
-
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
-    return outcomes.teststatus(report)
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    state = plugin_state.controller_state(config)
-    if state is None:
-        return
-    _other_tracebacks(terminalreporter, config)
-    blocked = plugin_state.readiness_blocked(state)
-    res = state.results
-    sections = terminal.summary_sections(
-        state.settings.phases,
-        res.finished,
-        readiness_blocked=blocked,
-        cleanup_hints=res.cleanup_hints,
-        where=_details_at(config),
-    )
-    for section in sections:
-        terminalreporter.section(section.title, sep="-")
-        for line in section.lines:
-            terminalreporter.write_line(line)
-
-
-def _other_tracebacks(terminalreporter: Any, config: pytest.Config) -> None:
-    """pytest lists only ``failed`` reports under FAILURES; an ``other`` (a crash) deserves its
-    traceback just as much when tracebacks are asked for (``--debug``, ``--tb``)."""
-    if config.option.tbstyle in ("no", "line"):
-        return
-    reports = [r for r in terminalreporter.getreports("other") if getattr(r, "longreprtext", "")]
-    if not reports:
-        return
-    terminalreporter.write_sep("=", "OTHER (errors that left a check inconclusive)")
-    for report in reports:
-        terminalreporter.write_sep("_", report.head_line or report.nodeid)
-        terminalreporter.write_line(report.longreprtext)
-
-
-def _details_at(config: pytest.Config) -> list[str]:
-    """Where a failure's full message and evidence are: each report the features wrote (the CTRF
-    report, JUnit XML, the HTML page), then how to see full tracebacks."""
-    where = list(config.hook.pytest_aicr_report_location(config=config))
-    if not getattr(config.option, "aicr_debug", None) and config.option.tbstyle == "no":
-        where.append("full tracebacks with --debug")
-    return where
-
-
-def pytest_aicr_report_location(config: pytest.Config) -> str | None:
-    """pytest's own ``--junitxml``, between the CTRF report (first) and the HTML page (last)."""
-    xmlpath = getattr(config.option, "xmlpath", None)
-    return f"JUnit XML {xmlpath}" if xmlpath else None
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """The reports, written last: after pytest's own ``pytest_sessionfinish`` has torn down what an
-    interrupt left set up (an interrupted check's cleanup runs there), so its kubectl hints count."""
-    state = plugin_state.controller_state(session.config)
-    if state is None:
-        return
-    # what the features note for the report: why the run stopped early (the deadline is off now)
-    session.config.hook.pytest_aicr_finishing(session=session, notes=state.notes)
-    report = plugin_state.build_report(state)
-    session.config.hook.pytest_aicr_amend_report(session=session, report=report, notes=state.notes)
-    if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    # every consumer of the final document: the CTRF file first, then the rest, a conftest's own too
-    session.config.hook.pytest_aicr_report(
-        session=session, report=report, run=plugin_state.finished_run(state, exitstatus)
-    )
-    plugin_state.remove_ledger(session.config, state)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    state = plugin_state.controller_state(config)
-    if state is None:
-        return
-    outcome = plugin_state.run_outcome(state)  # the features' notes included
-    if outcome is not None:
-        config.hook.pytest_aicr_run_finished(config=config, outcome=outcome)
+    """Where ``pytest_cmdline_main`` is not called (an in-process ``parseconfigure``), the run's
+    hooks are registered here; their own ``pytest_configure`` then runs at registration."""
+    register_run(config)

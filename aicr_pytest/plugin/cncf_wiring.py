@@ -10,7 +10,7 @@ unregister its objects in ``pytest_unconfigure``.
   recipe, when given, is loaded and its GPU allocation policy resolved (errors are usage errors
   too), a :class:`CncfSubmission` is registered, and the phases are not prepared at all
   (``pytest_aicr_replaces_run``).
-* :func:`submit` (``pytest_cmdline_main``, after ``pytest_configure``): with ``--cncf-submission``
+* :func:`submit` (``pytest_aicr_main``, after ``pytest_configure``): with ``--cncf-submission``
   the session is replaced by the registered :class:`CncfSubmission`, which runs the collector
   (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own ``--markers`` replaces it,
   and with ``--cncf-checklist`` writes ``PRODUCT.yaml`` and ``results/``
@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 
 #: what :class:`CncfRenderer` reports when the renderer fails (``validate`` exits 8)
 MSG_RENDER_FAILED = "[INTERNAL] evidence rendering failed"
-#: the options :func:`validate` reads besides the ``cncf_*`` ones
-CNCF_OPTIONS = frozenset({"feature", "evidence_dir"})
 #: the run's outputs that, next to ``--cncf-submission``, make the phases run too
 RUN_OUTPUTS = ("emit_attestation", "html", "ctrf_report")
 #: the plugin names of the two objects (``config.pluginmanager.get_plugin``)
@@ -73,11 +71,8 @@ class SubmissionInputs:
 
 
 def validate(config: pytest.Config) -> cncf_settings.CncfSettings:
-    values = options.values_from(config.option, options.PYTEST)
     try:
-        mine = [o for o in options.OPTIONS if o.name in CNCF_OPTIONS or o.name.startswith("cncf_")]
-        run = options.resolved(values, options.PYTEST, mine, config=options.config_values(values))
-        return cncf_settings.settings_from_values(run)
+        return cncf_settings.settings_from_values(options.session_values(config))
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -260,10 +255,8 @@ def alongside_run(config: pytest.Config) -> bool:
     same session, and the collector after them (the guide: one invocation writes both)."""
     if not getattr(config.option, "aicr_cncf_submission", False):
         return False
-    values = options.values_from(config.option, options.PYTEST)
-    mine = [o for o in options.OPTIONS if o.name == "recipe" or o.name in RUN_OUTPUTS]
     try:
-        run = options.resolved(values, options.PYTEST, mine, config=options.config_values(values))
+        run = options.session_values(config)
     except UsageError:
         return False  # pytest_configure says why
     return bool(run.get("recipe")) and any(run.get(name) for name in RUN_OUTPUTS)
@@ -299,7 +292,7 @@ def submit(config: pytest.Config) -> int:
 # --- the feature's hooks ------------------------------------------------------------------------
 
 
-def pytest_cmdline_main(config: pytest.Config) -> int | None:
+def pytest_aicr_main(config: pytest.Config) -> int | None:
     """``--cncf-submission``: the evidence collector instead of a test session, the way
     pytest's own ``--markers`` replaces it."""
     if not wanted(config):
@@ -339,7 +332,7 @@ __all__ = [
     "load_inputs",
     "pytest_aicr_configure",
     "pytest_aicr_configure_run",
-    "pytest_cmdline_main",
+    "pytest_aicr_main",
     "pytest_unconfigure",
     "register_renderer",
     "submit",

@@ -57,7 +57,7 @@ def pytest_aicr_configure(config: pytest.Config, settings: Settings) -> None:
     from aicr_pytest.core.writable import check_writable
 
     try:
-        check_writable(settings.ctrf_report, "--ctrf-report")
+        check_writable(settings.ctrf_report, "--aicr-ctrf-report")
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     config.pluginmanager.register(CtrfReport(settings.ctrf_report), NAME)

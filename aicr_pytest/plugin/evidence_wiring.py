@@ -93,7 +93,7 @@ def configure(config: pytest.Config, notes: OutcomeNotes | None = None) -> None:
     ``--emit-attestation`` register the :class:`EvidenceEmitter`.  A failed gate is noted in
     ``notes`` (the run exits 6)."""
     try:
-        settings = options.build_evidence_settings(options.values_from(config.option, options.PYTEST))
+        settings = options.session_evidence_settings(config)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:

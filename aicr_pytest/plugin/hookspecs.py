@@ -8,7 +8,8 @@ The features seam: an optional feature (the CTRF file, ``--html``, the evidence 
 interrupt watch, a conftest's own) is a plugin module listed in :mod:`aicr_pytest.plugin.features`
 (or any plugin or ``conftest.py``) that implements, in the order of a run:
 
-1. :func:`pytest_aicr_configure` — check its options and destinations, register its plugin object
+1. :func:`pytest_aicr_main` when it replaces the session; :func:`pytest_aicr_configure` — check
+   its options and destinations, register its plugin object
    when asked for (before the run's inputs load); :func:`pytest_aicr_replaces_run` when it runs
    instead of the checks;
 2. :func:`pytest_aicr_configure_run` — register what needs an active run (its inputs are loaded);
@@ -19,7 +20,8 @@ interrupt watch, a conftest's own) is a plugin module listed in :mod:`aicr_pytes
    ``run.notes``; :func:`pytest_aicr_report_location` names what it wrote in the terminal summary;
    then unregister in its own ``pytest_unconfigure``.
 
-The core hooks (:mod:`aicr_pytest.plugin`) call these and never name a feature.
+The core hooks (:mod:`aicr_pytest.plugin`, :mod:`aicr_pytest.plugin.hooks`) call these and never
+name a feature.
 """
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ def pytest_aicr_prevalidate(
     (exit 2; nothing is created).  Outcomes that are the check's own business (a skip, a failure
     it reports itself) are left to the check.
     """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_aicr_main(config: pytest.Config) -> int | None:
+    """A feature that runs instead of the test session (``--cncf-submission``), the way pytest's own
+    ``--markers`` replaces it: it runs (calling ``config._do_configure()`` first) and returns
+    pytest's exit code; ``None``: the session runs.  Called once from ``pytest_cmdline_main``."""
 
 
 @pytest.hookspec

@@ -1,6 +1,7 @@
 """The features seam: a feature plugs in through aicr-pytest's hooks, and the core names none.
 
-The core hooks (``aicr_pytest/plugin/__init__.py``, ``state.py``) call ``pytest_aicr_configure``,
+The core hooks (``aicr_pytest/plugin/__init__.py``, ``hooks.py``, ``state.py``) call
+``pytest_aicr_main``, ``pytest_aicr_configure``,
 ``pytest_aicr_replaces_run``, ``pytest_aicr_configure_run``, ``pytest_aicr_finishing`` and
 ``pytest_aicr_report``; every feature (the list in ``aicr_pytest.plugin.features``) is a plugin
 module that implements them, and so can a conftest.
@@ -17,12 +18,12 @@ from pathlib import Path
 import pytest
 
 import aicr_pytest.plugin
-from aicr_pytest.plugin import features, state
+from aicr_pytest.plugin import features, hooks, state
 from tests.plugin.helpers import make_recipe
 
 Inputs = Callable[..., tuple[Path, Path]]
 
-CORE_MODULES = [Path(aicr_pytest.plugin.__file__), Path(state.__file__)]
+CORE_MODULES = [Path(aicr_pytest.plugin.__file__), Path(hooks.__file__), Path(state.__file__)]
 #: the documents the features write, besides the feature modules themselves
 WRITERS = ("aicr_pytest.report.ctrf", "aicr_pytest.report.html")
 
@@ -53,9 +54,14 @@ def _names_used(path: Path) -> set[str]:
     return used
 
 
-def test_every_feature_is_a_registered_plugin_module_of_the_seam(pytester: pytest.Pytester) -> None:
+def test_every_feature_is_a_registered_plugin_module_of_the_seam(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
     assert len(features.FEATURES) == len(set(features.FEATURES))
-    config = pytester.parseconfigure("-p", "no:cacheprovider")
+    rp, sp = write_inputs()
+    plain = pytester.parseconfigure("-p", "no:cacheprovider")
+    assert not any(plain.pluginmanager.is_registered(m) for m in features.FEATURES)  # no run, no feature
+    config = pytester.parseconfigure("-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp))
     for module in features.FEATURES:
         hooks = {n for n in vars(module) if n.startswith("pytest_aicr_")}
         assert hooks, f"{module.__name__} implements none of the features seam's hooks"
@@ -144,8 +150,8 @@ def test_a_conftest_feature_plugs_in_through_the_seam(
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["dra-support"]))
     ctrf = pytester.path / "ctrf.json"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
-        "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(ctrf),
+        "-p", "no:cacheprovider", "test_user.py", "--aicr-no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(ctrf),
         "--junitxml", "j.xml", "--aicr-html", "page.html",
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
@@ -175,9 +181,8 @@ def test_a_conftest_feature_plugs_in_through_the_seam(
     ]
 
 
-def test_without_recipe_a_feature_is_asked_and_registers_nothing(pytester: pytest.Pytester) -> None:
+def test_without_an_aicr_option_no_feature_is_asked(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(TOY_FEATURE)
     pytester.makepyfile(test_plain="def test_x():\n    assert 1\n")
     assert pytester.runpytest("-p", "no:cacheprovider").ret == 0
-    lines = [json.loads(line) for line in (pytester.path / "toy.jsonl").read_text().splitlines()]
-    assert lines == [{"step": "configure", "active": False}]
+    assert not (pytester.path / "toy.jsonl").exists()

@@ -234,8 +234,8 @@ def test_under_xdist_a_later_phase_waits_for_the_last_check_of_the_earlier_one(
     )
     out = pytester.path / "ctrf.json"
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", "2", "test_user.py", "--no-bundled-checks",
-        "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out),
+        "-p", "no:cacheprovider", "-n", "2", "test_user.py", "--aicr-no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out),
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     events = [json.loads(line) for line in (pytester.path / "events.jsonl").read_text().splitlines()]
