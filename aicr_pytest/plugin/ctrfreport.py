@@ -1,7 +1,7 @@
 """``--ctrf-report PATH`` (``-`` for stdout): the run's CTRF document, written as a feature.
 
-:func:`pytest_aicr_configure` checks the destination on the controller of an active run before the
-inputs load (a bad one is a usage error before anything runs) and registers a :class:`CtrfReport`.
+:func:`pytest_aicr_configure` registers a :class:`CtrfReport` on the controller of an active run
+(the destination is probed with the run's other outputs when its inputs load, before any check).
 That writes the final document (:func:`aicr_pytest.report.ctrf.write`) from ``pytest_aicr_report``
 as a wrapper, so the file is on disk before any other consumer of the document runs (the HTML
 page, the evidence writers, a conftest's own).  The document itself is built by the core
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from aicr_pytest.core.errors import UsageError
 from aicr_pytest.plugin.state import is_worker
 
 if TYPE_CHECKING:
@@ -37,9 +36,13 @@ class CtrfReport:
     def pytest_aicr_report(
         self, session: pytest.Session, report: dict[str, Any], run: FinishedRun
     ) -> Generator[None, list[None], list[None]]:
+        from aicr_pytest.core.writable import OutputError
         from aicr_pytest.report import ctrf
 
-        ctrf.write(report, self.target, sys.stdout)
+        try:
+            ctrf.write(report, self.target, sys.stdout)
+        except OutputError as err:  # written to a temporary file instead; the run ends non-zero
+            run.results.output_failed(str(err))
         return (yield)
 
     @pytest.hookimpl(tryfirst=True)
@@ -47,20 +50,11 @@ class CtrfReport:
         return "CTRF report on stdout" if self.target == "-" else f"CTRF report {self.target}"
 
 
-# the destination is probed after the other features' (``--html``'s), as before
-@pytest.hookimpl(trylast=True)
 def pytest_aicr_configure(config: pytest.Config, settings: Settings) -> None:
-    """With ``--ctrf-report`` on the controller of an active run: probe the destination, then
-    register the :class:`CtrfReport` (after the ``--html`` probe, as the options are listed)."""
-    if not (settings.active and settings.ctrf_report) or is_worker(config):
-        return
-    from aicr_pytest.core.writable import check_writable
-
-    try:
-        check_writable(settings.ctrf_report, "--aicr-ctrf-report")
-    except UsageError as err:
-        raise pytest.UsageError(str(err)) from None
-    config.pluginmanager.register(CtrfReport(settings.ctrf_report), NAME)
+    """With ``--ctrf-report`` on the controller of an active run: register the :class:`CtrfReport`
+    (the run's inputs load probes the destination, with every other output's)."""
+    if settings.active and settings.ctrf_report and not is_worker(config):
+        config.pluginmanager.register(CtrfReport(settings.ctrf_report), NAME)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -8,8 +8,9 @@ collects what it needs through hooks of its own or the run's
 (``pytest_aicr_report``) and unregisters in ``pytest_unconfigure``.  The core hooks
 (:mod:`aicr_pytest.plugin`, :mod:`~aicr_pytest.plugin.state`) call the seam and name none of them.
 
-Adding a feature: a module with those hooks, one line in :data:`FEATURES`.  The order of the list does not
-matter; where two features must not swap, their hooks say so (``tryfirst``/``trylast``/wrapper).
+Adding a feature: a module with those hooks, one line in :data:`FEATURES`.  Where two features
+must not swap, their hooks say so (``tryfirst``/``trylast``/wrapper); otherwise pluggy calls the
+last registered first.
 """
 
 from __future__ import annotations
@@ -24,15 +25,22 @@ from aicr_pytest.plugin import (
     evidence_wiring,
     htmlreport,
     interrupt,
+    junit,
+    metrics_wiring,
+    nodemarks_wiring,
     progress_sink,
 )
 
+#: plain hooks run last-registered first: ``--html`` is checked before ``--metrics-file``
 FEATURES: tuple[ModuleType, ...] = (
     ctrfreport,  # --ctrf-report
+    metrics_wiring,  # --metrics-file, --pushgateway
     htmlreport,  # --html
     cncf_wiring,  # --cncf-submission, --evidence-dir
     evidence_wiring,  # --emit-attestation
     interrupt,  # SIGINT, SIGTERM, --timeout
+    junit,  # --junitxml, written whole or not at all
+    nodemarks_wiring,  # --label-bad-nodes, --taint-bad-nodes
     progress_sink,  # progress lines
 )
 

@@ -98,9 +98,16 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
+    from aicr_pytest.kube.kubeconfig import in_cluster
+
     lines = [
         terminal.header_line(
-            header, snapshot=s.snapshot, no_cluster=s.no_cluster, simulated=s.simulated, run_id=state.run_id
+            header,
+            snapshot=s.snapshot,
+            no_cluster=s.no_cluster,
+            simulated=s.simulated,
+            run_id=state.run_id,
+            in_cluster=not s.simulated and in_cluster(s.kubeconfig),
         )
     ]
     if collection.only_bundled_checks(config):
@@ -271,6 +278,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.config.hook.pytest_aicr_report(
         session=session, report=report, run=plugin_state.finished_run(state, exitstatus)
     )
+    if state.results.output_errors and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     plugin_state.remove_ledger(session.config, state)
 
 
@@ -278,6 +287,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = plugin_state.controller_state(config)
     if state is None:
         return
+    for line in state.results.output_errors:  # last, below pytest's summary: what was not written
+        print(f"aicr-pytest: error: {line}", file=sys.stderr, flush=True)
     outcome = plugin_state.run_outcome(state)  # the features' notes included
     if outcome is not None:
         config.hook.pytest_aicr_run_finished(config=config, outcome=outcome)

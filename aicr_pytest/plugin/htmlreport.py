@@ -13,12 +13,12 @@ is :mod:`aicr_pytest.report.html`.
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.writable import OutputError
 from aicr_pytest.plugin.state import is_worker
 
 if TYPE_CHECKING:
@@ -64,8 +64,8 @@ class HtmlReport:
             html.write_page(
                 self.target, report, info, figures=results.figures, secrets=[os.environ.get("HF_TOKEN")]
             )
-        except OSError as err:
-            print(f"aicr-pytest: error: --html {self.target}: {err.strerror or err}", file=sys.stderr)
+        except OutputError as err:  # the page went to a temporary file; the run ends non-zero
+            results.output_failed(str(err))
 
 
 def configure(config: pytest.Config, target: str | None) -> None:

@@ -204,6 +204,7 @@ def test_each_option_is_declared_once_and_shared_through_its_row() -> None:
         (options.SIMULATE,),
         (options.RECIPE,),
         (options.SNAPSHOT,),
+        (options.SCHEDULE,),
     ]
     # a subcommand's use takes the row's name and flags, and nothing of the run's settings
     snapshot_use = kubeconfig[3]
@@ -299,6 +300,13 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--gpu-health-threshold",
         "ecc_dbe_max=1",
         "--isolate-bad-nodes",
+        "--label-bad-nodes",
+        "--taint-bad-nodes",
+        # metrics
+        "--metrics-file",
+        "run.prom",
+        "--pushgateway",
+        "http://pushgateway.example:9091",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)
@@ -368,6 +376,7 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.PARSE_AIPERF: ["parse", "aiperf"],
     options.CNCF_CHECK: ["cncf", "check"],
     options.PARSE_DCGM: ["parse", "dcgm"],
+    options.SCHEDULE: ["schedule"],
 }
 
 

@@ -58,7 +58,15 @@ import pytest
 
 from aicr_pytest.core.defaults import parse_bool
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.plugin.options import evidence, execution, inputs, outputs, snapshot_command, subcommands
+from aicr_pytest.plugin.options import (
+    evidence,
+    execution,
+    inputs,
+    outputs,
+    schedule_command,
+    snapshot_command,
+    subcommands,
+)
 from aicr_pytest.plugin.options.spec import (
     BOTH,
     CNCF_CHECK,
@@ -75,6 +83,7 @@ from aicr_pytest.plugin.options.spec import (
     PYTEST_PREFIX,
     RECIPE,
     RUN,
+    SCHEDULE,
     SIMULATE,
     SNAPSHOT,
     SNAPSHOT_NAMESPACE,
@@ -98,6 +107,7 @@ OPTIONS: tuple[Option, ...] = (
     *evidence.ROWS,
     *subcommands.ROWS,
     *snapshot_command.ROWS,
+    *schedule_command.ROWS,
 )
 
 
@@ -395,6 +405,7 @@ __all__ = [
     "PYTEST_PREFIX",
     "RECIPE",
     "RUN",
+    "SCHEDULE",
     "SESSION_VALUES",
     "SIMULATE",
     "SNAPSHOT",

@@ -27,6 +27,7 @@ EntryPoint = Literal[
     "parse aiperf",
     "cncf check",
     "parse dcgm",
+    "schedule",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -39,6 +40,7 @@ PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
 CNCF_CHECK: Final = "cncf check"
 PARSE_DCGM: Final = "parse dcgm"
+SCHEDULE: Final = "schedule"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -53,6 +55,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     PARSE_AIPERF,
     CNCF_CHECK,
     PARSE_DCGM,
+    SCHEDULE,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
