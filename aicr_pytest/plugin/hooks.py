@@ -98,8 +98,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
-    from aicr_pytest.kube.kubeconfig import in_cluster
+    pod = False  # as the pod's service account (in-cluster mode): asked only where a cluster is used
+    if not s.simulated and not s.no_cluster:
+        from aicr_pytest.kube.kubeconfig import in_cluster
 
+        pod = in_cluster(s.kubeconfig)
     lines = [
         terminal.header_line(
             header,
@@ -107,7 +110,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
             no_cluster=s.no_cluster,
             simulated=s.simulated,
             run_id=state.run_id,
-            in_cluster=not s.simulated and in_cluster(s.kubeconfig),
+            in_cluster=pod,
         )
     ]
     if collection.only_bundled_checks(config):
