@@ -247,4 +247,4 @@ class ResultCollector:
         props = dict(report.user_properties)
         acc = self.state.results.add(report.nodeid, report.when, report.duration, props)
         if acc is not None and self.state.ledger is not None:
-            self.state.ledger.record(acc.order, acc.phase, acc.status)
+            self.state.ledger.record(acc.phase, acc.status)
