@@ -195,6 +195,12 @@ class Settings(BaseModel):
     evidence_dir: Path | None = None
     #: ``--html``: where the HTML report of the run goes
     html: str | None = None
+    #: ``--history``: the run history every run is recorded into (SQLite file; ``None``: no history)
+    history: str | None = None
+    #: ``--baseline``: a previous CTRF report, or ``auto`` (the last passing run in ``--history``)
+    baseline: str | None = None
+    #: ``--max-regression``: percent worse than the baseline that fails a check (``None``: off)
+    max_regression: float | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
     simulated: str | None = None
     # --- `aicr validate` drop-in flags (see aicr_pytest.core.runflags) ---------------

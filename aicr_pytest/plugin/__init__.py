@@ -37,6 +37,7 @@ from aicr_pytest.plugin import (
     cncf_wiring,
     collection,
     evidence_wiring,
+    history_wiring,
     hookspecs,
     htmlreport,
     interrupt,
@@ -93,6 +94,7 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
     if not state.active:
         return
     config.pluginmanager.register(progress_sink.ProgressSink(config), progress_sink.NAME)
+    history_wiring.configure(config, state, controller)  # --history, --baseline: before any check
     if controller:
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
         evidence_wiring.configure(config)  # before any check: options, disclosure prompt
@@ -230,6 +232,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section(section.title, sep="-")
         for line in section.lines:
             terminalreporter.write_line(line)
+    history_wiring.terminal_summary(terminalreporter, config)
 
 
 def _other_tracebacks(terminalreporter: Any, config: pytest.Config) -> None:
@@ -276,6 +279,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         watch.stop_deadline()  # the reports are written whatever the clock says
         interrupt.collect_late_hints(watch.collected, state.results)
     report = plugin_state.build_report(state, interrupted=watch.reason if watch is not None else None)
+    history_wiring.finish_report(session.config, state, report)  # identity; --baseline: insights
     if state.settings.ctrf_report:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:

@@ -578,6 +578,35 @@ OPTIONS: tuple[Option, ...] = (
         ceded_flags=(("--html", "pytest_html"),),
         metavar="PATH",
     ),
+    # --- run history and baselines (report.history, report.baseline) ----------------------------
+    Option(
+        "history",
+        ("--history",),
+        "record the run (CTRF, recipe and cluster identity, every measured value) in this SQLite "
+        "history database; read it with `aicr-pytest history`",
+        setting="history",
+        metavar="PATH",
+        config_key="output.history",
+    ),
+    Option(
+        "baseline",
+        ("--baseline",),
+        "compare every measured value with a previous run: its CTRF report, or 'auto' (the last "
+        "passing run of this recipe on this cluster in --history)",
+        setting="baseline",
+        metavar="PATH|auto",
+        config_key="output.baseline",
+    ),
+    Option(
+        "max_regression",
+        ("--max-regression",),
+        "with --baseline: a value more than PCT percent worse than the baseline fails its check "
+        "(off: regressions are only reported)",
+        setting="max_regression",
+        type=float,
+        metavar="PCT",
+        config_key="output.maxRegression",
+    ),
     Option(
         "simulate",
         ("--simulate",),

@@ -283,6 +283,13 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--gpu-health-threshold",
         "ecc_dbe_max=1",
         "--isolate-bad-nodes",
+        # run history and baselines
+        "--history",
+        "history.db",
+        "--baseline",
+        "auto",
+        "--max-regression",
+        "10",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)
