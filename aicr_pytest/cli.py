@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``history`` / ``compare`` — the runs ``--history`` recorded and their trends; two CTRF reports side by
+  side (:mod:`aicr_pytest.report.historycmd`).
 * ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
   offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
@@ -139,6 +141,12 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(
         psub.add_parser("dcgm", help="a saved `dcgmi diag -j` document (gpu-diagnostics)"),
         options.PARSE_DCGM,
+    )
+
+    command(sub.add_parser("history", help="the runs recorded with --history, and trends"), options.HISTORY)
+    command(
+        sub.add_parser("compare", help="two CTRF reports: status changes and values that moved"),
+        options.COMPARE,
     )
 
     c = sub.add_parser("cncf", help="CNCF AI Conformance submissions")
@@ -498,6 +506,24 @@ def cmd_cncf(ns: argparse.Namespace) -> int:
     return offline_check.exit_code(problems)
 
 
+def cmd_history(ns: argparse.Namespace) -> int:
+    """``history`` (0) and ``compare`` (0, or 1 when B is worse); bad input: ``UsageError``."""
+    from aicr_pytest.report.historycmd import run_compare, run_history
+
+    if ns.command == "compare":
+        args = options.command_values(ns, options.COMPARE)
+        return run_compare(args["a"], args["b"], max_regression=args["max_regression"], out=sys.stdout)
+    args = options.command_values(ns, options.HISTORY)
+    return run_history(
+        args["target"],
+        as_json=bool(args["json"]),
+        check=args["check"],
+        last=args["last"],
+        plot=args["plot"],
+        out=sys.stdout,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(list(argv) if argv is not None else None)
@@ -523,6 +549,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_snapshot(options.command_values(ns, options.SNAPSHOT))
         if ns.command == "cncf":
             return cmd_cncf(ns)
+        if ns.command in ("history", "compare"):
+            return cmd_history(ns)
         parser.print_help()
         return EXIT_INVALID
     except UsageError as err:

@@ -68,6 +68,8 @@ EntryPoint = Literal[
     "parse aiperf",
     "cncf check",
     "parse dcgm",
+    "history",
+    "compare",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -80,6 +82,8 @@ PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
 CNCF_CHECK: Final = "cncf check"
 PARSE_DCGM: Final = "parse dcgm"
+HISTORY: Final = "history"
+COMPARE: Final = "compare"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -94,6 +98,8 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     PARSE_AIPERF,
     CNCF_CHECK,
     PARSE_DCGM,
+    HISTORY,
+    COMPARE,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
@@ -1344,6 +1350,52 @@ OPTIONS: tuple[Option, ...] = (
         choices=("text", "json"),
         default="text",
     ),
+    # history | compare (report.historycmd)
+    Option(
+        "target",
+        ("target",),
+        "the history database (--history of the runs)",
+        setting=None,
+        entry_points=(HISTORY,),
+        positional=True,
+    ),
+    Option("json", ("--json",), "print JSON", setting=None, entry_points=(HISTORY,), action="store_true"),
+    Option(
+        "check",
+        ("--check",),
+        "only the runs and values of this check",
+        setting=None,
+        entry_points=(HISTORY,),
+        metavar="NAME",
+    ),
+    Option(
+        "last",
+        ("--last",),
+        "only the N newest runs",
+        setting=None,
+        entry_points=(HISTORY,),
+        type=int,
+        metavar="N",
+    ),
+    Option(
+        "plot",
+        ("--plot",),
+        "draw the trend of a measured value (of --check) as SVG",
+        setting=None,
+        entry_points=(HISTORY,),
+        metavar="PATH.svg",
+    ),
+    Option("a", ("a",), "the earlier CTRF report", setting=None, entry_points=(COMPARE,), positional=True),
+    Option("b", ("b",), "the later CTRF report", setting=None, entry_points=(COMPARE,), positional=True),
+    Option(
+        "max_regression",
+        ("--max-regression",),
+        "exit 1 when a value is more than PCT percent worse in B",
+        setting=None,
+        entry_points=(COMPARE,),
+        type=float,
+        metavar="PCT",
+    ),
     # cncf check
     Option(
         "product",
@@ -1589,7 +1641,9 @@ __all__ = [
     "BOTH",
     "CNCF_CHECK",
     "COMMANDS",
+    "COMPARE",
     "EVIDENCE_VERIFY",
+    "HISTORY",
     "MSG_BAD_ENV_BOOL",
     "MSG_REPEATED",
     "OPTIONS",

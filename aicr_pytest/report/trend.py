@@ -66,7 +66,7 @@ class Trend:
 
     def line(self) -> str:
         s = self.summary
-        unit = f" {self.unit}" if self.unit else ""
+        unit = f" ({self.unit})" if self.unit else ""
         return (
             f"{self.label}{unit}: min {_num(s['min'])}, median {_num(s['median'])}, last {_num(s['last'])}"
             f" over {len(self.values)} run(s) ({self.better} is better)"
