@@ -359,6 +359,8 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.PARSE_AIPERF: ["parse", "aiperf"],
     options.CNCF_CHECK: ["cncf", "check"],
     options.PARSE_DCGM: ["parse", "dcgm"],
+    options.HISTORY: ["history"],
+    options.COMPARE: ["compare"],
 }
 
 
