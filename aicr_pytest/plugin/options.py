@@ -591,6 +591,7 @@ OPTIONS: tuple[Option, ...] = (
         "record the run (CTRF, recipe and cluster identity, every measured value) in this SQLite "
         "history database; read it with `aicr-pytest history`",
         setting="history",
+        pytest_flags=("--aicr-history",),
         metavar="PATH",
         config_key="output.history",
     ),
@@ -600,6 +601,7 @@ OPTIONS: tuple[Option, ...] = (
         "compare every measured value with a previous run: its CTRF report, or 'auto' (the last "
         "passing run of this recipe on this cluster in --history)",
         setting="baseline",
+        pytest_flags=("--aicr-baseline",),
         metavar="PATH|auto",
         config_key="output.baseline",
     ),
@@ -609,6 +611,7 @@ OPTIONS: tuple[Option, ...] = (
         "with --baseline: a value more than PCT percent worse than the baseline fails its check "
         "(off: regressions are only reported)",
         setting="max_regression",
+        pytest_flags=("--aicr-max-regression",),
         type=float,
         metavar="PCT",
         config_key="output.maxRegression",

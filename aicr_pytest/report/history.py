@@ -181,6 +181,11 @@ class SqliteHistory:
         fmt = {"option": option, "path": str(path)}
         if not create and not target.is_file():
             raise UsageError(MSG_MISSING.format(**fmt))
+        blocked = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+        if blocked is not None:
+            raise UsageError(MSG_UNWRITABLE.format(**fmt, why=f"{blocked} is not a directory"))
+        if target.is_dir():
+            raise UsageError(MSG_UNWRITABLE.format(**fmt, why="it is a directory"))
         try:
             if create:
                 target.parent.mkdir(parents=True, exist_ok=True)

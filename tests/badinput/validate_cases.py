@@ -538,8 +538,16 @@ CASES: list[Case] = [
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
     ),
     *_both(
-        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--phase", "deployment",
-         "--isolate-bad-nodes"],
+        [
+            "-r",
+            "{tmp}/nccl.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--phase",
+            "deployment",
+            "--isolate-bad-nodes",
+        ],
         {},
         "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
