@@ -46,7 +46,7 @@ def run_history(
     if plot is not None:
         _plot(records, check, target, plot, out)
     if as_json:
-        out.write(json.dumps(tr.runs_json(records, check), indent=2) + "\n")
+        out.write(json.dumps(tr.runs_json(records, check)) + "\n")  # one line: C encoder
         return 0
     if not records:
         out.write(MSG_EMPTY.format(target=target) + "\n")
