@@ -144,7 +144,6 @@ class BaselineGate:
         changes = bl.compare(mine, theirs, self.max_regression)
         if not changes:
             return result
-        ctx.extra[bl.INSIGHTS_KEY] = {"runId": self.run_id, "values": [c.to_json() for c in changes]}
         regressed = [c for c in changes if c.regressed]
         if regressed and self.max_regression is not None:
             for c in regressed:

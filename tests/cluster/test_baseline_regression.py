@@ -50,13 +50,13 @@ def test_a_regression_above_the_floor_fails_only_with_max_regression(
     pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
 ) -> None:
     db = tmp_path / "history.db"
-    healthy = _run(pytester, k8s_backend, (), "--history", str(db))
+    healthy = _run(pytester, k8s_backend, (), "--aicr-history", str(db))
     assert healthy.tests[BW]["status"] == "passed", healthy.tests[BW].get("message")
     base_bw = _bandwidth(healthy)
     baseline = tmp_path / "baseline.json"
     baseline.write_text(healthy.ctrf_text)
 
-    reported = _run(pytester, k8s_backend, (FAULT,), "--history", str(db), "--baseline", "auto")
+    reported = _run(pytester, k8s_backend, (FAULT,), "--aicr-history", str(db), "--aicr-baseline", "auto")
     test = reported.tests[BW]
     assert test["status"] == "passed", test.get("message")
     low = _bandwidth(reported)
@@ -73,7 +73,9 @@ def test_a_regression_above_the_floor_fails_only_with_max_regression(
     with hs.SqliteHistory.open(db, create=False) as store:
         assert [r.run_id for r in store.runs()] == [healthy.run_id, reported.run_id]
 
-    gated = _run(pytester, k8s_backend, (FAULT,), "--baseline", str(baseline), "--max-regression", "10")
+    gated = _run(
+        pytester, k8s_backend, (FAULT,), "--aicr-baseline", str(baseline), "--aicr-max-regression", "10"
+    )
     test = gated.tests[BW]
     assert test["status"] == "failed"
     found = GATE.match(test["message"])
