@@ -68,6 +68,8 @@ def identity(state: PluginState) -> hs.RunIdentity:
 def _cluster(state: PluginState) -> tuple[str, str]:
     """The API server's address and the kubeconfig context (empty when they cannot be told)."""
     settings = state.settings
+    if settings.simulated:  # served on a fresh loopback port each time: the profile is the cluster
+        return f"simulated://{settings.simulated}", ""
     try:
         from aicr_pytest.kube.kubeconfig import load_configuration
 
