@@ -514,8 +514,18 @@ def cmd_history(ns: argparse.Namespace) -> int:
         args = options.command_values(ns, options.COMPARE)
         return run_compare(args["a"], args["b"], max_regression=args["max_regression"], out=sys.stdout)
     args = options.command_values(ns, options.HISTORY)
+    records = None
+    if str(args["target"]).startswith("cm://"):
+        from aicr_pytest.kube.client import connect
+        from aicr_pytest.plugin.history_cm import ConfigMapHistory
+
+        ring = ConfigMapHistory(
+            connect(args["kubeconfig"], args["context"]), args["target"], option="history"
+        )
+        records = ring.runs(last=args["last"], check=args["check"])
     return run_history(
         args["target"],
+        records=records,
         as_json=bool(args["json"]),
         check=args["check"],
         last=args["last"],

@@ -197,6 +197,8 @@ class Settings(BaseModel):
     html: str | None = None
     #: ``--history``: the run history every run is recorded into (SQLite file; ``None``: no history)
     history: str | None = None
+    #: ``--history-keep``: how many runs a ``cm://`` history keeps (the oldest beyond are deleted)
+    history_keep: int = 20
     #: ``--baseline``: a previous CTRF report, or ``auto`` (the last passing run in ``--history``)
     baseline: str | None = None
     #: ``--max-regression``: percent worse than the baseline that fails a check (``None``: off)

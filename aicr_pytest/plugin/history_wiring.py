@@ -25,11 +25,15 @@ import pytest
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.report import baseline as bl
+from aicr_pytest.report import cmhistory as cmh
 from aicr_pytest.report import history as hs
 from aicr_pytest.report.measures import measurements
 
 if TYPE_CHECKING:
+    from aicr_pytest.plugin.history_cm import ConfigMapHistory
     from aicr_pytest.plugin.state import FinishedRun, PluginState
+
+    Store = hs.SqliteHistory | ConfigMapHistory
 
 RECORDER_NAME: Final = "aicr-history"
 GATE_NAME: Final = "aicr-baseline"
@@ -42,6 +46,7 @@ MSG_AUTO_NO_HISTORY: Final = "--baseline auto needs --history (where the previou
 MSG_AUTO_FOREIGN: Final = "aicr-pytest: note: --baseline auto: {why}; nothing to compare with"
 MSG_AUTO_USED: Final = "aicr-pytest: baseline: run {run_id} from {target}"
 MSG_RECORD_FAILED: Final = "aicr-pytest: error: {why}"
+MSG_CM_NO_CLUSTER: Final = "--history {target}: a ConfigMap history needs the cluster (not --no-cluster)"
 
 
 def _ctx_of(item: pytest.Item) -> Any:
@@ -95,8 +100,20 @@ def _current_context(path: str) -> str:
 # --- the history --------------------------------------------------------------------------------
 
 
+def open_store(state: PluginState, target: str, *, create: bool) -> Store:
+    """The history at ``target``: an SQLite file, or ``cm://ns/name`` on the run's cluster."""
+    if not cmh.is_cm(target):
+        return hs.SqliteHistory.open(target, create=create)
+    from aicr_pytest.plugin.history_cm import ConfigMapHistory
+
+    cmh.parse_target(target)
+    if state.settings.no_cluster or state.cluster_handle is None:
+        raise UsageError(MSG_CM_NO_CLUSTER.format(target=target))
+    return ConfigMapHistory(state.cluster_handle.get(), target, state.settings.history_keep)
+
+
 class HistoryRecorder:
-    """``--history PATH``: records the finished run (after every other consumer of the report)."""
+    """``--history TARGET``: records the finished run (after every other consumer of the report)."""
 
     def __init__(self, target: str) -> None:
         self.target = target
@@ -106,7 +123,9 @@ class HistoryRecorder:
         state = _state(session.config)
         ident = identity(state) if state is not None else hs.RunIdentity()
         try:
-            with hs.SqliteHistory.open(self.target, create=True) as store:
+            if state is None:
+                raise UsageError(f"--history {self.target}: the run's state is gone")
+            with open_store(state, self.target, create=True) as store:
                 store.add(hs.record_of(report, ident))
         except UsageError as err:
             print(MSG_RECORD_FAILED.format(why=err), file=sys.stderr, flush=True)
@@ -169,7 +188,11 @@ class BaselineGate:
 
 
 def resolve_baseline(
-    given: str | None, history: str | None, ours: dict[str, str], max_regression: float | None
+    given: str | None,
+    history: str | None,
+    ours: dict[str, str],
+    max_regression: float | None,
+    state: PluginState | None = None,
 ) -> BaselineGate | None:
     """The baseline a run compares with: a CTRF file (foreign or unreadable: :class:`UsageError`), or
     ``auto``: the last passing run of this recipe on this cluster in ``--history`` (none: a note)."""
@@ -185,7 +208,9 @@ def resolve_baseline(
     if not history:
         raise UsageError(MSG_AUTO_NO_HISTORY)
     try:
-        with hs.SqliteHistory.open(history, create=False) as store:
+        if state is None:
+            raise UsageError(history)
+        with open_store(state, history, create=False) as store:
             found = store.last_passing(ours.get("recipeFingerprint", ""), ours.get("cluster", ""))
     except UsageError:
         found = None
@@ -206,9 +231,13 @@ def configure(config: pytest.Config, state: PluginState, controller: bool) -> No
         return
     try:
         bl.check_pct(pct)
-        if history and controller:
-            hs.SqliteHistory.open(history, create=True).close()  # corrupt, unwritable: now, not at the end
-        gate = resolve_baseline(given, history, identity(state).to_extra(), pct) if given else None
+        if history:
+            cmh.check_keep(state.settings.history_keep)
+        if history and controller:  # corrupt, unwritable, unreachable: now, not at the end
+            with open_store(state, history, create=True) as store:
+                if not isinstance(store, hs.SqliteHistory):  # the ring: can we read it?
+                    store.runs(last=1)
+        gate = resolve_baseline(given, history, identity(state).to_extra(), pct, state) if given else None
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if history and controller:

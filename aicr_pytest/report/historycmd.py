@@ -35,14 +35,16 @@ def run_history(
     last: int | None = None,
     plot: str | None = None,
     out: TextIO,
+    records: list[hs.RunRecord] | None = None,
 ) -> int:
     """``aicr-pytest history``: 0 (also with no runs recorded); bad input raises :class:`UsageError`."""
     if last is not None and last < 1:
         raise UsageError(MSG_BAD_LAST.format(value=last))
     if plot is not None and Path(plot).suffix.lower() != ".svg":
         raise UsageError(MSG_PLOT_SUFFIX.format(path=plot))
-    with hs.SqliteHistory.open(target, create=False, option="history") as store:
-        records = store.runs(last=last, check=check)
+    if records is None:  # else the caller read them (a ConfigMap history)
+        with hs.SqliteHistory.open(target, create=False, option="history") as store:
+            records = store.runs(last=last, check=check)
     if plot is not None:
         _plot(records, check, target, plot, out)
     if as_json:

@@ -54,6 +54,25 @@ CASES: list[tuple[str, list[str], int, str]] = [
         P + "--history {tmp}/afile/h.db: cannot write the history ({tmp}/afile is not a directory)",
     ),
     (V, [*OFF, "--history", "{tmp}"], 2, P + "--history {tmp}: cannot write the history (it is a directory)"),
+    # --history cm://: without a cluster, a bad URI, a ring of no runs
+    (
+        V,
+        [*OFF, "--history", "cm://default/runs"],
+        2,
+        P + "--history cm://default/runs: a ConfigMap history needs the cluster (not --no-cluster)",
+    ),
+    (
+        V,
+        [*OFF, "--history", "cm://Default/runs"],
+        2,
+        P + 'invalid --history "cm://Default/runs": namespace "Default" must be a DNS-1123 label',
+    ),
+    (
+        V,
+        [*OFF, "--history", "cm://default/runs", "--history-keep", "0"],
+        2,
+        P + "--history-keep 0: must be at least 1",
+    ),
     # --baseline: not CTRF, not JSON, missing, foreign, anonymous; auto without a history
     (
         V,

@@ -286,6 +286,8 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         # run history and baselines
         "--history",
         "history.db",
+        "--history-keep",
+        "5",
         "--baseline",
         "auto",
         "--max-regression",
