@@ -201,6 +201,8 @@ class Settings(BaseModel):
     history_keep: int = 20
     #: ``--baseline``: a previous CTRF report, or ``auto`` (the last passing run in ``--history``)
     baseline: str | None = None
+    #: ``--normalize-gates``: inference/NCCL floors scaled to the node shape (aicr-pytest's own)
+    normalize_gates: bool = False
     #: ``--max-regression``: percent worse than the baseline that fails a check (``None``: off)
     max_regression: float | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster

@@ -596,6 +596,17 @@ OPTIONS: tuple[Option, ...] = (
         config_key="output.history",
     ),
     Option(
+        "normalize_gates",
+        ("--normalize-gates",),
+        "aicr-pytest's own, not AICR's: scale the inference throughput floor to the GPUs the benchmark "
+        "used against the recipe's calibrated node size (CTRF shows the raw and the normalized verdict)",
+        setting="normalize_gates",
+        pytest_flags=("--aicr-normalize-gates",),
+        action="store_true",
+        default=False,
+        config_key="execution.normalizeGates",
+    ),
+    Option(
         "history_keep",
         ("--history-keep",),
         "with --history cm://NAMESPACE/NAME: keep the N newest runs (the oldest are deleted)",

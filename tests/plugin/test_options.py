@@ -288,6 +288,7 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "history.db",
         "--history-keep",
         "5",
+        "--normalize-gates",
         "--baseline",
         "auto",
         "--max-regression",
