@@ -47,6 +47,19 @@ NCCL_SOURCE: Final = (
 )
 
 
+def fabric_class(variant: str, fabric: str, service: str) -> str:
+    """The NCCL table's fabric class of a run: ``nvls`` (MNNVL), ``tcpxo`` (GKE), else the fabric."""
+    if variant == "nvls":
+        return "nvls"
+    return "tcpxo" if service == "gke" else fabric
+
+
+def normalized_nccl(value: float, fabric: str, gpus_per_node: int) -> tuple[float, float | None]:
+    """(the normalized floor, the table's factor); a shape the table does not list keeps ``value``."""
+    factor = nccl_factor(fabric, gpus_per_node)
+    return (value * factor if factor is not None else value), factor
+
+
 def calibrated_gpus(accelerator: str | None) -> int | None:
     """The GPUs per node the accelerator's floors assume (``None``: unknown accelerator)."""
     return CALIBRATED_GPUS.get((accelerator or "").strip().lower())
@@ -70,6 +83,8 @@ __all__ = [
     "NCCL_FACTORS",
     "NCCL_SOURCE",
     "calibrated_gpus",
+    "fabric_class",
     "nccl_factor",
+    "normalized_nccl",
     "normalized_throughput",
 ]

@@ -83,3 +83,21 @@ def test_a_regression_above_the_floor_fails_only_with_max_regression(
     assert float(found["base"]) == round(base_bw, 2) and found["run"] == healthy.run_id
     assert 26.0 < float(found["pct"]) < 34.0
     assert gated.result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.fake_only("the NCCL table's lookup is backend-independent; the fake covers the wiring")
+def test_normalize_gates_records_the_raw_and_the_normalized_nccl_verdict(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    run = _run(pytester, k8s_backend, (), "--aicr-normalize-gates")
+    test = run.tests[BW]
+    assert test["status"] == "passed", test.get("message")
+    gate = test["extra"]["aicr.normalizedGate"]
+    assert {k: gate[k] for k in ("fabric", "gpusPerNode", "factor")} == {
+        "fabric": "efa",
+        "gpusPerNode": 8,
+        "factor": 1.0,
+    }
+    assert gate["raw"] == gate["normalized"] == {"threshold": 270.0, "passed": True}
+    plain = _run(pytester, k8s_backend, ())
+    assert "aicr.normalizedGate" not in plain.tests[BW]["extra"]  # off by default

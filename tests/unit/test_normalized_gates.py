@@ -44,3 +44,11 @@ def test_normalization_can_also_fail_and_unknown_accelerators_keep_the_floor() -
     assert normgates.calibrated_gpus("mi300x") is None
     assert normgates.normalized_throughput(50000.0, 0, 8) == 50000.0
     assert normgates.nccl_factor("efa", 8) == 1.0 and normgates.nccl_factor("efa", 1) is None
+
+
+def test_the_nccl_table_keeps_nvswitch_shapes_and_leaves_unlisted_ones_raw() -> None:
+    assert normgates.fabric_class("nvls", "efa", "eks") == "nvls"
+    assert normgates.fabric_class("default", "efa", "gke") == "tcpxo"
+    assert normgates.fabric_class("net", "roce", "aks") == "roce"
+    assert normgates.normalized_nccl(300.0, "efa", 8) == (300.0, 1.0)
+    assert normgates.normalized_nccl(300.0, "efa", 2) == (300.0, None)
