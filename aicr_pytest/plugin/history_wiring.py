@@ -144,11 +144,19 @@ def _state(config: pytest.Config) -> PluginState | None:
 class BaselineGate:
     """``--baseline``: each check's values against the baseline's, gated by ``--max-regression``."""
 
-    def __init__(self, doc: dict[str, Any], source: str, max_regression: float | None) -> None:
+    def __init__(
+        self,
+        doc: dict[str, Any],
+        source: str,
+        max_regression: float | None,
+        limits: dict[str, float] | None = None,
+    ) -> None:
         self.doc = doc
         self.source = source
         self.run_id = hs.report_run_id(doc) or source
         self.max_regression = max_regression
+        #: per-check limits from the catalog (``maxRegression``), over ``--max-regression``
+        self.limits = limits or {}
         self.values = measurements(doc)
         #: terminal lines of values that moved (controller), in run order
         self.lines: list[str] = []
@@ -162,14 +170,16 @@ class BaselineGate:
         test = {"name": ctx.name, "suite": [ctx.phase], "status": "passed", "extra": ctx.extra}
         mine = [m for m in measurements({"results": {"tests": [test]}}) if m.name != "duration"]
         theirs = [m for m in self.values if m.check == ctx.name]
-        changes = bl.compare(mine, theirs, self.max_regression)
+        limit = self.limits.get(ctx.name, self.max_regression)
+        changes = bl.compare(mine, theirs, limit)
         if not changes:
             return result
         regressed = [c for c in changes if c.regressed]
-        if regressed and self.max_regression is not None:
+        if regressed and limit is not None:
+            where = bl.CATALOG_LIMIT if ctx.name in self.limits else "--max-regression"
             for c in regressed:
-                ctx.emit(bl.regression_line(c, self.run_id, self.max_regression))
-            ctx.fail(bl.regression_line(regressed[0], self.run_id, self.max_regression))
+                ctx.emit(bl.regression_line(c, self.run_id, limit, where))
+            ctx.fail(bl.regression_line(regressed[0], self.run_id, limit, where))
         for c in changes:
             if c.worse_pct:
                 ctx.emit(bl.insight_line(c, self.run_id))
@@ -238,6 +248,12 @@ def configure(config: pytest.Config, state: PluginState, controller: bool) -> No
                 if not isinstance(store, hs.SqliteHistory):  # the ring: can we read it?
                     store.runs(last=1)
         gate = resolve_baseline(given, history, identity(state).to_extra(), pct, state) if given else None
+        if gate is not None and state.run is not None:
+            from aicr_pytest.core import catalog
+            from aicr_pytest.core.datatree import CATALOG_PATH
+
+            merged = state.run.data.load_merged(CATALOG_PATH, "validators")
+            gate.limits = bl.catalog_limits(merged, catalog.BY_NAME)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if history and controller:
@@ -251,7 +267,7 @@ def finish_report(config: pytest.Config, state: PluginState, report: dict[str, A
     report.setdefault("extra", {})[hs.IDENTITY_KEY] = identity(state).to_extra()
     gate = config.pluginmanager.get_plugin(GATE_NAME)
     if isinstance(gate, BaselineGate):
-        bl.annotate(report, gate.doc, gate.source, gate.max_regression)
+        bl.annotate(report, gate.doc, gate.source, gate.max_regression, gate.limits)
         gate.lines = gate.terminal_lines(report)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -35,7 +35,7 @@ MSG_NO_IDENTITY: Final = "it does not say which recipe and cluster it validated 
 MSG_BAD_PCT: Final = "--max-regression {value}: must be a percentage between 0 and 100"
 MSG_REGRESSION: Final = (
     "{label} {value} {unit} is {pct:.1f}% worse than the baseline {base} {unit} "
-    "(run {run_id}; --max-regression {limit:g}%)"
+    "(run {run_id}; {where} {limit:g}%)"
 )
 MSG_INSIGHT: Final = "{label} {value} {unit}: {pct:+.1f}% vs the baseline {base} {unit} (run {run_id})"
 #: the CTRF per-test ``insights.extra`` key holding the compared values
@@ -95,6 +95,32 @@ def check_pct(value: float | None) -> float | None:
     if not math.isfinite(value) or value < 0 or value > 100:
         raise UsageError(MSG_BAD_PCT.format(value=f"{value:g}"))
     return value
+
+
+MSG_BAD_CATALOG_PCT: Final = (
+    'validators/catalog.yaml: validator "{name}": maxRegression {value} must be a percentage '
+    "between 0 and 100"
+)
+
+
+def catalog_limits(doc: Mapping[str, Any] | None, known: Iterable[str]) -> dict[str, float]:
+    """Per-check ``--max-regression`` from a merged ``validators/catalog.yaml``: an entry's
+    ``maxRegression`` (percent) for a check in ``known``; a bad value is a :class:`UsageError`."""
+    names = set(known)
+    found: dict[str, float] = {}
+    for entry in (doc or {}).get("validators") or ():
+        if (
+            not isinstance(entry, Mapping)
+            or entry.get("name") not in names
+            or entry.get("maxRegression") is None
+        ):
+            continue
+        value = entry["maxRegression"]
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100
+        if not ok or not math.isfinite(float(value)):
+            raise UsageError(MSG_BAD_CATALOG_PCT.format(name=entry["name"], value=json.dumps(value)))
+        found[str(entry["name"])] = float(value)
+    return found
 
 
 def worse_pct(value: float, base: float, better: str) -> float | None:
@@ -161,7 +187,10 @@ def _fmt(value: float) -> str:
     return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
 
 
-def regression_line(change: Change, run_id: str, limit: float) -> str:
+CATALOG_LIMIT: Final = "the catalog's maxRegression"
+
+
+def regression_line(change: Change, run_id: str, limit: float, where: str = "--max-regression") -> str:
     """The one line a check fails with when a value regressed beyond ``--max-regression``."""
     m = change.current
     return MSG_REGRESSION.format(
@@ -172,6 +201,7 @@ def regression_line(change: Change, run_id: str, limit: float) -> str:
         base=_fmt(change.baseline),
         run_id=run_id,
         limit=limit,
+        where=where,
     ).replace("  ", " ")
 
 
@@ -227,7 +257,11 @@ def insights(
 
 
 def annotate(
-    report: dict[str, Any], baseline: Mapping[str, Any], source: str, max_regression: float | None = None
+    report: dict[str, Any],
+    baseline: Mapping[str, Any],
+    source: str,
+    max_regression: float | None = None,
+    limits: Mapping[str, float] | None = None,
 ) -> None:
     """Add CTRF ``baseline`` and each compared test's ``insights`` to ``report`` (in place)."""
     report["baseline"] = baseline_ref(baseline, source)
@@ -243,7 +277,8 @@ def annotate(
         if old is None or (test.get("suite") or [""])[0] == "readiness":
             continue
         mine = measurements({"results": {"tests": [test]}})
-        changes = compare(mine, [m for m in base_values if m.check == test.get("name")], max_regression)
+        limit = (limits or {}).get(str(test.get("name")), max_regression)
+        changes = compare(mine, [m for m in base_values if m.check == test.get("name")], limit)
         found = insights(
             changes,
             float(test["duration"]) if isinstance(test.get("duration"), int | float) else None,
@@ -254,10 +289,12 @@ def annotate(
 
 
 __all__ = [
+    "CATALOG_LIMIT",
     "INSIGHTS_KEY",
     "Change",
     "annotate",
     "baseline_ref",
+    "catalog_limits",
     "check_pct",
     "compare",
     "foreign",

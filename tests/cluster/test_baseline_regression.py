@@ -101,3 +101,20 @@ def test_normalize_gates_records_the_raw_and_the_normalized_nccl_verdict(
     assert gate["raw"] == gate["normalized"] == {"threshold": 270.0, "passed": True}
     plain = _run(pytester, k8s_backend, ())
     assert "aicr.normalizedGate" not in plain.tests[BW]["extra"]  # off by default
+
+
+@pytest.mark.fake_only("the catalog overlay is read the same way on either backend")
+def test_a_catalog_max_regression_gates_one_check_without_the_flag(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
+) -> None:
+    healthy = _run(pytester, k8s_backend, ())
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(healthy.ctrf_text)
+    data = tmp_path / "data"
+    (data / "validators").mkdir(parents=True)
+    (data / "registry.yaml").write_text("components: []\n")
+    (data / "validators" / "catalog.yaml").write_text(f"validators:\n  - name: {BW}\n    maxRegression: 10\n")
+    gated = _run(pytester, k8s_backend, (FAULT,), "--aicr-baseline", str(baseline), "--data", str(data))
+    test = gated.tests[BW]
+    assert test["status"] == "failed"
+    assert test["message"].endswith(f"(run {healthy.run_id}; the catalog's maxRegression 10%)")

@@ -227,3 +227,25 @@ def test_annotate_writes_ctrf_baseline_and_insights() -> None:
             "regressed": True,
         }
     ]
+
+
+def test_catalog_limits_per_check() -> None:
+    doc = {
+        "validators": [
+            {"name": "a", "maxRegression": 5},
+            {"name": "b"},
+            {"name": "unknown", "maxRegression": 1},
+        ]
+    }
+    assert bl.catalog_limits(doc, ["a", "b"]) == {"a": 5.0}
+    assert bl.catalog_limits(None, ["a"]) == {}
+    with pytest.raises(UsageError) as err:
+        bl.catalog_limits({"validators": [{"name": "a", "maxRegression": "10%"}]}, ["a"])
+    assert str(err.value) == (
+        'validators/catalog.yaml: validator "a": maxRegression "10%" must be a percentage between 0 and 100'
+    )
+    change = bl.compare([m("bw", 70.0)], [m("bw", 100.0)], 5.0)[0]
+    assert bl.regression_line(change, "r1", 5.0, bl.CATALOG_LIMIT) == (
+        "c: bw 70.00 GB/s is 30.0% worse than the baseline 100.00 GB/s "
+        "(run r1; the catalog's maxRegression 5%)"
+    )
