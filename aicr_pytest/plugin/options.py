@@ -599,7 +599,8 @@ OPTIONS: tuple[Option, ...] = (
         "normalize_gates",
         ("--normalize-gates",),
         "aicr-pytest's own, not AICR's: scale the inference throughput floor to the GPUs the benchmark "
-        "used against the recipe's calibrated node size (CTRF shows the raw and the normalized verdict)",
+        "used against the recipe's calibrated node size, and the NCCL floor by fabric class and GPUs "
+        "per node (CTRF shows the raw and the normalized verdict)",
         setting="normalize_gates",
         pytest_flags=("--aicr-normalize-gates",),
         action="store_true",
