@@ -520,7 +520,7 @@ def cmd_history(ns: argparse.Namespace) -> int:
         from aicr_pytest.plugin.history_cm import ConfigMapHistory
 
         ring = ConfigMapHistory(
-            connect(args["kubeconfig"], args["context"]), args["target"], option="history"
+            connect(args["kubeconfig"], args["kube_context"]), args["target"], option="history"
         )
         records = ring.runs(last=args["last"], check=args["check"])
     return run_history(
