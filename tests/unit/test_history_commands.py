@@ -249,3 +249,21 @@ def test_catalog_limits_per_check() -> None:
         "c: bw 70.00 GB/s is 30.0% worse than the baseline 100.00 GB/s "
         "(run r1; the catalog's maxRegression 5%)"
     )
+
+
+def test_a_compared_report_is_valid_against_the_official_ctrf_schema(reference_dir: Path) -> None:
+    import jsonschema
+
+    schema = json.loads((reference_dir / "ctrf" / "ctrf.schema.json").read_text())
+    report = ctrf("run-2", 315.0) | {"specVersion": "0.0.1", "results": ctrf("run-2", 315.0)["results"]}
+    report["results"]["tool"] = {"name": "aicr-pytest"}
+    report["results"]["summary"] |= {
+        "tests": 2,
+        "passed": 2,
+        "skipped": 0,
+        "pending": 0,
+        "start": 0,
+        "stop": 1,
+    }
+    bl.annotate(report, ctrf("run-1", 450.0), "base.json", 10.0)
+    jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(report)
