@@ -129,7 +129,8 @@ class HistoryRecorder:
                 store.add(hs.record_of(report, ident))
         except UsageError as err:
             print(MSG_RECORD_FAILED.format(why=err), file=sys.stderr, flush=True)
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            if session.exitstatus != pytest.ExitCode.INTERRUPTED:  # an interrupt's 5 wins
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 def _state(config: pytest.Config) -> PluginState | None:

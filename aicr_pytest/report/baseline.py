@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.report.history import report_identity, report_run_id
-from aicr_pytest.report.measures import DURATION, Measurement, measurements
+from aicr_pytest.report.measures import DURATION, UNHEALTHY_GPUS, UNJUDGED_GPUS, Measurement, measurements
 
 MSG_UNREADABLE: Final = "--baseline {path}: cannot read it ({why})"
 MSG_NOT_CTRF: Final = "--baseline {path}: not a CTRF report ({why})"
@@ -131,6 +131,12 @@ def worse_pct(value: float, base: float, better: str) -> float | None:
     return -change if better == "higher" else change
 
 
+def gateable(m: Measurement) -> bool:
+    """A value a check measured against its gates (``aicr.measurements``): not a duration, a health
+    count or a DCGM counter — those are reported against the baseline, never gated."""
+    return m.name not in (DURATION, UNHEALTHY_GPUS, UNJUDGED_GPUS) and not m.name.startswith("DCGM_")
+
+
 @dataclass(frozen=True)
 class Change:
     """One measured value next to its baseline."""
@@ -177,7 +183,7 @@ def compare(
         if m.key not in base or (m.name == DURATION and not durations):
             continue
         worse = worse_pct(m.value, base[m.key], m.better)
-        gated = max_regression is not None and m.name != DURATION
+        gated = max_regression is not None and gateable(m)
         regressed = gated and worse is not None and max_regression is not None and worse > max_regression
         changes.append(Change(m, base[m.key], worse, regressed))
     return changes
@@ -298,6 +304,7 @@ __all__ = [
     "check_pct",
     "compare",
     "foreign",
+    "gateable",
     "insight_line",
     "insights",
     "load_ctrf",

@@ -176,6 +176,12 @@ def test_compare_pairs_by_check_name_and_node_and_gates_beyond_the_limit() -> No
         (("c", "zero", ""), None, False),
     ]
     assert [c.regressed for c in bl.compare(current, base, None)] == [False] * 4
+    health = [m("unhealthy GPUs", 2.0, "lower"), m("DCGM_FI_DEV_XID_ERRORS", 3.0, "lower")]
+    old = [m("unhealthy GPUs", 1.0, "lower"), m("DCGM_FI_DEV_XID_ERRORS", 1.0, "lower")]
+    assert [(c.worse_pct, c.regressed) for c in bl.compare(health, old, 10.0)] == [
+        (100.0, False),
+        (200.0, False),
+    ]
     assert bl.regression_line(changes[0], "run-1", 25.0) == (
         "c: bw 70.00 GB/s is 30.0% worse than the baseline 100.00 GB/s (run run-1; --max-regression 25%)"
     )
