@@ -44,6 +44,7 @@ MSG_AUTO_NONE: Final = (
 )
 MSG_AUTO_NO_HISTORY: Final = "--baseline auto needs --history (where the previous runs are)"
 MSG_AUTO_FOREIGN: Final = "aicr-pytest: note: --baseline auto: {why}; nothing to compare with"
+MSG_PCT_ALONE: Final = "aicr-pytest: note: --max-regression has no effect without --baseline"
 MSG_AUTO_USED: Final = "aicr-pytest: baseline: run {run_id} from {target}"
 MSG_RECORD_FAILED: Final = "aicr-pytest: error: {why}"
 MSG_CM_NO_CLUSTER: Final = "--history {target}: a ConfigMap history needs the cluster (not --no-cluster)"
@@ -249,6 +250,8 @@ def configure(config: pytest.Config, state: PluginState, controller: bool) -> No
                 if not isinstance(store, hs.SqliteHistory):  # the ring: can we read it?
                     store.runs(last=1)
         gate = resolve_baseline(given, history, identity(state).to_extra(), pct, state) if given else None
+        if pct is not None and not given and controller:
+            print(MSG_PCT_ALONE, file=sys.stderr, flush=True)
         if gate is not None and state.run is not None:
             from aicr_pytest.core import catalog
             from aicr_pytest.core.datatree import CATALOG_PATH
