@@ -78,9 +78,9 @@ COMMAND_ROWS: tuple[Option, ...] = (
         entry_points=(HISTORY,),
         positional=True,
     ),
-    JSON.on(HISTORY, help="print JSON", action="store_true", default=False),
-    KUBECONFIG.on(HISTORY, help="kubeconfig for a cm://NAMESPACE/NAME history"),
-    KUBE_CONTEXT.on(HISTORY, help="kubeconfig context for a cm://NAMESPACE/NAME history"),
+    JSON.on(HISTORY, help="print the runs and the trends as JSON", action="store_true", default=False),
+    KUBECONFIG.on(HISTORY, help="kubeconfig for a cm://NAMESPACE/NAME history", metavar="PATH"),
+    KUBE_CONTEXT.on(HISTORY, help="kubeconfig context for a cm://NAMESPACE/NAME history", metavar="NAME"),
     Option(
         "check",
         ("--check",),
