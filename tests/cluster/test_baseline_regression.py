@@ -56,7 +56,18 @@ def test_a_regression_above_the_floor_fails_only_with_max_regression(
     baseline = tmp_path / "baseline.json"
     baseline.write_text(healthy.ctrf_text)
 
-    reported = _run(pytester, k8s_backend, (FAULT,), "--aicr-history", str(db), "--aicr-baseline", "auto")
+    page = tmp_path / "report.html"
+    reported = _run(
+        pytester,
+        k8s_backend,
+        (FAULT,),
+        "--aicr-history",
+        str(db),
+        "--aicr-baseline",
+        "auto",
+        "--aicr-html",
+        str(page),
+    )
     test = reported.tests[BW]
     assert test["status"] == "passed", test.get("message")
     low = _bandwidth(reported)
@@ -67,6 +78,9 @@ def test_a_regression_above_the_floor_fails_only_with_max_regression(
     ]
     assert -34.0 < values[0]["changePct"] < -26.0  # 30 % off the peak, with the player's run-to-run noise
     assert reported.report["baseline"]["extra"] == {"aicr.runId": healthy.run_id}
+    assert (
+        f'<td class="num" data-label="baseline">{base_bw:.2f} GB/s</td>' in page.read_text()
+    )  # the HTML report
     reported.result.stdout.fnmatch_lines(
         [f"*against the baseline (run {healthy.run_id})*", "nccl-all-reduce-bw: bus bandwidth * GB/s: -*%*"]
     )
