@@ -88,7 +88,7 @@ def configure(config: pytest.Config) -> None:
     """Validate the evidence options and run the disclosure gate before any check runs; with
     ``--emit-attestation`` register the :class:`EvidenceEmitter`."""
     try:
-        settings = options.build_evidence_settings(options.values_from(config.option, options.PYTEST))
+        settings = options.session_evidence_settings(config)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from aicr_pytest import __version__
+from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.core.writable import check_writable
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
 from aicr_pytest.report.results import RunResults, build_ctrf
@@ -256,7 +256,7 @@ def start(config: pytest.Config) -> PluginState:
     behind.  Raises ``pytest.UsageError`` with the one line to print.
     """
     try:
-        settings = options.build_run_settings(options.values_from(config.option, options.PYTEST))
+        settings = options.session_settings(config)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     state = PluginState(settings=settings)
@@ -275,7 +275,7 @@ def load(config: pytest.Config, state: PluginState) -> None:
     configure_logging(debug=settings.debug, log_json=settings.log_json)
     try:
         if settings.ctrf_report and not is_worker(config):
-            check_writable(settings.ctrf_report, "--ctrf-report")
+            check_writable(settings.ctrf_report, "--aicr-ctrf-report")
         xmlpath = getattr(config.option, "xmlpath", None)  # pytest's own --junitxml, written at the end
         if xmlpath and not is_worker(config):
             check_writable(str(xmlpath), "--junitxml")

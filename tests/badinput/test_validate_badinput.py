@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.badinput.common import pytest_spelling
 from tests.badinput.validate_cases import CASES, FILES
 
 #: environment variables a case must not inherit from the shell running the suite
@@ -38,9 +39,8 @@ def _fill(text: str, tmp: Path) -> str:
 
 
 def _command(entry: str, argv: list[str]) -> list[str]:
-    if entry == "pytest":
-        long = {"-r": "--recipe", "-s": "--snapshot"}
-        return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *(long.get(a, a) for a in argv)]
+    if entry == "pytest":  # the corpus is written in validate's spelling
+        return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_spelling(argv)]
     return [sys.executable, "-m", "aicr_pytest.cli", entry, *argv]
 
 

@@ -3,9 +3,11 @@
 Each case: ``(entry point, argv, extra environment, expected exit code, the one stderr line)``.
 ``validate`` cases run ``aicr-pytest validate ARGV`` (exit 2; ``simulate``: ``aicr-pytest simulate ARGV``);
 ``pytest`` cases run
-``python -m pytest -p no:cacheprovider ARGV`` (exit 4, pytest's usage code).  ``{tmp}`` stands for a
-scratch directory holding :data:`FILES`; the runner sets ``KUBECONFIG={tmp}/no-kubeconfig`` unless a
-case overrides it.  Every case must end with exactly its line on stderr and no traceback.
+``python -m pytest -p no:cacheprovider ARGV`` (exit 4, pytest's usage code), ARGV written in validate's
+spelling and given to pytest in its own (``--recipe``, ``--aicr-<flag>``:
+``common.pytest_spelling``).  ``{tmp}`` stands for a scratch directory holding :data:`FILES`; the
+runner sets ``KUBECONFIG={tmp}/no-kubeconfig`` unless a case overrides it.  Every case must end with
+exactly its line on stderr and no traceback.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ Case = tuple[str, list[str], dict[str, str], int, str]
 
 
 def _both(argv: list[str], env: dict[str, str], line: str) -> list[Case]:
-    """The same input on both entry points (the pytest spelling is the same for these flags)."""
+    """The same input on both entry points (the runner gives pytest its own spelling of each flag)."""
     return [(V, argv, env, 2, P + line), (T, argv, env, 4, P + line)]
 
 
@@ -271,8 +273,14 @@ CASES: list[Case] = [
         2,
         E + "--output {tmp}/afile/ctrf.json: cannot write the report there: {tmp}/afile is not a directory",
     ),
-    (T, [*OFF, "--ctrf-report", "/proc/ctrf.json"], {}, 4, P + f"--ctrf-report /proc/ctrf.json: {PROC}"),
-    (T, [*OFF, "--ctrf-report", "{tmp}"], {}, 4, P + f"--ctrf-report {{tmp}}: {NOT_A_DIR}"),
+    (
+        T,
+        [*OFF, "--aicr-ctrf-report", "/proc/ctrf.json"],
+        {},
+        4,
+        P + f"--aicr-ctrf-report /proc/ctrf.json: {PROC}",
+    ),
+    (T, [*OFF, "--aicr-ctrf-report", "{tmp}"], {}, 4, P + f"--aicr-ctrf-report {{tmp}}: {NOT_A_DIR}"),
     # the HTML page, JUnit XML and the evidence bundle: probed before the run too (a long run's output
     # is not lost)
     (T, [*OFF, "--junitxml", "/proc/junit.xml"], {}, 4, P + f"--junitxml /proc/junit.xml: {PROC}"),

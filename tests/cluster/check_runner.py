@@ -2,7 +2,7 @@
 
 Every end-to-end check scenario does the same thing: hand the cluster's clock to the checks (a
 session ``aicr_clock`` fixture reading :data:`tests.cluster.shared_clock.CURRENT`), write the recipe,
-run one phase with ``--kubeconfig`` and ``--ctrf-report`` while something moves time (the fake's
+run one phase with ``--kubeconfig`` and ``--aicr-ctrf-report`` while something moves time (the fake's
 virtual clock, or nothing at all on the control plane), and parse the report. :func:`run_phase` is
 that; :func:`run_on_backend` adds the backend-parametrized defaults (the backend's *least-privilege*
 kubeconfig and check clock) and fails the test on any RBAC denial.
@@ -25,7 +25,7 @@ from tests.cluster import shared_clock
 from tests.harness.backends import ControlPlaneBackend, K8sBackend
 
 #: what the control plane's runs add: its nodes are KWOK's fakes
-ALLOW_FAKE_NODES = "--allow-fake-nodes"
+ALLOW_FAKE_NODES = "--aicr-allow-fake-nodes"
 
 CONFTEST = """
 import pytest
@@ -98,11 +98,11 @@ def run_phase(
             str(recipe),
             "--snapshot",
             str(snapshot),
-            "--kubeconfig",
+            "--aicr-kubeconfig",
             str(kubeconfig),
-            "--phase",
+            "--aicr-phase",
             phase,
-            "--ctrf-report",
+            "--aicr-ctrf-report",
             str(out),
             *extra,
             no_reraise_ctrlc=True,

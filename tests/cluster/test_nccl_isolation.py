@@ -33,7 +33,7 @@ from tests.cluster.test_nccl_check import (
 )
 
 NODES = ["h100-0", "h100-1", "h100-2", "h100-3"]
-FLAG = "--isolate-bad-nodes"
+FLAG = "--aicr-isolate-bad-nodes"
 FABRIC = "every subset passes alone, so the fault is in the links or the fabric between them"
 
 
@@ -117,7 +117,7 @@ def test_a_healthy_run_with_the_flag_reruns_nothing(pytester: pytest.Pytester, h
 def test_the_config_key_turns_isolation_on(pytester: pytest.Pytester, slow: FakeCluster) -> None:
     config = pytester.path / "aicr-config.yaml"
     config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {isolateBadNodes: true}\n")
-    tests, _ = run_nccl(pytester, slow, "--config", str(config))
+    tests, _ = run_nccl(pytester, slow, "--aicr-config", str(config))
     assert tests[BW]["extra"][aicr_pytest.nccl.EXTRA_ISOLATION]["suspects"] == ["h100-3"]
 
 

@@ -53,7 +53,7 @@ def run_health(
 
         drive = fake_of(backend).auto_advancing()
     if isinstance(backend, ControlPlaneBackend):
-        extra = (*extra, "--node-selector", "aicr.test/pool=gpu")
+        extra = (*extra, "--aicr-node-selector", "aicr.test/pool=gpu")
     run = run_on_backend(
         pytester, backend, phase="deployment", recipe=doc, snapshot=SNAPSHOT, extra=extra, drive=drive
     )
@@ -112,7 +112,11 @@ def test_gpu_diag_fail_names_the_node_the_gpu_and_the_test(
 ) -> None:
     last = gpu_nodes(k8s_backend)[-1]
     run = run_health(
-        pytester, k8s_backend, "gpu-diagnostics", faults=("gpu-diag-fail",), extra=("--dcgm-diag-level", "2")
+        pytester,
+        k8s_backend,
+        "gpu-diagnostics",
+        faults=("gpu-diag-fail",),
+        extra=("--aicr-dcgm-diag-level", "2"),
     )
     test = run.tests["gpu-diagnostics"]
     assert test["status"] == "failed"

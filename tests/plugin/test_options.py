@@ -12,6 +12,7 @@ import pydantic
 import pytest
 
 from aicr_pytest import cli
+from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import (
     DEFAULT_NVIDIA_SMI_IMAGE,
@@ -24,7 +25,6 @@ from aicr_pytest.core.settings import (
 from aicr_pytest.evidence.cncf.settings import METADATA_OPTIONS
 from aicr_pytest.evidence.settings import EvidenceSettings
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.options import OPTIONS, PYTEST, VALIDATE, EntryPoint, Option
 
 PYTEST_SECTION = options.PYTEST_GROUP[1] + ":"
@@ -137,7 +137,7 @@ def test_every_entry_is_in_both_help_texts_with_the_same_default_and_env(
     assert set(on_validate) - {("-h", "--help")} == shown[VALIDATE]
     # spot checks of the uniform wording
     assert on_validate[("--fail-on-error",)].body.endswith("(default: true)")
-    assert squash(on_pytest[("--nvidia-smi-image",)].body).endswith(
+    assert squash(on_pytest[("--aicr-nvidia-smi-image",)].body).endswith(
         squash(f"(default: {DEFAULT_NVIDIA_SMI_IMAGE}; env AICR_NVIDIA_SMI_IMAGE)")
     )
 
@@ -156,7 +156,7 @@ def test_a_new_entry_appears_on_both_without_any_other_edit(
     # parsed by validate, forwarded to pytest, parsed there into the same value
     ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--namespace-for-test", "team-a"])
     args = options.forwarded_args(options.values_from(ns, VALIDATE))
-    assert "--namespace-for-test=team-a" in args
+    assert "--aicr-namespace-for-test=team-a" in args
     config = pytester.parseconfig(*args)
     assert options.values_from(config.option, PYTEST)["namespace_for_test"] == "team-a"
     # resolution order: flag, then env var, then default
@@ -327,9 +327,9 @@ def test_pytest_args_of_validate() -> None:
     values = options.values_from(ns, VALIDATE)
     args = cli._pytest_args(values, output="out.json", simulated="h100-eks-training", extra=ns.pytest_args)
     assert args[0] == "--recipe=r.yaml"
-    assert "--ctrf-report=out.json" in args and "--aicr-simulated=h100-eks-training" in args
+    assert "--aicr-ctrf-report=out.json" in args and "--aicr-simulated=h100-eks-training" in args
     assert args[-2:] == ["-n", "2"]
-    assert "--ctrf-report=-" not in cli._pytest_args(values, output="-", simulated=None, extra=())
+    assert "--aicr-ctrf-report=-" not in cli._pytest_args(values, output="-", simulated=None, extra=())
     # an empty value is not forwarded (validate itself rejects an empty --recipe with AICR's line)
     assert options.forwarded_args({"recipe": "", "data": "", "snapshot": ""}) == []
     with pytest.raises(UsageError, match="pass pytest arguments after --"):

@@ -111,8 +111,8 @@ def test_installed_wheel_collects_the_bundled_checks_from_an_empty_directory(
         str(rp),
         "--snapshot",
         str(sp),
-        "--no-cluster",
-        "--ctrf-report",
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
         str(report),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -149,7 +149,7 @@ def test_a_project_with_its_own_checks_package_and_a_user_check_runs_both(
         str(rp),
         "--snapshot",
         str(sp),
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(report),
         "-rA",
     )

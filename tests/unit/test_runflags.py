@@ -131,7 +131,7 @@ def test_precedence_is_flag_then_env_then_config_then_default() -> None:
 def test_namespace_short_flag_is_validate_only() -> None:
     opt = options.by_name()["namespace"]
     assert opt.flags_for(options.VALIDATE) == ("-n", "--namespace")
-    assert opt.flags_for(options.PYTEST) == ("--namespace",)
+    assert opt.flags_for(options.PYTEST) == ("--aicr-namespace",)
     assert options.by_name()["debug"].flags_for(options.PYTEST) == ("--aicr-debug",)
 
 

@@ -73,9 +73,6 @@ TIMEOUT = Option(
     "Go duration (5m, 90s, 1h30m): how long to wait for the snapshot agent; "
     "given explicitly, it also bounds the whole run (exit 5)",
     setting="timeout_s",
-    # pytest-timeout owns --timeout when it is installed; --aicr-timeout always works
-    pytest_flags=("--timeout", "--aicr-timeout"),
-    ceded_flags=(("--timeout", "pytest_timeout"),),
     default=DEFAULT_TIMEOUT,
     metavar="DURATION",
     config_key="execution.timeout",
@@ -255,8 +252,6 @@ ROWS: tuple[Option, ...] = (
         ("--debug",),
         "debug logging (aicr_pytest logger) and full tracebacks",
         setting="debug",
-        # pytest owns --debug (its own trace file): under plain pytest the flag is --aicr-debug
-        pytest_flags=("--aicr-debug",),
         action="store_true",
         default=False,
         env="AICR_DEBUG",

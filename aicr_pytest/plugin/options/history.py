@@ -28,7 +28,6 @@ RUN_ROWS: tuple[Option, ...] = (
         "record the run (CTRF, recipe and cluster identity, every measured value) in this SQLite "
         "history database, or cm://NAMESPACE/NAME (a ring of ConfigMaps); read it with `aicr-pytest history`",
         setting="history",
-        pytest_flags=("--aicr-history",),
         metavar="PATH|cm://NS/NAME",
         config_key="output.history",
     ),
@@ -37,7 +36,6 @@ RUN_ROWS: tuple[Option, ...] = (
         ("--history-keep",),
         "with --history cm://NAMESPACE/NAME: keep the N newest runs (the oldest are deleted)",
         setting="history_keep",
-        pytest_flags=("--aicr-history-keep",),
         type=int,
         default=20,
         metavar="N",
@@ -49,7 +47,6 @@ RUN_ROWS: tuple[Option, ...] = (
         "compare every measured value with a previous run: its CTRF report, or 'auto' (the last "
         "passing run of this recipe on this cluster in --history)",
         setting="baseline",
-        pytest_flags=("--aicr-baseline",),
         metavar="PATH|auto",
         config_key="output.baseline",
     ),
@@ -61,7 +58,6 @@ RUN_ROWS: tuple[Option, ...] = (
         "used against the recipe's calibrated node size, and the NCCL floor by fabric class and GPUs "
         "per node (CTRF shows the raw and the normalized verdict)",
         setting="normalize_gates",
-        pytest_flags=("--aicr-normalize-gates",),
         action="store_true",
         default=False,
         config_key="execution.normalizeGates",

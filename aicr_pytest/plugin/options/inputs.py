@@ -64,6 +64,8 @@ SNAPSHOT_OPTION = Option(
     "cluster snapshot for readiness and snapshot constraints: a file, https:// URL or "
     "cm://namespace/name; `aicr-pytest validate` captures one when it is omitted",
     setting="snapshot",
+    # the design card's spelling, kept plain under pytest like --recipe
+    pytest_flags=("--snapshot",),
     validate_flags=("-s", "--snapshot"),
     metavar="PATH|URL|cm://NS/NAME",
     config_key="input.snapshot",

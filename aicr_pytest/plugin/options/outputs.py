@@ -32,9 +32,6 @@ ROWS: tuple[Option, ...] = (
         ("--html",),
         "write a self-contained HTML report of the run (one page, opens offline)",
         setting="html",
-        # pytest-html owns --html when it is installed; --aicr-html always works
-        pytest_flags=("--html", "--aicr-html"),
-        ceded_flags=(("--html", "pytest_html"),),
         metavar="PATH",
     ),
 )
