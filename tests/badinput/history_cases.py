@@ -16,6 +16,8 @@ E = "aicr-pytest: error: "
 P = "ERROR: "
 V, T = "validate", "pytest"
 OFF = ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"]
+#: plain pytest spells it --aicr-no-cluster
+T_OFF = ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/snap.yaml", "--aicr-no-cluster"]
 NOT_DB = "not an aicr-pytest history database (file is not a database)"
 FOREIGN_IDENTITY = {
     "recipe": "gb200",
@@ -46,7 +48,7 @@ FILES: dict[str, str] = {
 CASES: list[tuple[str, list[str], int, str]] = [
     # --history: a corrupt database, a path that cannot be a file
     (V, [*OFF, "--history", "{tmp}/corrupt.db"], 2, P + f"--history {{tmp}}/corrupt.db: {NOT_DB}"),
-    (T, [*OFF, "--aicr-history", "{tmp}/corrupt.db"], 4, P + f"--history {{tmp}}/corrupt.db: {NOT_DB}"),
+    (T, [*T_OFF, "--aicr-history", "{tmp}/corrupt.db"], 4, P + f"--history {{tmp}}/corrupt.db: {NOT_DB}"),
     (
         V,
         [*OFF, "--history", "{tmp}/afile/h.db"],
@@ -115,7 +117,7 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ),
     (
         T,
-        [*OFF, "--aicr-max-regression", "101"],
+        [*T_OFF, "--aicr-max-regression", "101"],
         4,
         P + "--max-regression 101: must be a percentage between 0 and 100",
     ),

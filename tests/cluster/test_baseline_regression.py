@@ -15,10 +15,6 @@ from pathlib import Path
 
 import pytest
 
-import aicr_pytest.core.inputs
-import aicr_pytest.nccl
-import aicr_pytest.nccl.cluster
-import aicr_pytest.plugin  # noqa: F401
 from aicr_pytest.report import history as hs
 from tests.cluster.check_runner import PhaseRun, run_on_backend
 from tests.harness.backends import K8sBackend
@@ -121,14 +117,15 @@ def test_normalize_gates_records_the_raw_and_the_normalized_nccl_verdict(
 def test_a_catalog_max_regression_gates_one_check_without_the_flag(
     pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
 ) -> None:
-    healthy = _run(pytester, k8s_backend, ())
-    baseline = tmp_path / "baseline.json"
-    baseline.write_text(healthy.ctrf_text)
     data = tmp_path / "data"
     (data / "validators").mkdir(parents=True)
     (data / "registry.yaml").write_text("components: []\n")
     (data / "validators" / "catalog.yaml").write_text(f"validators:\n  - name: {BW}\n    maxRegression: 10\n")
-    gated = _run(pytester, k8s_backend, (FAULT,), "--aicr-baseline", str(baseline), "--data", str(data))
+    healthy = _run(pytester, k8s_backend, (), "--aicr-data", str(data))  # the same data tree in both runs
+    assert healthy.tests[BW]["status"] == "passed", healthy.tests[BW].get("message")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(healthy.ctrf_text)
+    gated = _run(pytester, k8s_backend, (FAULT,), "--aicr-baseline", str(baseline), "--aicr-data", str(data))
     test = gated.tests[BW]
     assert test["status"] == "failed"
     assert test["message"].endswith(f"(run {healthy.run_id}; the catalog's maxRegression 10%)")

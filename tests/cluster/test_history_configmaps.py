@@ -8,8 +8,6 @@ from typing import Any
 
 import pytest
 
-import aicr_pytest.core.inputs
-import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest import cli
 from aicr_pytest.core import yamlio
 from aicr_pytest.kube.client import connect

@@ -14,7 +14,6 @@ MAX_REGRESSION = Option(
     "with --baseline: a value more than PCT percent worse than the baseline fails its check "
     "(off: regressions are only reported)",
     setting="max_regression",
-    pytest_flags=("--aicr-max-regression",),
     type=float,
     metavar="PCT",
     config_key="output.maxRegression",
