@@ -35,7 +35,6 @@ from aicr_pytest.plugin import (
     cncf_wiring,
     collection,
     evidence_wiring,
-    history_wiring,
     htmlreport,
     interrupt,
     outcomes,
@@ -79,12 +78,20 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
     if not state.active:
         return
     config.pluginmanager.register(progress_sink.ProgressSink(config), progress_sink.NAME)
-    history_wiring.configure(config, state, controller)  # --history, --baseline: before any check
+    if history_wiring_asked(state.settings):  # --history, --baseline: checked before any check
+        from aicr_pytest.plugin import history_wiring
+
+        history_wiring.configure(config, state, controller)
     if controller:
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
         evidence_wiring.configure(config)  # before any check: options, disclosure prompt
         interrupt.configure(config, state.results)
         cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
+
+
+def history_wiring_asked(settings: Any) -> bool:
+    """``--history``, ``--baseline`` or ``--max-regression`` given (the history feature is needed)."""
+    return bool(settings.history or settings.baseline or settings.max_regression is not None)
 
 
 _Feature = TypeVar("_Feature")
@@ -225,7 +232,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section(section.title, sep="-")
         for line in section.lines:
             terminalreporter.write_line(line)
-    history_wiring.terminal_summary(terminalreporter, config)
+    if config.pluginmanager.has_plugin("aicr-baseline"):  # --baseline: the values that moved
+        from aicr_pytest.plugin import history_wiring
+
+        history_wiring.terminal_summary(terminalreporter, config)
 
 
 def _other_tracebacks(terminalreporter: Any, config: pytest.Config) -> None:
@@ -272,6 +282,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         watch.stop_deadline()  # the reports are written whatever the clock says
         interrupt.collect_late_hints(watch.collected, state.results)
     report = plugin_state.build_report(state, interrupted=watch.reason if watch is not None else None)
+    from aicr_pytest.plugin import history_wiring  # imported at the end: not a start-up cost
+
     history_wiring.finish_report(session.config, state, report)  # identity; --baseline: insights
     if state.settings.ctrf_report:
         ctrf.write(report, state.settings.ctrf_report, sys.stdout)
