@@ -9,8 +9,10 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
-* ``history`` / ``compare`` — the runs ``--history`` recorded and their trends; two CTRF reports side by
-  side (:mod:`aicr_pytest.report.historycmd`).
+* ``history`` / ``compare`` — the runs ``--history`` recorded and their trends; two CTRF reports
+  side by side (:mod:`aicr_pytest.plugin.history_cli`).
+* ``schedule`` — render and apply the CronJob (and its RBAC) that runs ``validate`` in the cluster
+  on a schedule (:mod:`aicr_pytest.schedule`); ``--dry-run`` prints it, ``--delete`` removes it.
 * ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
   offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
@@ -34,6 +36,7 @@ import dataclasses
 import re
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -44,11 +47,17 @@ from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import build_placement, parse_timeout
-from aicr_pytest.core.writable import check_writable
+from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
 from aicr_pytest.plugin.options.request import ValidateRequest
+from aicr_pytest.plugin.validate_outputs import (
+    junitxml_of,
+    not_run_report,
+    probe_report_configmap,
+    write_report_configmap,
+)
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
@@ -132,6 +141,10 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(evsub.add_parser("verify", help="verify an evidence bundle"), options.EVIDENCE_VERIFY)
 
     command(sub.add_parser("snapshot", help="capture a cluster snapshot"), options.SNAPSHOT)
+    command(
+        sub.add_parser("schedule", help="run validate in the cluster on a schedule (a CronJob)"),
+        options.SCHEDULE,
+    )
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -289,6 +302,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
         return EXIT_EVIDENCE
     if outcome.render_error:  # --evidence-dir: the CNCF evidence could not be rendered
         return EXIT_FAILED
+    if outcome.output_errors:  # a report could not be written (it went to a temporary file)
+        return EXIT_FAILED
     if pytest_exit == pytest.ExitCode.INTERNAL_ERROR:
         return EXIT_FAILED
     if outcome.failing and fail_on_error:
@@ -307,13 +322,25 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     values = options.resolved(given, options.VALIDATE, config=options.config_values(given))
     request = ValidateRequest.of(values)
     timeout_s, configmap, provider_data = _check_inputs(request, values, given)
+    junitxml = junitxml_of(ns.pytest_args)
+    outputs = [("--output", request.output or ""), ("--html", request.html), ("--junitxml", junitxml)]
+    check_distinct(outputs, inputs_of({**values, "config": given.get("config") or values.get("config")}))
     with _simulated_cluster(request) as sim:
         if sim is not None:
             given = {**given, "kubeconfig": str(sim.kubeconfig_path)}
             request = dataclasses.replace(request, kubeconfig=str(sim.kubeconfig_path))
+        if configmap is not None:  # before the capture and the first check: the report has a home
+            probe_report_configmap(configmap, request)
         if request.captures:
-            captured, code = _capture_snapshot(request, timeout_s, provider_data)
-            if captured is None:
+            start_ms = int(time.time() * 1000)
+            try:
+                captured, code, reason = _capture_snapshot(request, timeout_s, provider_data)
+            except KeyboardInterrupt:
+                interrupted = "the snapshot capture was interrupted"
+                not_run_report(request, configmap, interrupted, start_ms, interrupted="SIGINT")
+                return EXIT_INTERRUPTED
+            if captured is None:  # the capture failed: the report says so rather than being lost
+                not_run_report(request, configmap, reason, start_ms)
                 return code
             given = {**given, "snapshot": captured}
         simulated = request.simulate if sim is not None else None
@@ -366,12 +393,20 @@ def _simulated_cluster(request: ValidateRequest) -> Iterator[Any]:
 
 def _capture_snapshot(
     request: ValidateRequest, timeout_s: float, provider_data: list[dict[str, Any]]
-) -> tuple[str | None, int]:
-    """No ``--snapshot``: the snapshot agent captures one (``None`` and the exit code: it failed)."""
+) -> tuple[str | None, int, str]:
+    """No ``--snapshot``: the snapshot agent captures one (``None``, the exit code and the last
+    error line: it failed)."""
     from aicr_pytest.snapshot.capture import capture_for_validate
 
     gcpause.resume()  # the capture waits on the cluster before pytest starts
-    return capture_for_validate(
+    errors: list[str] = []
+
+    def emit(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+        if line.startswith("aicr-pytest: error: "):
+            errors.append(line.removeprefix("aicr-pytest: error: "))
+
+    captured, code = capture_for_validate(
         recipe=str(request.recipe),
         kubeconfig=request.kubeconfig,
         kube_context=request.kube_context,
@@ -383,12 +418,13 @@ def _capture_snapshot(
         ),
         image=str(request.image or request.nvidia_smi_image),
         no_cleanup=request.no_cleanup,
-        emit=lambda line: print(line, file=sys.stderr, flush=True),
+        emit=emit,
         require_gpu=request.require_gpu,
         timeout=timeout_s,
         job_name=request.job_name,
         provider_subtypes=provider_data,
     )
+    return captured, code, errors[-1] if errors else "the snapshot capture failed"
 
 
 def _run_checks(request: ValidateRequest, args: list[str], configmap: tuple[str, str] | None) -> int:
@@ -414,7 +450,7 @@ def _run_checks(request: ValidateRequest, args: list[str], configmap: tuple[str,
         real_stdout.flush()
     ran = exit_code_for(outcome, code, request.fail_on_error)
     report = outcome.report if outcome is not None else None
-    if configmap and report and not _write_report_configmap(configmap, report, request):
+    if configmap and report and not write_report_configmap(configmap, report, request):
         ran = ran or EXIT_FAILED
     collected = receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED
     if receiver.cncf is not None and collected and (outcome is None or ran == EXIT_OK):
@@ -446,29 +482,6 @@ def _provider_data(given: Mapping[str, Any], request: ValidateRequest) -> list[d
     if request.no_cluster or (request.cncf_submission and not request.alongside):
         return []  # no snapshot is captured
     return providers.project_all({p.flag: files[p.flag] for p in providers.PROVIDERS})
-
-
-def _write_report_configmap(
-    target: tuple[str, str], report: dict[str, Any], request: ValidateRequest
-) -> bool:
-    """Apply the report's ConfigMap; on failure one ``aicr-pytest: error:`` line and ``False``."""
-    from aicr_pytest.kube import connect
-    from aicr_pytest.report.configmap import MSG_WRITE_FAILED, ReportTooLarge, configmap_object
-
-    namespace, name = target
-    uri = f"cm://{namespace}/{name}"
-    try:
-        obj = configmap_object(namespace, name, _dumps(report), str(report.get("timestamp") or ""))
-        connect(request.kubeconfig, request.kube_context).apply(obj)
-    except ReportTooLarge as err:
-        print(f"aicr-pytest: error: {err}", file=sys.stderr)
-        return False
-    except Exception as err:  # the API or the kubeconfig: one line, never a traceback
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        print(f"aicr-pytest: error: {MSG_WRITE_FAILED.format(uri=uri, error=first)}", file=sys.stderr)
-        return False
-    print(f"CTRF report written to {uri} (key snapshot.json)", file=sys.stderr)
-    return True
 
 
 def _dumps(report: dict[str, Any]) -> str:
@@ -556,6 +569,12 @@ def cmd_snapshot(ns: argparse.Namespace) -> int:
     return run_snapshot(options.command_values(ns, options.SNAPSHOT))
 
 
+def cmd_schedule(ns: argparse.Namespace) -> int:
+    from aicr_pytest.schedule.command import run_values
+
+    return run_values(options.command_values(ns, options.SCHEDULE), sys.stdout)
+
+
 def cmd_cncf(ns: argparse.Namespace) -> int:
     """``cncf check``: one line per problem on stdout; 0 clean, 1 problems (2: ``UsageError``)."""
     from aicr_pytest.evidence.cncf import offline_check
@@ -568,31 +587,10 @@ def cmd_cncf(ns: argparse.Namespace) -> int:
 
 
 def cmd_history(ns: argparse.Namespace) -> int:
-    """``history`` (0) and ``compare`` (0, or 1 when B is worse); bad input: ``UsageError``."""
-    from aicr_pytest.report.historycmd import run_compare, run_history
+    """``history`` and ``compare`` (:mod:`aicr_pytest.plugin.history_cli`)."""
+    from aicr_pytest.plugin.history_cli import run
 
-    if ns.command == "compare":
-        args = options.command_values(ns, options.COMPARE)
-        return run_compare(args["a"], args["b"], max_regression=args["max_regression"], out=sys.stdout)
-    args = options.command_values(ns, options.HISTORY)
-    records = None
-    if str(args["target"]).startswith("cm://"):
-        from aicr_pytest.kube.client import connect
-        from aicr_pytest.plugin.history_cm import ConfigMapHistory
-
-        ring = ConfigMapHistory(
-            connect(args["kubeconfig"], args["kube_context"]), args["target"], option="history"
-        )
-        records = ring.runs(last=args["last"], check=args["check"])
-    return run_history(
-        args["target"],
-        records=records,
-        as_json=bool(args["json"]),
-        check=args["check"],
-        last=args["last"],
-        plot=args["plot"],
-        out=sys.stdout,
-    )
+    return run(ns)
 
 
 #: every subcommand: ``ns.command`` → its command.  A new subcommand is its parser in
@@ -607,6 +605,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "cncf": cmd_cncf,
     "history": cmd_history,
     "compare": cmd_history,
+    "schedule": cmd_schedule,
 }
 
 #: subcommands that keep the start-up GC pause: ``validate``'s plugin ends it after collection; every

@@ -77,13 +77,18 @@ def load_inputs(settings: Settings, handle: ClusterHandle) -> SubmissionInputs:
     from aicr_pytest.core import components
     from aicr_pytest.core.datatree import DataTree, embedded_data_root
     from aicr_pytest.core.policy import resolve_allocation_policy
-    from aicr_pytest.core.recipe import parse_recipe
+    from aicr_pytest.core.recipe import is_overlay, parse_recipe
     from aicr_pytest.core.sources import load_yaml_document
 
     try:
         raw = load_yaml_document(settings.recipe, "recipe", handle.read_configmap)
+        data = DataTree(embedded_data_root(), settings.data)
+        if is_overlay(raw):
+            from aicr_pytest.recipegen.hydrate import hydrate_overlay
+
+            raw, _note = hydrate_overlay(raw, settings.recipe, data)  # type: ignore[arg-type]
         recipe, _ = parse_recipe(raw, settings.recipe)
-        policy = resolve_allocation_policy(recipe, DataTree(embedded_data_root(), settings.data))
+        policy = resolve_allocation_policy(recipe, data)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     return SubmissionInputs(

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import pytest
 
 from aicr_pytest.core import gcpause
+from aicr_pytest.core.writable import OutputError
 from aicr_pytest.evidence.cncf.settings import CncfSettings
 from aicr_pytest.plugin import (
     budget,
@@ -37,6 +38,9 @@ from aicr_pytest.plugin import (
     evidence_wiring,
     htmlreport,
     interrupt,
+    junit,
+    metrics_wiring,
+    nodemarks_wiring,
     outcomes,
     progress_sink,
 )
@@ -74,6 +78,7 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
     controller = not is_worker(config)
     if state.settings.active and controller:
         htmlreport.configure(config, state.settings.html)  # a bad --html: before the inputs load
+        metrics_wiring.configure(config, state.settings)  # a bad --metrics-file / --pushgateway too
     plugin_state.load(config, state)
     if not state.active:
         return
@@ -86,7 +91,9 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
         evidence_wiring.configure(config)  # before any check: options, disclosure prompt
         interrupt.configure(config, state.results)
+        junit.configure(config, state.results)  # --junitxml: whole or not at all
         cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
+        nodemarks_wiring.configure(config, state)  # --label-bad-nodes / --taint-bad-nodes
 
 
 def history_wiring_asked(settings: Any) -> bool:
@@ -132,9 +139,16 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
+    from aicr_pytest.kube.kubeconfig import in_cluster
+
     lines = [
         terminal.header_line(
-            header, snapshot=s.snapshot, no_cluster=s.no_cluster, simulated=s.simulated, run_id=state.run_id
+            header,
+            snapshot=s.snapshot,
+            no_cluster=s.no_cluster,
+            simulated=s.simulated,
+            run_id=state.run_id,
+            in_cluster=not s.simulated and in_cluster(s.kubeconfig),
         )
     ]
     if collection.only_bundled_checks(config):
@@ -286,13 +300,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     history_wiring.finish_report(session.config, state, report)  # identity; --baseline: insights
     if state.settings.ctrf_report:
-        ctrf.write(report, state.settings.ctrf_report, sys.stdout)
+        try:
+            ctrf.write(report, state.settings.ctrf_report, sys.stdout)
+        except OutputError as err:  # written to a temporary file instead; the run ends non-zero
+            state.results.output_failed(str(err))
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     # the --html page, --evidence-dir (path A), the --emit-attestation bundle, a conftest's own
     session.config.hook.pytest_aicr_report(
         session=session, report=report, run=plugin_state.finished_run(state, exitstatus)
     )
+    junit.restore(session.config)
+    if state.results.output_errors and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     plugin_state.remove_ledger(session.config, state)
 
 
@@ -300,6 +320,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = plugin_state.controller_state(config)
     if state is None:
         return
+    for line in state.results.output_errors:  # last, below pytest's summary: what was not written
+        print(f"aicr-pytest: error: {line}", file=sys.stderr, flush=True)
     evidence = _feature(config, evidence_wiring.NAME, evidence_wiring.EvidenceEmitter)
     watch = _feature(config, interrupt.WATCH_NAME, interrupt.InterruptWatch)
     renderer = _feature(config, cncf_wiring.RENDERER_NAME, cncf_wiring.CncfRenderer)

@@ -64,6 +64,16 @@ class RunResults:
     figures: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     #: node ids whose teardown report arrived (finished items)
     done: set[str] = field(default_factory=set)
+    #: one line per output (CTRF, HTML, JUnit, evidence, history, ...) that could not be written
+    #: fully (:class:`~aicr_pytest.core.writable.OutputError`); the run ends non-zero
+    output_errors: list[str] = field(default_factory=list)
+
+    def output_failed(self, line: str) -> None:
+        """Record an output that could not be written (the plugin prints the line last)."""
+        self.output_errors.append(line)
+
+    #: run-level CTRF ``extra`` a feature adds before the report is built (e.g. ``aicr.nodeMarks``)
+    report_extra: dict[str, Any] = field(default_factory=dict)
 
     def add(
         self, nodeid: str, when: str, duration_s: float, props: Mapping[str, Any]
@@ -130,10 +140,12 @@ def build_ctrf(
     start_ms: int,
     run_id: str,
     interrupted: str | None = None,
+    report_extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """CTRF for a run: readiness results (when given) first, then checks in run order.
 
-    An interrupted run records why under the report's ``extra["aicr.interrupted"]``.
+    An interrupted run records why under the report's ``extra["aicr.interrupted"]``; ``report_extra`` is
+    merged into the report's ``extra`` (what features recorded about the run as a whole).
     """
     tests: list[ctrf.TestResult] = readiness_tests(readiness)
     for acc in sorted(results, key=lambda a: a.order):
@@ -153,6 +165,7 @@ def build_ctrf(
     extra_report: dict[str, Any] = {"aicr.runId": run_id}
     if interrupted:
         extra_report[EXTRA_INTERRUPTED] = interrupted
+    extra_report.update(report_extra or {})
     return ctrf.build_report(tests, start_ms=start_ms, stop_ms=int(time.time() * 1000), extra=extra_report)
 
 

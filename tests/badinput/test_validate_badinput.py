@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.badinput.common import pytest_spelling
-from tests.badinput.validate_cases import CASES, FILES
+from tests.badinput.validate_cases import CASES, FIFOS, FILES
 
 #: environment variables a case must not inherit from the shell running the suite
 _CLEARED = (
@@ -31,6 +31,9 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for rel, text in FILES.items():
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_text(text)
+    for rel in FIFOS:  # nothing ever writes to them: a reader that opens one hangs
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp / rel)
     return tmp
 
 

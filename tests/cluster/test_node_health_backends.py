@@ -43,6 +43,7 @@ def run_health(
     *checks: str,
     faults: tuple[str, ...] = (),
     extra: tuple[str, ...] = (),
+    in_cluster: bool = False,
 ) -> PhaseRun:
     backend.seed_profile(PROFILE, faults)
     doc: dict[str, Any] = yamlio.load(RECIPE.read_text())
@@ -55,7 +56,14 @@ def run_health(
     if isinstance(backend, ControlPlaneBackend):
         extra = (*extra, "--aicr-node-selector", "aicr.test/pool=gpu")
     run = run_on_backend(
-        pytester, backend, phase="deployment", recipe=doc, snapshot=SNAPSHOT, extra=extra, drive=drive
+        pytester,
+        backend,
+        phase="deployment",
+        recipe=doc,
+        snapshot=SNAPSHOT,
+        extra=extra,
+        drive=drive,
+        in_cluster=in_cluster,
     )
     assert backend.controller_errors() == []
     return run

@@ -205,6 +205,7 @@ def test_each_option_is_declared_once_and_shared_through_its_row() -> None:
         (options.RECIPE,),
         (options.SNAPSHOT,),
         (options.HISTORY,),
+        (options.SCHEDULE,),
     ]
     # a subcommand's use takes the row's name and flags, and nothing of the run's settings
     snapshot_use = kubeconfig[3]
@@ -310,6 +311,13 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "auto",
         "--max-regression",
         "10",
+        "--label-bad-nodes",
+        "--taint-bad-nodes",
+        # metrics
+        "--metrics-file",
+        "run.prom",
+        "--pushgateway",
+        "http://pushgateway.example:9091",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)
@@ -381,6 +389,7 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.PARSE_DCGM: ["parse", "dcgm"],
     options.HISTORY: ["history"],
     options.COMPARE: ["compare"],
+    options.SCHEDULE: ["schedule"],
 }
 
 

@@ -18,7 +18,7 @@ import pytest
 from tests.plugin.helpers import SNAPSHOT, make_recipe
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLED = ("checks", "recipes", "runtimes")
+BUNDLED = ("checks", "recipes", "runtimes", "deploy")
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +64,7 @@ def test_wheel_has_no_top_level_bundled_packages(wheel: Path) -> None:
         assert any(n.startswith(f"aicr_pytest/{name}/") for n in names), name
     assert "aicr_pytest/checks/deployment/test_deployment.py" in names
     assert "aicr_pytest/recipes/registry.yaml" in names
+    assert "aicr_pytest/deploy/rbac.yaml" in names  # aicr-pytest schedule renders its RBAC from it
     assert not any("harness" in n or "controlplane" in n for n in names)
 
 

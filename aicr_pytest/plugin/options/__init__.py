@@ -64,6 +64,7 @@ from aicr_pytest.plugin.options import (
     history,
     inputs,
     outputs,
+    schedule_command,
     snapshot_command,
     subcommands,
 )
@@ -85,6 +86,7 @@ from aicr_pytest.plugin.options.spec import (
     PYTEST_PREFIX,
     RECIPE,
     RUN,
+    SCHEDULE,
     SIMULATE,
     SNAPSHOT,
     SNAPSHOT_NAMESPACE,
@@ -110,6 +112,7 @@ OPTIONS: tuple[Option, ...] = (
     *subcommands.ROWS,
     *snapshot_command.ROWS,
     *history.COMMAND_ROWS,
+    *schedule_command.ROWS,
 )
 
 
@@ -409,6 +412,7 @@ __all__ = [
     "PYTEST_PREFIX",
     "RECIPE",
     "RUN",
+    "SCHEDULE",
     "SESSION_VALUES",
     "SIMULATE",
     "SNAPSHOT",

@@ -19,17 +19,19 @@ MAX_REGRESSION = Option(
     config_key="output.maxRegression",
 )
 
+HISTORY_ROW = Option(
+    "history",
+    ("--history",),
+    "record the run (CTRF, recipe and cluster identity, every measured value) in this SQLite "
+    "history database, or cm://NAMESPACE/NAME (a ring of ConfigMaps); read it with `aicr-pytest history`",
+    setting="history",
+    metavar="PATH|cm://NS/NAME",
+    config_key="output.history",
+)
+
 #: a validation run's rows, in the order the help lists them
 RUN_ROWS: tuple[Option, ...] = (
-    Option(
-        "history",
-        ("--history",),
-        "record the run (CTRF, recipe and cluster identity, every measured value) in this SQLite "
-        "history database, or cm://NAMESPACE/NAME (a ring of ConfigMaps); read it with `aicr-pytest history`",
-        setting="history",
-        metavar="PATH|cm://NS/NAME",
-        config_key="output.history",
-    ),
+    HISTORY_ROW,
     Option(
         "history_keep",
         ("--history-keep",),
@@ -77,7 +79,7 @@ COMMAND_ROWS: tuple[Option, ...] = (
     KUBECONFIG.on(HISTORY, help="kubeconfig for a cm://NAMESPACE/NAME history", metavar="PATH"),
     KUBE_CONTEXT.on(HISTORY, help="kubeconfig context for a cm://NAMESPACE/NAME history", metavar="NAME"),
     Option(
-        "check",
+        "history_check",
         ("--check",),
         "only the runs and values of this check",
         setting=None,

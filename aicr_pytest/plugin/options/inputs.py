@@ -120,21 +120,23 @@ FAULT = Option(
     metavar="NAME",
 )
 
+RECIPE_OPTION = Option(
+    "recipe",
+    ("--recipe",),
+    "recipe (RecipeResult) to validate against: a file, https:// URL or cm://namespace/name; "
+    "activates the validator (`aicr-pytest validate` requires it unless --cncf-submission)",
+    setting="recipe",
+    pytest_flags=("--recipe", "--aicr-recipe"),
+    validate_flags=("-r", "--recipe"),
+    metavar="PATH|URL|cm://NS/NAME",
+    # argparse does not enforce it: `aicr-pytest validate` does (or --config gives it), unless
+    # --cncf-submission
+    config_key="input.recipe",
+)
+
 #: the rows, in the order the help lists them
 ROWS: tuple[Option, ...] = (
-    Option(
-        "recipe",
-        ("--recipe",),
-        "recipe (RecipeResult) to validate against: a file, https:// URL or cm://namespace/name; "
-        "activates the validator (`aicr-pytest validate` requires it unless --cncf-submission)",
-        setting="recipe",
-        pytest_flags=("--recipe", "--aicr-recipe"),
-        validate_flags=("-r", "--recipe"),
-        metavar="PATH|URL|cm://NS/NAME",
-        # argparse does not enforce it: `aicr-pytest validate` does (or --config gives it), unless
-        # --cncf-submission
-        config_key="input.recipe",
-    ),
+    RECIPE_OPTION,
     SNAPSHOT_OPTION,
     DATA,
     # --- `aicr validate` drop-in flags: same names, aliases, env vars and defaults -------------

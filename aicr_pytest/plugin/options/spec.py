@@ -29,6 +29,7 @@ EntryPoint = Literal[
     "parse dcgm",
     "history",
     "compare",
+    "schedule",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -43,6 +44,7 @@ CNCF_CHECK: Final = "cncf check"
 PARSE_DCGM: Final = "parse dcgm"
 HISTORY: Final = "history"
 COMPARE: Final = "compare"
+SCHEDULE: Final = "schedule"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -59,6 +61,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     PARSE_DCGM,
     HISTORY,
     COMPARE,
+    SCHEDULE,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
