@@ -139,8 +139,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
-    from aicr_pytest.kube.kubeconfig import in_cluster
+    pod = False  # as the pod's service account (in-cluster mode): asked only where a cluster is used
+    if not s.simulated and not s.no_cluster:
+        from aicr_pytest.kube.kubeconfig import in_cluster
 
+        pod = in_cluster(s.kubeconfig)
     lines = [
         terminal.header_line(
             header,
@@ -148,7 +151,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
             no_cluster=s.no_cluster,
             simulated=s.simulated,
             run_id=state.run_id,
-            in_cluster=not s.simulated and in_cluster(s.kubeconfig),
+            in_cluster=pod,
         )
     ]
     if collection.only_bundled_checks(config):
@@ -211,7 +214,12 @@ def pytest_runtest_setup_skips(item: pytest.Item) -> Generator[None, None, None]
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     seconds, message = outcomes.budget_of(item)
-    with outcomes.domain_skips(), budget.enforced(seconds, message):
+    with (
+        outcomes.cluster_gate(item),
+        outcomes.domain_skips(),
+        budget.enforced(seconds, message) as cut,
+        outcomes.cut_on_trip(item, cut),
+    ):
         return (yield)
 
 
