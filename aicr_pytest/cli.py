@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``history`` / ``compare`` — the runs ``--history`` recorded and their trends; two CTRF reports
+  side by side (:mod:`aicr_pytest.plugin.history_cli`).
 * ``schedule`` — render and apply the CronJob (and its RBAC) that runs ``validate`` in the cluster
   on a schedule (:mod:`aicr_pytest.schedule`); ``--dry-run`` prints it, ``--delete`` removes it.
 * ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
@@ -154,6 +156,12 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(
         psub.add_parser("dcgm", help="a saved `dcgmi diag -j` document (gpu-diagnostics)"),
         options.PARSE_DCGM,
+    )
+
+    command(sub.add_parser("history", help="the runs recorded with --history, and trends"), options.HISTORY)
+    command(
+        sub.add_parser("compare", help="two CTRF reports: status changes and values that moved"),
+        options.COMPARE,
     )
 
     c = sub.add_parser("cncf", help="CNCF AI Conformance submissions")
@@ -584,6 +592,13 @@ def cmd_cncf(ns: argparse.Namespace) -> int:
     return offline_check.exit_code(problems)
 
 
+def cmd_history(ns: argparse.Namespace) -> int:
+    """``history`` and ``compare`` (:mod:`aicr_pytest.plugin.history_cli`)."""
+    from aicr_pytest.plugin.history_cli import run
+
+    return run(ns)
+
+
 #: every subcommand: ``ns.command`` → its command.  A new subcommand is its parser in
 #: :func:`build_parser`, its option rows (``aicr_pytest/plugin/options/``) and one entry here.
 SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -594,6 +609,8 @@ SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "evidence": cmd_evidence,
     "snapshot": cmd_snapshot,
     "cncf": cmd_cncf,
+    "history": cmd_history,
+    "compare": cmd_history,
     "schedule": cmd_schedule,
 }
 

@@ -139,9 +139,7 @@ def require_node_verdicts(settings: Settings, selected: Sequence[str]) -> None:
     """``--label-bad-nodes``/``--taint-bad-nodes`` act on what the node-health checks or bad-node
     isolation say about nodes: one of them must be part of the run."""
     health = catalog.names_in_group(catalog.HEALTH)
-    if settings.isolate_bad_nodes or any(
-        n in health and n not in settings.skip_checks for n in selected
-    ):
+    if settings.isolate_bad_nodes or any(n in health and n not in settings.skip_checks for n in selected):
         return
     flag = "--taint-bad-nodes" if settings.taint_bad_nodes else "--label-bad-nodes"
     raise UsageError(MSG_MARK_NO_HEALTH.format(flag=flag, checks=", ".join(health)))

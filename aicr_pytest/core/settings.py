@@ -194,6 +194,16 @@ class Settings(BaseModel):
     evidence_dir: Path | None = None
     #: ``--html``: where the HTML report of the run goes
     html: str | None = None
+    #: ``--history``: the run history every run is recorded into (SQLite file; ``None``: no history)
+    history: str | None = None
+    #: ``--history-keep``: how many runs a ``cm://`` history keeps (the oldest beyond are deleted)
+    history_keep: int = 20
+    #: ``--baseline``: a previous CTRF report, or ``auto`` (the last passing run in ``--history``)
+    baseline: str | None = None
+    #: ``--normalize-gates``: inference/NCCL floors scaled to the node shape (aicr-pytest's own)
+    normalize_gates: bool = False
+    #: ``--max-regression``: percent worse than the baseline that fails a check (``None``: off)
+    max_regression: float | None = None
     #: ``--metrics-file`` / ``--pushgateway``: the run's Prometheus metrics (aicr_pytest.report.metrics)
     metrics_file: str | None = None
     pushgateway: str | None = None

@@ -23,6 +23,7 @@ from aicr_pytest.plugin import (
     cncf_wiring,
     ctrfreport,
     evidence_wiring,
+    history_feature,
     htmlreport,
     interrupt,
     junit,
@@ -34,6 +35,7 @@ from aicr_pytest.plugin import (
 #: plain hooks run last-registered first: ``--html`` is checked before ``--metrics-file``
 FEATURES: tuple[ModuleType, ...] = (
     ctrfreport,  # --ctrf-report
+    history_feature,  # --history, --baseline, --max-regression (the report's identity always)
     metrics_wiring,  # --metrics-file, --pushgateway
     htmlreport,  # --html
     cncf_wiring,  # --cncf-submission, --evidence-dir
