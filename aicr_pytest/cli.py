@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``history`` / ``compare`` — the runs ``--history`` recorded and their trends; two CTRF reports
+  side by side (:mod:`aicr_pytest.plugin.history_cli`).
 * ``schedule`` — render and apply the CronJob (and its RBAC) that runs ``validate`` in the cluster
   on a schedule (:mod:`aicr_pytest.schedule`); ``--dry-run`` prints it, ``--delete`` removes it.
 * ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
@@ -48,7 +50,7 @@ from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
+from aicr_pytest.plugin.interrupt import RunInterrupted, signal_reason
 from aicr_pytest.plugin.options.request import ValidateRequest
 from aicr_pytest.plugin.validate_outputs import (
     junitxml_of,
@@ -156,6 +158,12 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
         options.PARSE_DCGM,
     )
 
+    command(sub.add_parser("history", help="the runs recorded with --history, and trends"), options.HISTORY)
+    command(
+        sub.add_parser("compare", help="two CTRF reports: status changes and values that moved"),
+        options.COMPARE,
+    )
+
     c = sub.add_parser("cncf", help="CNCF AI Conformance submissions")
     csub = c.add_subparsers(dest="what", parser_class=_Parser, required=True)
     command(
@@ -172,16 +180,21 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM unwinds like Ctrl-C, so every ``finally:`` cleanup runs."""
+    """SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so every ``finally:`` cleanup runs."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise RunInterrupted(SIGTERM_REASON)
+        raise RunInterrupted(signal_reason(signum))
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    wanted = [signal.SIGTERM]
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:  # `nohup` keeps it ignored
+        wanted.append(hup)
+    previous = {s: signal.signal(s, handler) for s in wanted}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 #: what ``validate`` always passes to pytest
@@ -415,6 +428,7 @@ def _capture_snapshot(
         timeout=timeout_s,
         job_name=request.job_name,
         provider_subtypes=provider_data,
+        reach_timeout=request.reach_s,
     )
     return captured, code, errors[-1] if errors else "the snapshot capture failed"
 
@@ -578,6 +592,13 @@ def cmd_cncf(ns: argparse.Namespace) -> int:
     return offline_check.exit_code(problems)
 
 
+def cmd_history(ns: argparse.Namespace) -> int:
+    """``history`` and ``compare`` (:mod:`aicr_pytest.plugin.history_cli`)."""
+    from aicr_pytest.plugin.history_cli import run
+
+    return run(ns)
+
+
 #: every subcommand: ``ns.command`` → its command.  A new subcommand is its parser in
 #: :func:`build_parser`, its option rows (``aicr_pytest/plugin/options/``) and one entry here.
 SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -588,6 +609,8 @@ SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "evidence": cmd_evidence,
     "snapshot": cmd_snapshot,
     "cncf": cmd_cncf,
+    "history": cmd_history,
+    "compare": cmd_history,
     "schedule": cmd_schedule,
 }
 

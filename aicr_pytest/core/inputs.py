@@ -139,9 +139,7 @@ def require_node_verdicts(settings: Settings, selected: Sequence[str]) -> None:
     """``--label-bad-nodes``/``--taint-bad-nodes`` act on what the node-health checks or bad-node
     isolation say about nodes: one of them must be part of the run."""
     health = catalog.names_in_group(catalog.HEALTH)
-    if settings.isolate_bad_nodes or any(
-        n in health and n not in settings.skip_checks for n in selected
-    ):
+    if settings.isolate_bad_nodes or any(n in health and n not in settings.skip_checks for n in selected):
         return
     flag = "--taint-bad-nodes" if settings.taint_bad_nodes else "--label-bad-nodes"
     raise UsageError(MSG_MARK_NO_HEALTH.format(flag=flag, checks=", ".join(health)))
@@ -177,7 +175,7 @@ def load_run_state(
     recipe, warnings = parse_recipe(raw_recipe, settings.recipe)
     warnings[:0] = hydrated
     if isinstance(raw_recipe, dict) and (
-        phase_key_error := unknown_phase_keys_error(raw_recipe.get("validation"), settings.recipe)
+        phase_key_error := unknown_phase_keys_error(raw_recipe.get("validation"), recipe.source)
     ):
         raise phase_key_error
     check_coherence([(ref, ref.enabled) for ref in recipe.component_refs], data.registry_entry)
@@ -239,7 +237,7 @@ def load_run_state(
     return RunState(
         settings=settings,
         recipe=recipe,
-        recipe_source=settings.recipe,
+        recipe_source=recipe.source,  # redacted (a presigned URL's signature stays out of reports)
         snapshot=snapshot,
         data=data,
         policy=policy,

@@ -443,6 +443,23 @@ def check_exporter_health(
     return conclude(failures, unsure, passed)
 
 
+def counter_increases(before: ExporterScrape, after: ExporterScrape) -> dict[str, float]:
+    """Per DCGM counter of :data:`COUNTERS`, its increase over the window summed over the node's
+    GPUs (CTRF ``extra["aicr.gpuHealth"]["counters"]``, the history's per-node counters).  A counter
+    missing from either scrape, NaN or gone down (the exporter restarted) is left out, never 0."""
+    first, second = before.gpus(), after.gpus()
+    out: dict[str, float] = {}
+    for gpu, series in second.items():
+        old = first.get(gpu)
+        for metric in COUNTERS:
+            a = series.values.get(metric)
+            b = old.values.get(metric) if old is not None else None
+            if a is None or b is None or math.isnan(a) or math.isnan(b) or a < b:
+                continue
+            out[metric] = out.get(metric, 0.0) + (a - b)
+    return out
+
+
 __all__ = [
     "COUNTERS",
     "HEALTH_METRICS",
@@ -453,6 +470,7 @@ __all__ = [
     "Sample",
     "ScrapeProblems",
     "check_exporter_health",
+    "counter_increases",
     "gpu_label",
     "gpu_problems",
     "health_thresholds",

@@ -74,6 +74,7 @@ def run_gpu_health(
         clock.sleep(thresholds.window)
     second = sc.scrape_all(cluster, {n: t for n, t in targets.items() if not isinstance(first[n], str)})
     pairs: list[tuple[ex.ExporterScrape, ex.ExporterScrape]] = []
+    counters: dict[str, dict[str, float]] = {}
     for name in sorted(targets):
         before, after = first[name], second.get(name)
         if isinstance(before, str) or isinstance(after, str):
@@ -82,9 +83,12 @@ def run_gpu_health(
             table_rows.append(table.node_row(name, table.HEALTH_TEST, line))
         elif after is not None:
             pairs.append((before, after))
+            counters[name] = ex.counter_increases(before, after)
             table_rows += table.exporter_rows(before, after, thresholds, expected_gpus=gpus[name])
     if rows is not None:
         rows[:] = table.sort_rows(table_rows)
+    if any(counters.values()):  # per node, each DCGM counter's increase (the run history's values)
+        extra["counters"] = {n: c for n, c in counters.items() if c}
     message = ex.check_exporter_health(
         pairs,
         thresholds,

@@ -9,13 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from aicr_pytest.core import records
+from aicr_pytest.core import normgates, records
 from aicr_pytest.inference.knobs import TOLERANCE, InferenceKnobs
 
 RESULT_THROUGHPUT: Final = "RESULT: Inference throughput: {value:.2f} tokens/sec"
 RESULT_TTFT: Final = "RESULT: Inference TTFT p99: {value:.2f} ms"
 MSG_GATE_SCALED: Final = (
     "Throughput gate scaled to {g} of {G} node GPUs benchmarked: {threshold:.0f} → {effective:.0f} tokens/sec"
+)
+MSG_NORMALIZED: Final = (
+    "Throughput gate normalized (--normalize-gates) to {g} GPUs of a {C}-GPU calibrated node: "
+    "{threshold:.0f} → {norm:.0f} tokens/sec"
 )
 LINE_THROUGHPUT: Final = "Throughput constraint: {value} → {verdict}"
 LINE_TTFT: Final = "TTFT p99 constraint: {value} → {verdict}"
@@ -45,6 +49,8 @@ class Evaluation:
     failures: tuple[str, ...]
     #: throughput and TTFT p99 against their constraints (reports); judged only when constrained
     measurements: tuple[records.Measurement, ...] = ()
+    #: ``--normalize-gates``: the raw and the normalized throughput verdict (CTRF ``extra``)
+    normalized: dict[str, object] | None = None
 
     @property
     def passed(self) -> bool:
@@ -57,12 +63,16 @@ def evaluate(
     knobs: InferenceKnobs,
     gpu_count: int,
     gpu_count_per_node: int,
+    calibrated_gpus: int | None = None,
 ) -> Evaluation:
     """Compare measured values to the recipe gates with 10 % tolerance.
 
     Throughput passes at ``>= 0.9 × gate`` (gate scaled for a partly occupied node); TTFT p99
     passes at ``<= 1.1 × ceiling`` and is never scaled.  Both constraints are always evaluated.
+    With ``calibrated_gpus`` (``--normalize-gates``) the throughput gate is the recipe's floor per GPU
+    of a ``calibrated_gpus`` node times the GPUs used; the raw verdict is kept beside it.
     """
+    normalized: dict[str, object] | None = None
     lines = [RESULT_THROUGHPUT.format(value=throughput), RESULT_TTFT.format(value=ttft_p99_ms)]
     failures: list[str] = []
     measured = {
@@ -80,6 +90,20 @@ def evaluate(
                 )
             )
         ok = throughput >= effective * (1 - TOLERANCE)
+        if calibrated_gpus:
+            norm = normgates.normalized_throughput(threshold, gpu_count, calibrated_gpus)
+            raw_ok, ok = ok, throughput >= norm * (1 - TOLERANCE)
+            lines.append(
+                MSG_NORMALIZED.format(g=gpu_count, C=calibrated_gpus, threshold=threshold, norm=norm)
+            )
+            normalized = {
+                "raw": {"threshold": effective * (1 - TOLERANCE), "passed": raw_ok},
+                "normalized": {"threshold": norm * (1 - TOLERANCE), "passed": ok},
+                "gpusUsed": gpu_count,
+                "calibratedGpusPerNode": calibrated_gpus,
+                "source": normgates.CALIBRATED_SOURCE,
+            }
+            effective = norm
         lines.append(
             LINE_THROUGHPUT.format(value=knobs.throughput_constraint, verdict="PASS" if ok else "FAIL")
         )
@@ -111,4 +135,4 @@ def evaluate(
         )
         if not ok:
             failures.append(MSG_TTFT_FAIL.format(value=ttft_p99_ms, constraint=knobs.ttft_constraint))
-    return Evaluation(tuple(lines), tuple(failures), tuple(measured.values()))
+    return Evaluation(tuple(lines), tuple(failures), tuple(measured.values()), normalized)

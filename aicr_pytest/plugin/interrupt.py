@@ -1,18 +1,20 @@
-"""How a run ends early: SIGINT, SIGTERM, or the whole-run deadline, all the same way.
+"""How a run ends early: SIGINT, SIGTERM, SIGHUP, or the whole-run deadline, all the same way.
 
 Each raises :class:`RunInterrupted` (a ``KeyboardInterrupt``) in the main thread, so pytest unwinds
 as on Ctrl-C: every fixture finalizer (cluster cleanup) runs, ``pytest_sessionfinish`` writes the
 reports, and ``aicr-pytest validate`` exits 5.  The plugin then marks every item that did not
 finish ``other`` with the reason (:func:`reason_of`): ``interrupted by SIGINT``, ``interrupted by
-SIGTERM`` or ``timed out after 5m0s``.
+SIGTERM``, ``interrupted by SIGHUP`` (a closed terminal or SSH session) or ``timed out after 5m0s``.
 
 * :class:`StopSignals` and :func:`install_stop_signals` — SIGINT and SIGTERM stop the run once, with their
   reason, and are held while it stops (a second interrupt cannot cut cleanup or the reports short);
 * :func:`arm_deadline` — the whole-run deadline (``--timeout``): ``SIGALRM`` after ``seconds``;
   the function it returns cancels it;
 * :class:`InterruptWatch` — the plugin object that arms both on the controller of an active run
-  (:func:`configure`, from ``pytest_configure``), so plain ``pytest`` behaves like ``validate``,
-  and owns the bookkeeping: the selected items, and why the run stopped (:attr:`InterruptWatch.reason`).
+  (:func:`configure`, from ``pytest_aicr_configure_run``, last of the features), so plain
+  ``pytest`` behaves like ``validate``, and owns the bookkeeping: the selected items, and why the
+  run stopped (:attr:`InterruptWatch.reason`), which it notes for the report
+  (``pytest_aicr_finishing``).
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
-from aicr_pytest.plugin.state import HINTS_KEY, ITEM_KEY
+from aicr_pytest.plugin.state import HINTS_KEY, ITEM_KEY, OutcomeNotes, controller_state
 from aicr_pytest.report import results as r
 
 SIGINT_REASON = "interrupted by SIGINT"
 SIGTERM_REASON = "interrupted by SIGTERM"
+#: a closed terminal or SSH session: handled like SIGTERM (cleanup, full reports), recorded as itself
+SIGHUP_REASON = "interrupted by SIGHUP"
 TIMEOUT_REASON = "timed out after {duration}"
 
 
@@ -86,16 +90,27 @@ class StopSignals:
         self._notify(MSG_STOPPING)
 
     def handler(self, signum: int, frame: FrameType | None) -> None:
-        self.stop(SIGINT_REASON if signum == signal.SIGINT else SIGTERM_REASON)
+        self.stop(signal_reason(signum))
+
+
+def signal_reason(signum: int) -> str:
+    """``interrupted by SIGINT`` / ``SIGHUP`` / ``SIGTERM`` (any other signal reads as SIGTERM)."""
+    if signum == signal.SIGINT:
+        return SIGINT_REASON
+    if signum == getattr(signal, "SIGHUP", None):
+        return SIGHUP_REASON
+    return SIGTERM_REASON
 
 
 def install_stop_signals(stop: StopSignals) -> Callable[[], None]:
-    """SIGTERM (and SIGINT, unless the process ignores it) go to ``stop``; returns the undo."""
+    """SIGTERM (and SIGINT and SIGHUP, unless the process ignores them: a background job, ``nohup``)
+    go to ``stop``; returns the undo."""
     if not _main_thread():
         return lambda: None
     wanted = [signal.SIGTERM]
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job stays deaf to it
-        wanted.append(signal.SIGINT)
+    for optional in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if optional is not None and signal.getsignal(optional) is not signal.SIG_IGN:
+            wanted.append(optional)
     previous = {s: signal.signal(s, stop.handler) for s in wanted}
 
     def undo() -> None:
@@ -149,6 +164,7 @@ def arm_deadline(seconds: float, stop: StopSignals | None = None) -> Callable[[]
 
 __all__ = [
     "MSG_STOPPING",
+    "SIGHUP_REASON",
     "SIGINT_REASON",
     "SIGTERM_REASON",
     "STOP_INSIST",
@@ -158,6 +174,7 @@ __all__ = [
     "arm_deadline",
     "install_stop_signals",
     "reason_of",
+    "signal_reason",
     "timeout_seconds",
 ]
 
@@ -277,6 +294,13 @@ class InterruptWatch:
         for report in unfinished_reports(self.collected, self.results, self.reason):
             self.config.hook.pytest_runtest_logreport(report=report)
 
+    def pytest_aicr_finishing(self, session: pytest.Session, notes: OutcomeNotes) -> None:
+        """Before the reports: the deadline stops (they are written whatever the clock says), the
+        hints of items torn down after the interrupt count, and why the run stopped is noted."""
+        self.stop_deadline()
+        collect_late_hints(self.collected, self.results)
+        notes.interrupted = self.reason
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.disarm()
         undo, self._undo_signals = self._undo_signals, None
@@ -299,4 +323,16 @@ def configure(config: pytest.Config, results: r.RunResults) -> None:
     config.pluginmanager.register(watch, WATCH_NAME)
 
 
-__all__ += ["WATCH_NAME", "InterruptWatch", "configure"]
+# last of the run's features: armed after the evidence disclosure prompt
+@pytest.hookimpl(trylast=True)
+def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
+    state = controller_state(config)
+    if state is not None:
+        configure(config, state.results)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=WATCH_NAME)
+
+
+__all__ += ["WATCH_NAME", "InterruptWatch", "configure", "pytest_aicr_configure_run", "pytest_unconfigure"]

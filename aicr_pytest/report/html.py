@@ -27,7 +27,7 @@ import math
 import os
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,9 @@ class MeasurementView:
     tolerance: str
     bound: str
     verdict: StatusView
+    #: with a baseline (CTRF ``insights``): its value and the change in percent ("" without one)
+    baseline: str = ""
+    change: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,10 @@ class CheckView:
     extra_json: str | None
     #: one line for the checks table: the RESULT lines, else the measurements, else the message
     summary: str = ""
+
+    @property
+    def has_baseline(self) -> bool:
+        return any(m.baseline for m in self.measurements)
 
 
 @dataclass(frozen=True)
@@ -255,6 +262,27 @@ def measurement_view(raw: Any) -> MeasurementView:
     return MeasurementView(m.name, _number(m.value, m.unit), constraint, tolerance, bound, verdict)
 
 
+def with_baseline(views: list[MeasurementView], raw: Any, insights: Any) -> list[MeasurementView]:
+    """Each view with its baseline and change from the test's CTRF ``insights`` (matched by name)."""
+    found = insights.get("extra", {}).get("aicr.baseline") if isinstance(insights, Mapping) else None
+    if not isinstance(found, list) or not isinstance(raw, list) or len(raw) != len(views):
+        return views
+    by_name = {v.get("name"): v for v in found if isinstance(v, Mapping) and not v.get("node")}
+    out = []
+    for view, item in zip(views, raw, strict=True):
+        b = by_name.get(item.get("name")) if isinstance(item, Mapping) else None
+        base = b.get("baseline") if b is not None else None
+        if b is None or not isinstance(base, int | float) or isinstance(base, bool):
+            out.append(view)
+            continue
+        pct = b.get("changePct")
+        change = f"{pct:+.1f} %" if isinstance(pct, int | float) else "—"
+        if b.get("regressed"):
+            change += " (regressed)"
+        out.append(replace(view, baseline=_number(float(base), str(item.get("unit") or "")), change=change))
+    return out
+
+
 def figure_view(raw: Any) -> FigureView:
     try:
         fig = records.Figure.model_validate(raw)
@@ -341,6 +369,7 @@ def check_view(
         for m in (raw_measurements if isinstance(raw_measurements, list) else [raw_measurements])
         if m is not None
     ]
+    measurements = with_baseline(measurements, raw_measurements, test.get("insights"))
     facts_raw = extra.get(records.FACTS_KEY)
     facts = [(str(k), str(v)) for k, v in facts_raw.items()] if isinstance(facts_raw, Mapping) else []
     if facts_raw is not None and not isinstance(facts_raw, Mapping):

@@ -18,8 +18,8 @@ recipe and cluster, with a bounded timeout).  The series, every one labelled ``r
   isolation judged (:func:`aicr_pytest.health.nodemarks.node_verdicts`);
 * ``aicr_run_timestamp_seconds``: when the run started (CTRF ``results.summary.start``).
 
-``cluster`` is the run's cluster fingerprint (CTRF ``extra["aicr.identity"]``, written with
-``--history``) when there is one, else what the caller gives (the kubeconfig context).
+``cluster`` is the run's cluster fingerprint (CTRF ``extra["aicr.identity"]``, which every report
+carries) when there is one, else what the caller gives (the kubeconfig context).
 """
 
 from __future__ import annotations

@@ -71,6 +71,7 @@ class RunResults:
     def output_failed(self, line: str) -> None:
         """Record an output that could not be written (the plugin prints the line last)."""
         self.output_errors.append(line)
+
     #: run-level CTRF ``extra`` a feature adds before the report is built (e.g. ``aicr.nodeMarks``)
     report_extra: dict[str, Any] = field(default_factory=dict)
 

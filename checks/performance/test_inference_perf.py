@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from aicr_pytest import inference as inf  # lazy: the cluster I/O module is imported when the check runs
+from aicr_pytest import inference as inf
+from aicr_pytest.core import normgates  # lazy: the cluster I/O module is imported when the check runs
 
 if TYPE_CHECKING:  # annotations only
     from aicr_pytest import AllocationPolicy, CheckContext, Clock, DataTree, Recipe, RunScope
+    from aicr_pytest.core.settings import Settings
 
 log = logging.getLogger("aicr_pytest.check")
 
@@ -55,6 +57,7 @@ def test_inference_perf(
     aicr_run: RunScope,
     aicr_clock: Clock,
     pytestconfig: pytest.Config,
+    aicr_settings: Settings,
 ) -> None:
     knobs = inf.preflight(
         aicr_check.constraints,
@@ -94,7 +97,12 @@ def test_inference_perf(
             write(line)
 
     throughput, ttft_p99 = inf.parse_aiperf_output(output)
-    verdict = inf.evaluate(throughput, ttft_p99, knobs, choice.free_gpus, choice.node_gpus)
+    calibrated = (
+        normgates.calibrated_gpus(aicr_recipe.criteria.accelerator) if aicr_settings.normalize_gates else None
+    )
+    verdict = inf.evaluate(throughput, ttft_p99, knobs, choice.free_gpus, choice.node_gpus, calibrated)
+    if verdict.normalized is not None:  # --normalize-gates: the raw and the normalized verdict
+        aicr_check.extra["aicr.normalizedGate"] = verdict.normalized
     for line in verdict.lines:
         say(line)
     for measurement in verdict.measurements:  # measured values vs constraints, for the reports

@@ -91,7 +91,10 @@ def test_nccl_all_reduce_bw(
     _write_evidence(aicr_settings, f"{aicr_check.name}-busbw.svg", plot)
 
     nccl.verify_transport(plan.variant, result.transport)
-    verdict = nccl.evaluate(aicr_check.name, plan.threshold, result.busbw_gbps)
+    threshold = plan.threshold
+    if aicr_settings.normalize_gates:  # aicr-pytest's own: the floor for this fabric and node shape
+        threshold = _normalized(aicr_check, plan, sizing.gpu_count_per_node, result.busbw_gbps)
+    verdict = nccl.evaluate(aicr_check.name, threshold, result.busbw_gbps)
     for line in verdict.lines:
         aicr_check.emit(line)
     if verdict.measurement is not None:  # measured value vs constraint, for the reports
@@ -100,6 +103,28 @@ def test_nccl_all_reduce_bw(
         if aicr_settings.isolate_bad_nodes:
             aicr_check.fail(_isolate(aicr_check, bench, rerun, trainjob, verdict.failure))
         aicr_check.fail(verdict.failure)
+
+
+def _normalized(
+    check: CheckContext, plan: nccl.VariantPlan, gpus_per_node: int, busbw: float
+) -> nccl.Threshold:
+    """``--normalize-gates``: the threshold from the NCCL table; CTRF gets the raw and normalized verdict."""
+    from dataclasses import replace
+
+    from aicr_pytest.core import normgates
+
+    fabric = normgates.fabric_class(plan.variant, plan.fabric, plan.target_service)
+    value, factor = normgates.normalized_nccl(plan.threshold.value, fabric, gpus_per_node)
+    normalized = replace(plan.threshold, value=value)
+    check.extra["aicr.normalizedGate"] = {
+        "raw": {"threshold": plan.threshold.effective, "passed": plan.threshold.passes(busbw)},
+        "normalized": {"threshold": normalized.effective, "passed": normalized.passes(busbw)},
+        "fabric": fabric,
+        "gpusPerNode": gpus_per_node,
+        "factor": factor,
+        "source": normgates.NCCL_SOURCE,
+    }
+    return normalized
 
 
 def _isolate(

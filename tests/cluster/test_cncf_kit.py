@@ -96,7 +96,11 @@ def test_the_training_profile_fills_the_1_36_checklist_from_the_verdicts(
     assert doc["metadata"]["kubernetesVersion"] == original["metadata"]["kubernetesVersion"]
 
     gang = entry(doc, "gang_scheduling")
-    links = ["file://gang-scheduling.md", "file://results/junit.xml#TestGangScheduling", "file://results/e2e.log"]
+    links = [
+        "file://gang-scheduling.md",
+        "file://results/junit.xml#TestGangScheduling",
+        "file://results/e2e.log",
+    ]
     assert (gang["status"], gang["evidence"]) == ("Implemented", links)
     metrics = entry(doc, "ai_service_metrics")
     assert metrics["status"] == "Not Implemented"

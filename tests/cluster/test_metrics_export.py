@@ -61,8 +61,10 @@ def test_a_run_writes_its_metrics_and_pushes_them(
     text = prom.read_text()
     assert handler.bodies == [text.encode()]
     last = gpu_nodes(k8s_backend)[-1]
-    assert f'aicr_node_health{{cluster="default",node="{last}",recipe=' in text
-    assert 'aicr_check_status{check="gpu-health",cluster="default",phase="deployment",recipe=' in text
+    cluster = run.report["extra"]["aicr.identity"]["cluster"]  # every report names its cluster (a hash)
+    assert cluster.startswith("sha256:")
+    assert f'aicr_node_health{{cluster="{cluster}",node="{last}",recipe=' in text
+    assert f'aicr_check_status{{check="gpu-health",cluster="{cluster}",phase="deployment",recipe=' in text
     assert "warning" not in run.result.stderr.str()
 
 

@@ -216,9 +216,7 @@ def gpu_operator_cluster(*, policy_state: str = "ready", device_plugin_waiting: 
 
 def run(reference_dir: Path, component: str, cluster: Cluster) -> tuple[hc.HealthCheckResult, float]:
     clock = Clock()
-    result = hc.run_health_check(
-        load(reference_dir, component), cluster.fetch, clock=clock
-    )
+    result = hc.run_health_check(load(reference_dir, component), cluster.fetch, clock=clock)
     return result, clock.now
 
 
@@ -274,6 +272,7 @@ def test_gpu_operator_ignores_terminating_ghost_pods(reference_dir: Path) -> Non
 
 def test_gpu_operator_recovering_within_budget_passes(reference_dir: Path) -> None:
     cluster = gpu_operator_cluster(device_plugin_waiting=CRASH)
+
     class RecoveringClock(Clock):
         def sleep(self, s: float) -> None:
             super().sleep(s)

@@ -351,7 +351,8 @@ class NcclLauncher:
 
     def __init__(self, cp: ControlPlane, faults: Callable[[], Sequence[str]] = tuple) -> None:
         self.cp = cp
-        self.faults = faults  #: the seeded profile's faults (``nccl-slow-node``)
+        #: the seeded profile's faults (``nccl-slow-node``, the bandwidth faults)
+        self.faults = faults
 
     def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
         from aicr_pytest.testing.players import nccl as player
@@ -371,7 +372,9 @@ class NcclLauncher:
             workers=workers,
             procs_per_node=self._procs_per_node(ns, jsname),
             product=product,
-            peak_gbps=player.peak_busbw(product, spec) * player.bandwidth_factor(nodes, slow),
+            peak_gbps=player.peak_busbw(product, spec)
+            * player.bandwidth_factor(nodes, slow)
+            * player.fault_factor(self.faults()),
             network=spec.network,
             seed=f"{ns}/{jsname}",
         )

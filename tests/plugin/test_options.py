@@ -204,6 +204,7 @@ def test_each_option_is_declared_once_and_shared_through_its_row() -> None:
         (options.SIMULATE,),
         (options.RECIPE,),
         (options.SNAPSHOT,),
+        (options.HISTORY,),
         (options.SCHEDULE,),
     ]
     # a subcommand's use takes the row's name and flags, and nothing of the run's settings
@@ -284,6 +285,11 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "sa",
         "--timeout",
         "10m",
+        "--reach-timeout",
+        "3s",
+        "--clean-stale",
+        "--stale-after",
+        "2h",
         "--require-gpu",
         "--skip-check",
         "dra-support",
@@ -300,6 +306,16 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--gpu-health-threshold",
         "ecc_dbe_max=1",
         "--isolate-bad-nodes",
+        # run history and baselines
+        "--history",
+        "history.db",
+        "--history-keep",
+        "5",
+        "--normalize-gates",
+        "--baseline",
+        "auto",
+        "--max-regression",
+        "10",
         "--label-bad-nodes",
         "--taint-bad-nodes",
         # metrics
@@ -376,6 +392,8 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.PARSE_AIPERF: ["parse", "aiperf"],
     options.CNCF_CHECK: ["cncf", "check"],
     options.PARSE_DCGM: ["parse", "dcgm"],
+    options.HISTORY: ["history"],
+    options.COMPARE: ["compare"],
     options.SCHEDULE: ["schedule"],
 }
 

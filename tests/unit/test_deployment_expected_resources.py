@@ -348,9 +348,7 @@ def test_nodewright_get_error_cause() -> None:
 
     t = FakeTime()
     with pytest.raises(CheckFailed) as exc:
-        d.check_expected_resources(
-            [NODEWRIGHT], fetch, read_data_file=read, emit=lambda _: None, clock=t
-        )
+        d.check_expected_resources([NODEWRIGHT], fetch, read_data_file=read, emit=lambda _: None, clock=t)
     assert "not ready within 8m0s: Nodewright tuning: failed to get: timeout" in str(exc.value)
 
 
@@ -477,9 +475,7 @@ def test_dwell_windows_share_real_wall_time() -> None:
         d.ReadinessSignal("b", d.dra_probe(store.fetch, "nvidia-dra-driver", 0.3)),
     ]
     start = time.monotonic()
-    outcomes = d.wait_for_readiness_signals(
-        signals, clock=SYSTEM_CLOCK, dwell=0.3, interval=0.05, window=5
-    )
+    outcomes = d.wait_for_readiness_signals(signals, clock=SYSTEM_CLOCK, dwell=0.3, interval=0.05, window=5)
     took = time.monotonic() - start
     assert all(o.ok for o in outcomes)
     assert 0.3 <= took < 0.55

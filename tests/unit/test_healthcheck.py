@@ -508,9 +508,7 @@ DS_TEST = chainsaw(
 
 class TestRunner:
     def run(self, text: str, store: Store, t: FakeTime, **kw: Any) -> HealthCheckResult:
-        return hc.run_health_check(
-            parse_health_check("comp", text), store.fetch, clock=t, **kw
-        )
+        return hc.run_health_check(parse_health_check("comp", text), store.fetch, clock=t, **kw)
 
     def test_pass_first_try_no_sleep(self) -> None:
         t = FakeTime()

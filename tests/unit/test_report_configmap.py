@@ -84,7 +84,7 @@ def test_validate_says_so_in_one_line_and_writes_nothing(
         def apply(self, obj: Any) -> None:
             applied.append(obj)
 
-    monkeypatch.setattr("aicr_pytest.kube.connect", lambda *a: Cluster())
+    monkeypatch.setattr("aicr_pytest.kube.connect", lambda *a, **k: Cluster())
     big = {"timestamp": "t", "results": {"tests": [{"name": "x" * cm.MAX_CONFIGMAP_BYTES}]}}
     assert not validate_outputs.write_report_configmap(("ns", "r"), big, REQUEST)
     err = capsys.readouterr().err.strip().splitlines()

@@ -10,6 +10,7 @@ from aicr_pytest.plugin.options.execution import (
     PHASE,
     TAINT_BAD_NODES,
 )
+from aicr_pytest.plugin.options.history import HISTORY_ROW
 from aicr_pytest.plugin.options.inputs import (
     KUBE_CONTEXT,
     KUBECONFIG,
@@ -78,12 +79,9 @@ ROWS: tuple[Option, ...] = (
         metavar="NAME",
         group="schedule",
     ),
-    Option(
-        "history",
-        ("--history",),
-        "where each run's history goes (default cm://NAMESPACE/aicr-pytest-history)",
-        setting=None,
-        entry_points=(SCHEDULE,),
+    HISTORY_ROW.on(
+        SCHEDULE,
+        help="where each run's history goes (default cm://NAMESPACE/aicr-pytest-history)",
         metavar="cm://NS/NAME",
         group="results",
     ),

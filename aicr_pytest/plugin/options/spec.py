@@ -27,6 +27,8 @@ EntryPoint = Literal[
     "parse aiperf",
     "cncf check",
     "parse dcgm",
+    "history",
+    "compare",
     "schedule",
 ]
 PYTEST: Final = "pytest"
@@ -40,6 +42,8 @@ PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
 CNCF_CHECK: Final = "cncf check"
 PARSE_DCGM: Final = "parse dcgm"
+HISTORY: Final = "history"
+COMPARE: Final = "compare"
 SCHEDULE: Final = "schedule"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
@@ -55,6 +59,8 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     PARSE_AIPERF,
     CNCF_CHECK,
     PARSE_DCGM,
+    HISTORY,
+    COMPARE,
     SCHEDULE,
 )
 

@@ -29,6 +29,17 @@ FORMAT = Option(
     metavar="FMT",
 )
 
+#: ``--json`` of ``parse dcgm`` (``history`` reuses it)
+JSON = Option(
+    "json",
+    ("--json",),
+    "print the analysis as JSON instead of the per-GPU table",
+    setting=None,
+    entry_points=(PARSE_DCGM,),
+    action="store_true",
+    default=False,
+)
+
 #: the rows, in the order the help lists them
 ROWS: tuple[Option, ...] = (
     # --- the other subcommands: each entry names the one it belongs to ---------------------------
@@ -237,13 +248,5 @@ ROWS: tuple[Option, ...] = (
         metavar="FILE",
     ),
     # parse dcgm (node health: a saved `dcgmi diag -j` document; FILE is the option above)
-    Option(
-        "json",
-        ("--json",),
-        "print the analysis as JSON instead of the per-GPU table",
-        setting=None,
-        entry_points=(PARSE_DCGM,),
-        action="store_true",
-        default=False,
-    ),
+    JSON,
 )

@@ -53,6 +53,8 @@ A test can script the launcher log verbatim with ``fc.state["nccl"] = {"launcher
 Faults (read from ``FakeCluster.state["faults"]`` when the launcher starts, or at install):
 
 * ``nccl-low-bandwidth`` — bus bandwidth about a quarter of healthy (H100: ~120 GB/s at 16G);
+* ``nccl-bandwidth-regression`` — bus bandwidth 30 % below healthy (H100: ~316 GB/s at 16G), still
+  above the example recipes' floors: only a baseline (``--max-regression``) catches it;
 * ``nccl-slow-node`` — bus bandwidth a tenth of healthy whenever the last GPU node in name order
   is one of the run's workers (bad-node isolation names it); a test scripts a link fault with
   ``fc.state["nccl"] = {"slow_node_sets": [[node, ...]]}`` (slow only when all of a set take part);
@@ -67,7 +69,7 @@ Faults (read from ``FakeCluster.state["faults"]`` when the launcher starts, or a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aicr_pytest.testing.builders import GKE_GPU_NICS, ROCE_DEVICE_CLASS, ROCE_DRIVER, TCPXO_INSTALLER
@@ -152,6 +154,7 @@ __all__ = [
     "bandwidth_factor",
     "deny_trainjobs",
     "device_name",
+    "fault_factor",
     "imex_claim_template",
     "install",
     "jobset_terminal_status",
@@ -174,6 +177,7 @@ FAULT_LOG_ROTATED = "nccl-launcher-log-rotated"
 FAULT_WEBHOOK_CACHE_LAG = "trainer-webhook-cache-lag"
 FAULT_WEBHOOK_NEVER_ADMITS = "trainer-webhook-never-admits"
 FAULT_SLOW_NODE = "nccl-slow-node"
+FAULT_BANDWIDTH_REGRESSION = "nccl-bandwidth-regression"
 #: TrainJob creates the ``trainer-webhook-cache-lag`` fault denies before the cache catches up.
 WEBHOOK_LAG_DENIALS = 3
 
@@ -182,9 +186,17 @@ WORKER_START_S = 1.0
 LAUNCHER_START_S = 1.0
 LAUNCHER_RUN_S = 4.0
 LOW_BANDWIDTH_FACTOR = 0.265
+#: ``nccl-bandwidth-regression``: 30 % below healthy
+REGRESSION_FACTOR = 0.7
 #: Bus bandwidth when the runtime's transport is missing on the workers and NCCL falls back to TCP
 #: sockets over the pod network (eth0).
 SOCKET_FALLBACK_GBPS = 11.5
+
+
+def fault_factor(faults: Collection[str]) -> float:
+    """The bus-bandwidth factor of the bandwidth faults (both backends' launchers apply it)."""
+    factor = LOW_BANDWIDTH_FACTOR if FAULT_LOW_BANDWIDTH in faults else 1.0
+    return factor * (REGRESSION_FACTOR if FAULT_BANDWIDTH_REGRESSION in faults else 1.0)
 
 
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
@@ -392,8 +404,7 @@ class NcclPlayer:
         procs = self._procs_per_node(sim, ns, jsname, node_job)
         network = self._network(sim, spec, pods)
         peak = peak_busbw(product, spec) if network == spec.network else SOCKET_FALLBACK_GBPS
-        if FAULT_LOW_BANDWIDTH in faults:
-            peak *= LOW_BANDWIDTH_FACTOR
+        peak *= fault_factor(faults)
         scripted = (self.fc.state.get("nccl") or {}).get("slow_node_sets") or ()
         slow = slow_node_sets(faults, sim.store.iter_objects(sim.rt("v1", "Node"), None), scripted)
         peak *= bandwidth_factor({node_of(p) for p in pods}, slow)

@@ -117,6 +117,9 @@ Faults:
   ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
   (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network
   Socket``, a launcher pod that stays Pending;
+* ``nccl-bandwidth-regression`` -- recorded too; bus bandwidth 30 % below healthy, still above the
+  example recipes' floors (a baseline with ``--max-regression`` catches it; both backends' NCCL
+  launchers honour it);
 * ``nccl-slow-node`` -- recorded too; bus bandwidth collapses (a tenth of healthy) whenever the last
   GPU node in name order is one of an NCCL run's workers (``--isolate-bad-nodes`` names it; both
   backends' NCCL launchers honour it);

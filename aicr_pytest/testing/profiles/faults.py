@@ -462,6 +462,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gpu-operator-missing": fault_gpu_operator_missing,
     "no-kai": fault_no_kai,
     "nccl-low-bandwidth": fault_nccl_low_bandwidth,
+    "nccl-bandwidth-regression": fault_nccl_stub,
     "nccl-socket-fallback": fault_nccl_socket_fallback,
     "nccl-slow-node": fault_nccl_slow_node,
     "nccl-launcher-never-starts": fault_nccl_launcher_never_starts,
