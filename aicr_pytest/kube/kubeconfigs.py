@@ -29,8 +29,8 @@ from typing import Any
 
 import yaml
 
-from aicr_pytest.core.inputfile import kind_of
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.inputfile import kind_of
 from aicr_pytest.kube.reach import Where
 
 #: how long an exec credential plugin may take (``--reach-timeout`` doubled, at least this)
