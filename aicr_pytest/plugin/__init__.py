@@ -153,6 +153,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if state is None or state.run is None:
         return
     run = state.run
+    if plugin_state.is_simulated(state.settings):
+        junit_simulated(session.config, str(state.settings.simulated))
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None and collection.only_bundled_checks(session.config):
         # node ids of the bundled checks are relative to their own directory: show them as such
@@ -163,6 +165,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             tr.write_line(line)
         else:
             print(line, file=sys.stderr)
+
+
+def junit_simulated(config: pytest.Config, profile: str) -> None:
+    """``--junitxml`` of a ``--simulate`` run: the test suite's properties say so."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        xml.add_global_property("aicr.simulated", "true")
+        xml.add_global_property("aicr.simulatedProfile", profile)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -22,9 +22,16 @@ import pytest
 from aicr_pytest.core import catalog
 from aicr_pytest.core.runflags import SKIP_CHECK_REASON
 from aicr_pytest.plugin import bundled, options
-from aicr_pytest.plugin.state import ITEM_KEY, ItemInfo, PluginState
+from aicr_pytest.plugin.state import ITEM_KEY, ItemInfo, PluginState, is_simulated
 from aicr_pytest.report import outcome
-from aicr_pytest.report.results import PROP_FILE, PROP_KIND, PROP_NAME, PROP_ORDER, PROP_PHASE
+from aicr_pytest.report.results import (
+    EXTRA_SIMULATED,
+    PROP_FILE,
+    PROP_KIND,
+    PROP_NAME,
+    PROP_ORDER,
+    PROP_PHASE,
+)
 
 PHASE_MARKER_DOCS = catalog.PHASE_DESCRIPTIONS
 GROUP_MARKER_DOCS = {
@@ -197,6 +204,7 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
         item.stash[ITEM_KEY] = info
 
     keep.sort(key=lambda pair: pair[0])
+    simulated = is_simulated(state.settings)
     ordered: list[pytest.Item] = []
     for order, (_, item) in enumerate(keep):
         info = item.stash[ITEM_KEY]
@@ -214,6 +222,8 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
                 (PROP_FILE, file_path(item)),
             ]
         )
+        if simulated:  # JUnit and every other reader of the item's properties see it too
+            item.user_properties.append((EXTRA_SIMULATED, "true"))
         ordered.append(item)
     state.items = [item.stash[ITEM_KEY] for item in ordered]
     if deselected:
