@@ -140,4 +140,27 @@ def test_failure_lines_never_carry_control_characters_from_a_message() -> None:
     acc = ResultAccumulator("check-nvidia-smi", "deployment", 0, "check", status="failed")
     acc.message = "nvidia-smi said: \x1b]0;owned\x07\x1b[2J done\nsecond line"
     (line,) = terminal.failure_lines([acc])
-    assert line == "FAILED check-nvidia-smi (deployment): nvidia-smi said: \\x1b]0;owned\\x07\\x1b[2J done"
+    assert line == (
+        "FAILED check-nvidia-smi (deployment): nvidia-smi said: \\x1b]0;owned\\x07\\x1b[2J done second line"
+    )
+
+
+def test_failure_line_carries_the_first_issue_cut_at_the_width_never_at_a_newline() -> None:
+    from aicr_pytest.deployment.expected_resources import MSG_EXPECTED_FAILED
+    from aicr_pytest.report.results import ResultAccumulator
+
+    acc = ResultAccumulator("expected-resources", "deployment", 0, "check", status="failed")
+    acc.message = MSG_EXPECTED_FAILED.format(count=1, lines="  DaemonSet nvidia-device-plugin 3/4 ready")
+    expected = (
+        "FAILED expected-resources (deployment): [NOT_FOUND] expected resource check failed: 1 issue(s): "
+        "DaemonSet nvidia-device-plugin 3/4 ready"
+    )
+    assert terminal.failure_lines([acc]) == [expected]
+    assert terminal.failure_lines([acc], width=200) == [expected]
+    (cut,) = terminal.failure_lines([acc], width=100)
+    assert cut == expected[:99] + "…" and len(cut) == 100
+    acc.message = MSG_EXPECTED_FAILED.format(count=2, lines="  DaemonSet a 3/4 ready\n  Deployment b 0/1 available")
+    (line,) = terminal.failure_lines([acc])
+    assert line.endswith("2 issue(s): DaemonSet a 3/4 ready; Deployment b 0/1 available")
+    acc.message = "\n\n"
+    assert terminal.failure_lines([acc]) == ["FAILED expected-resources (deployment): no message"]
