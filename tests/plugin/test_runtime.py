@@ -374,7 +374,9 @@ def _failing_run(
     env["COLUMNS"] = str(columns)
     if ci:
         env["CI"] = "true"
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False, env=env)
+    return subprocess.run(
+        cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False, env=env
+    )
 
 
 def test_failure_lines_are_cut_at_the_terminal_width_except_on_ci(tmp_path: Path) -> None:
@@ -383,7 +385,9 @@ def test_failure_lines_are_cut_at_the_terminal_width_except_on_ci(tmp_path: Path
     assert first == "OTHER operator-health (deployment): RuntimeError: API serve…"  # 60 columns
     on_ci = _failing_run(tmp_path, "pytest", columns=60, ci=True)  # as pytest's own summary: uncut
     first = _section(on_ci.stdout, "aicr failures")[0]
-    assert first == "OTHER operator-health (deployment): RuntimeError: API server unreachable: connection refused"
+    assert first == (
+        "OTHER operator-health (deployment): RuntimeError: API server unreachable: connection refused"
+    )
 
 
 def _section(text: str, title: str) -> list[str]:

@@ -159,7 +159,8 @@ def test_failure_line_carries_the_first_issue_cut_at_the_width_never_at_a_newlin
     assert terminal.failure_lines([acc], width=200) == [expected]
     (cut,) = terminal.failure_lines([acc], width=100)
     assert cut == expected[:99] + "…" and len(cut) == 100
-    acc.message = MSG_EXPECTED_FAILED.format(count=2, lines="  DaemonSet a 3/4 ready\n  Deployment b 0/1 available")
+    two = "  DaemonSet a 3/4 ready\n  Deployment b 0/1 available"
+    acc.message = MSG_EXPECTED_FAILED.format(count=2, lines=two)
     (line,) = terminal.failure_lines([acc])
     assert line.endswith("2 issue(s): DaemonSet a 3/4 ready; Deployment b 0/1 available")
     acc.message = "\n\n"
