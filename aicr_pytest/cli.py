@@ -445,16 +445,16 @@ def _dumps(report: dict[str, Any]) -> str:
 def simulate_listing() -> list[str]:
     """``aicr-pytest simulate --list``: every profile and fault, each with its one-line summary."""
     from aicr_pytest.testing.profiles import PROFILES
+    from aicr_pytest.testing.profiles.descriptions import describe_fault, describe_profile
     from aicr_pytest.testing.profiles.faults import FAULTS
 
-    def summary(fn: object) -> str:
-        doc = (getattr(fn, "__doc__", None) or "").strip()
-        return doc.split("\n", 1)[0].strip() if doc else ""
-
+    width = max(len(name) for name in [*PROFILES, *FAULTS]) + 1
     lines = ["profiles:"]
-    lines += [f"  {name:<28} {summary(fn)}".rstrip() for name, fn in PROFILES.items()]
+    lines += [f"  {name:<{width}} {describe_profile(name, fn.__doc__)}" for name, fn in PROFILES.items()]
     lines.append("faults (--fault, repeatable):")
-    lines += [f"  {name:<28} {summary(fn)}".rstrip() for name, fn in sorted(FAULTS.items())]
+    lines += [
+        f"  {name:<{width}} {describe_fault(name, fn.__doc__)}" for name, fn in sorted(FAULTS.items())
+    ]
     return lines
 
 
