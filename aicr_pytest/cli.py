@@ -305,6 +305,10 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         check_writable(str(output), "--output")
     provider_data = _provider_data(given, run)  # a bad provider file: exit 2 before any cluster work
     faults = list(run["fault"] or ())
+    if run["simulate"] and run["emit_attestation"]:  # before the simulator starts
+        from aicr_pytest.plugin.evidence_wiring import MSG_SIMULATED
+
+        raise UsageError(MSG_SIMULATED)
     sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
     if run["simulate"]:
         from aicr_pytest.testing.serve import simulated_cluster

@@ -96,7 +96,8 @@ def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: Cnc
     config.pluginmanager.register(progress_sink.ProgressSink(config), progress_sink.NAME)
     if controller:
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
-        evidence_wiring.configure(config)  # before any check: options, disclosure prompt
+        # before any check: options, disclosure prompt; a simulated run signs nothing
+        evidence_wiring.configure(config, simulated=plugin_state.is_simulated(state.settings))
         interrupt.configure(config, state.results)
         cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
 

@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 EVIDENCE_EXIT = 6
 #: the plugin name of the registered :class:`EvidenceEmitter`
 NAME = "aicr-evidence"
+#: a signed bundle says a cluster passed: never for the simulator (docs/outputs.md, "Simulated runs")
+MSG_SIMULATED = (
+    "--emit-attestation is refused with --simulate: a simulated cluster's results must never be "
+    "signed as a cluster's evidence"
+)
 
 
 @contextmanager
@@ -84,15 +89,18 @@ class EvidenceEmitter:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def configure(config: pytest.Config) -> None:
+def configure(config: pytest.Config, *, simulated: bool = False) -> None:
     """Validate the evidence options and run the disclosure gate before any check runs; with
-    ``--emit-attestation`` register the :class:`EvidenceEmitter`."""
+    ``--emit-attestation`` register the :class:`EvidenceEmitter`.  A ``simulated`` run refuses
+    ``--emit-attestation`` (:data:`MSG_SIMULATED`)."""
     try:
         settings = options.build_evidence_settings(options.values_from(config.option, options.PYTEST))
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:
         return  # no evidence option given: nothing to validate, warn about or emit
+    if simulated and settings.out_dir is not None:
+        raise pytest.UsageError(MSG_SIMULATED)
     if settings.out_dir is not None:
         from aicr_pytest.core.writable import check_writable_dir
 
@@ -115,4 +123,4 @@ def configure(config: pytest.Config) -> None:
         config.pluginmanager.register(EvidenceEmitter(plan), NAME)
 
 
-__all__ = ["EVIDENCE_EXIT", "NAME", "EvidenceEmitter", "configure"]
+__all__ = ["EVIDENCE_EXIT", "MSG_SIMULATED", "NAME", "EvidenceEmitter", "configure"]
