@@ -48,7 +48,7 @@ def test_one_invocation_writes_html_ctrf_and_cncf_evidence(
     assert code == 0, captured.err[-3000:]
     # the CNCF submission, as alone
     written = sorted(p.name for p in (tmp_path / "ev").glob("*.md"))
-    assert written == ["inference-gateway.md", "robust-operator.md"]
+    assert written == ["SIMULATED.md", "inference-gateway.md", "robust-operator.md"]
     assert file_verdict((tmp_path / "ev" / "robust-operator.md").read_text()).status == "PASS"
     assert "Total: 2 | Passed: 1 | Failed: 0 | Skipped: 1" in captured.err
     # the run's CTRF report, as alone
