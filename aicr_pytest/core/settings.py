@@ -8,7 +8,6 @@ the pytest-free model the check families receive.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -16,17 +15,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from aicr_pytest.core.catalog import parse_phases
+from aicr_pytest.core.defaults import (
+    DEFAULT_DCGM_IMAGE,
+    DEFAULT_NAMESPACE,
+    DEFAULT_NVIDIA_SMI_IMAGE,
+    DEFAULT_TIMEOUT_S,
+)
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.goduration import parse_positive_go_duration
 
-DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
-#: ``--dcgm-image``: the image of gpu-diagnostics' ``dcgmi diag`` pods (health.diagnostics says the same)
-DEFAULT_DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
-#: AICR's ``--namespace`` default (kube.run.DEFAULT_NAMESPACE is the same value)
-DEFAULT_NAMESPACE = "aicr-validation"
-#: AICR's ``--timeout`` default (``defaults.CLISnapshotTimeout``)
-DEFAULT_TIMEOUT = "5m"
-DEFAULT_TIMEOUT_S = 300.0
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
@@ -54,18 +51,6 @@ class Toleration(BaseModel):
 MSG_BAD_TIMEOUT = (
     'invalid value "{value}" for flag --timeout: parse error (a Go duration such as 5m, 90s, 1h30m)'
 )
-
-
-def parse_bool(value: str) -> bool:
-    """``true|1|yes|t`` / ``false|0|no|f`` (any case), as Go's flag package reads a bool.
-
-    The one bool parser of every flag and environment variable (an argparse ``type``)."""
-    lowered = value.strip().lower()
-    if lowered in ("true", "1", "yes", "t"):
-        return True
-    if lowered in ("false", "0", "no", "f"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r} (use true or false)")
 
 
 def parse_timeout(value: str) -> float:

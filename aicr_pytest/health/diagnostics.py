@@ -21,10 +21,10 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from aicr_pytest.core import settings
+from aicr_pytest.core import defaults
 from aicr_pytest.health.dcgm import DiagLevel, diag_command
 
-DEFAULT_DCGM_IMAGE: Final = settings.DEFAULT_DCGM_IMAGE
+DEFAULT_DCGM_IMAGE: Final = defaults.DEFAULT_DCGM_IMAGE
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 APP_LABEL: Final = ("app.kubernetes.io/name", "aicr-dcgm-diag")
 NODE_ANNOTATION: Final = "aicr-pytest.nvidia.com/node"

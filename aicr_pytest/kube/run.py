@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
-from aicr_pytest.core.settings import DEFAULT_NAMESPACE as SETTINGS_DEFAULT_NAMESPACE
+from aicr_pytest.core.defaults import DEFAULT_NAMESPACE as SETTINGS_DEFAULT_NAMESPACE
 from aicr_pytest.kube.client import MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import AccessDenied, Conflict, NotFound, WaitTimeout
 from aicr_pytest.kube.proof import ExecutionProof, prove_pod

@@ -151,7 +151,7 @@ def run_options_page(intro: str, table: Sequence[Option] | None = None) -> str:
     """The page of ``aicr-pytest validate`` and ``pytest --recipe``: the introduction, then every option."""
     return (
         f"{intro.rstrip()}\n\n## Every option\n\n"
-        "Generated from the option table (`aicr_pytest/plugin/options.py`). Precedence: the flag "
+        "Generated from the option table (`aicr_pytest/plugin/options/`). Precedence: the flag "
         "(or its environment variable) > `--config` > the default.\n\n"
         f"{run_options_table(table)}"
     )
@@ -161,7 +161,7 @@ def command_page(entry_point: EntryPoint, intro: str, table: Sequence[Option] | 
     """One subcommand's page: the introduction, then every flag and argument."""
     return (
         f"{intro.rstrip()}\n\n## Flags and arguments of `{command_line(entry_point)}`\n\n"
-        "Generated from the option table (`aicr_pytest/plugin/options.py`).\n\n"
+        "Generated from the option table (`aicr_pytest/plugin/options/`).\n\n"
         f"{command_table(entry_point, table)}"
     )
 

@@ -210,7 +210,7 @@ def test_html_spelling_leaves_pytest_html_alone(
     assert opt.to_args(options.PYTEST, "r.html") == ["--aicr-html=r.html"]
     assert pytester.parseconfig("--html", "a.html").option.aicr_html == "a.html"
     real = options.module_installed
-    monkeypatch.setattr(options, "module_installed", lambda name: name == "pytest_html" or real(name))
+    monkeypatch.setattr(options.spec, "module_installed", lambda name: name == "pytest_html" or real(name))
     assert opt.flags_for(options.PYTEST) == ("--aicr-html",)
     assert opt.to_args(options.PYTEST, "r.html") == ["--aicr-html=r.html"]
     config = pytester.parseconfig("--aicr-html", "b.html")

@@ -194,6 +194,22 @@ def test_table_entries_are_well_formed() -> None:
         assert set(opt.required_by) <= set(opt.entry_points), opt.name
 
 
+def test_each_option_is_declared_once_and_shared_through_its_row() -> None:
+    declared = [opt.name for opt in OPTIONS if not opt.derived]
+    assert len(declared) == len(set(declared)), "an option is declared twice: reuse its row with .on()"
+    assert {opt.name for opt in OPTIONS if opt.derived} <= set(declared)
+    kubeconfig = [opt for opt in OPTIONS if opt.name == "kubeconfig"]
+    assert [opt.entry_points for opt in kubeconfig] == [
+        options.RUN,
+        (options.SIMULATE,),
+        (options.RECIPE,),
+        (options.SNAPSHOT,),
+    ]
+    # a subcommand's use takes the row's name and flags, and nothing of the run's settings
+    snapshot_use = kubeconfig[3]
+    assert snapshot_use.derived and snapshot_use.setting is None and snapshot_use.metavar is None
+
+
 def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester: pytest.Pytester) -> None:
     data = pytester.mkdir("data")
     argv = [
@@ -384,7 +400,7 @@ def test_only_the_table_declares_arguments() -> None:
     package = options.__file__.rsplit("/", 2)[0]
     found = []
     for path in sorted(Path(package).rglob("*.py")):
-        if path.name == "options.py" and path.parent.name == "plugin":
+        if path.parent.name == "options" and path.parent.parent.name == "plugin":
             continue
         text = path.read_text(encoding="utf-8")
         found += [f"{path}: {m.group()}" for m in re.finditer(r"\.(add_argument|addoption)\(", text)]

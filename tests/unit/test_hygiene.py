@@ -1,7 +1,7 @@
 """Repository hygiene: product modules stay small, and prose carries no references that lead nowhere.
 
 * Every product module (``aicr_pytest/**``, ``checks/**``) has at most :data:`MAX_MODULE_LINES`
-  lines; the option table (``aicr_pytest/plugin/options.py``) is the one exception.
+  lines, the option table's row modules included.
 * Comments and docstrings (``aicr_pytest/``, ``checks/``, ``tests/``, ``docs/``), ``README.md``,
   ``CHANGELOG.md``, ``CONTRIBUTING.md``, every page of the docs site (``docs/**/*.md``, the
   generated pages included) and ``pyproject.toml`` cite no internal issue (``#17``, ``(#14)``,
@@ -24,8 +24,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_MODULE_LINES = 650
-#: the option table: one declaration per flag, long by nature
-LINE_LIMIT_EXEMPT = frozenset({"aicr_pytest/plugin/options.py"})
+#: modules allowed past the limit: none (the option table is split into row modules by topic)
+LINE_LIMIT_EXEMPT: frozenset[str] = frozenset()
 
 #: ``#`` and 1-3 digits, not part of a longer token.  Not an issue reference: ``AICR #123``
 #: (upstream), an HTML entity (``&#39;``), a URL fragment or markdown anchor (``/#410-gone``,

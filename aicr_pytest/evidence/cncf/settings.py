@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf.checklist import Checklist, load_checklist
 from aicr_pytest.evidence.cncf.features import Feature, resolve_features
+from aicr_pytest.evidence.cncf.metadata import METADATA_FLAGS, METADATA_OPTIONS
 
 MSG_FEATURE_NEEDS_SUBMISSION: Final = "[INVALID_REQUEST] --feature requires --cncf-submission"
 MSG_SUBMISSION_NEEDS_DIR: Final = "[INVALID_REQUEST] --cncf-submission requires --evidence-dir"
@@ -29,23 +30,6 @@ MSG_DIR_CREATE: Final = "[INVALID_REQUEST] --evidence-dir {path}: cannot create 
 MSG_DIR_NOT_WRITABLE: Final = "[INVALID_REQUEST] --evidence-dir {path}: the directory is not writable"
 MSG_CHECKLIST_NEEDS_SUBMISSION: Final = "[INVALID_REQUEST] --cncf-checklist requires --cncf-submission"
 MSG_METADATA_NEEDS_CHECKLIST: Final = "[INVALID_REQUEST] {flag} requires --cncf-checklist"
-
-#: the product metadata options: (:class:`~aicr_pytest.evidence.cncf.product.ProductMetadata` field,
-#: flag, the template's metadata key, metavar); the option table declares one option per row
-METADATA_OPTIONS: Final[tuple[tuple[str, str, str, str], ...]] = (
-    ("platform_name", "--cncf-platform-name", "platformName", "NAME"),
-    ("platform_version", "--cncf-platform-version", "platformVersion", "VERSION"),
-    ("vendor_name", "--cncf-vendor-name", "vendorName", "NAME"),
-    ("website_url", "--cncf-website-url", "websiteUrl", "URL"),
-    ("repo_url", "--cncf-repo-url", "repoUrl", "URL"),
-    ("documentation_url", "--cncf-documentation-url", "documentationUrl", "URL"),
-    ("product_logo_url", "--cncf-product-logo-url", "productLogoUrl", "URL"),
-    ("description", "--cncf-description", "description", "TEXT"),
-    ("contact_email_address", "--cncf-contact-email", "contactEmailAddress", "EMAIL"),
-    ("k8s_conformance_url", "--cncf-k8s-conformance-url", "k8sConformanceUrl", "URL"),
-)
-#: metadata field -> its flag
-METADATA_FLAGS: Final[dict[str, str]] = {field: flag for field, flag, _, _ in METADATA_OPTIONS}
 
 
 class CncfSettings(BaseModel):
