@@ -186,7 +186,9 @@ def run_identity(state: PluginState) -> RunIdentity:
     s = state.settings
     handle = state.cluster_handle or ClusterHandle(s)
     recipe = state.run.recipe.display_name if state.run is not None else "recipe"
-    return RunIdentity(recipe=recipe, cluster=handle.describe(), simulated=is_simulated(s))
+    return RunIdentity(
+        recipe=recipe, cluster=handle.describe(), simulated=is_simulated(s), offline=s.no_cluster
+    )
 
 
 def is_simulated(settings: Settings) -> bool:

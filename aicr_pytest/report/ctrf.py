@@ -136,18 +136,20 @@ def environment(
     cluster: str,
     recipe: str,
     simulated: bool,
+    offline: bool = False,
     version: str = __version__,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report's ``results.environment``: which cluster and recipe, by which aicr-pytest.
 
-    A simulated run says so three times over: ``testEnvironment`` is ``SIMULATED``, ``healthy`` is
+    ``testEnvironment`` is ``cluster``, ``snapshot only`` (``offline``: ``--no-cluster``) or
+    ``SIMULATED``.  A simulated run says so three times over: ``testEnvironment`` is ``SIMULATED``, ``healthy`` is
     false (no real cluster was validated), and ``extra["aicr.simulated"]`` is true.
     """
     env: dict[str, Any] = {
-        "reportName": f"aicr-pytest validate: {recipe} on {cluster}",
+        "reportName": f"aicr-pytest: {recipe} on {cluster}",
         "appName": cluster,
-        "testEnvironment": "SIMULATED" if simulated else "cluster",
+        "testEnvironment": "SIMULATED" if simulated else "snapshot only" if offline else "cluster",
         "extra": {
             "aicr.cluster": cluster,
             "aicr.recipe": recipe,

@@ -76,6 +76,8 @@ class RunIdentity:
     recipe: str = "recipe"
     cluster: str = "unknown"
     simulated: bool = False
+    #: ``--no-cluster``: the snapshot alone was judged
+    offline: bool = False
 
 
 @dataclass
@@ -274,7 +276,9 @@ def build_ctrf(
         stop_ms=int(time.time() * 1000),
         extra=extra_report,
         run_id=run_id or None,
-        environment=ctrf.environment(cluster=ident.cluster, recipe=ident.recipe, simulated=ident.simulated),
+        environment=ctrf.environment(
+            cluster=ident.cluster, recipe=ident.recipe, simulated=ident.simulated, offline=ident.offline
+        ),
         baseline=baseline,
         insights=insights,
     )
