@@ -76,8 +76,11 @@ def _tests(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["name"]: t for t in report["results"]["tests"]}
 
 
-def test_reruns_are_one_test_each_with_retries(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
+def test_reruns_are_one_test_each_with_retries(
+    pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any
+) -> None:
     report, junit = _run(pytester, write_inputs, "--reruns", "1")
+    ctrf_validator.validate(report)
     tests = _tests(report)
     assert [t["name"] for t in report["results"]["tests"]] == CHECK_NAMES
     summary = report["results"]["summary"]
@@ -115,9 +118,10 @@ def test_reruns_are_one_test_each_with_retries(pytester: pytest.Pytester, write_
     )
 
 
-def test_dashboard_fields(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
+def test_dashboard_fields(pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any) -> None:
     first, junit = _run(pytester, write_inputs)
     second, _ = _run(pytester, write_inputs)
+    ctrf_validator.validate(first)
     assert first["specVersion"] == "1.0.0"
     assert uuid.UUID(first["reportId"]) != uuid.UUID(second["reportId"])
     assert first["runId"] == first["extra"]["aicr.runId"]
@@ -155,8 +159,11 @@ def test_same_check_other_recipe_other_id() -> None:
     assert a != stable_test_id("h100-eks-ubuntu-training", "conformance", "operator-health")
 
 
-def test_simulated_run_says_so_in_ctrf_and_junit(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
+def test_simulated_run_says_so_in_ctrf_and_junit(
+    pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any
+) -> None:
     report, junit = _run(pytester, write_inputs, "--aicr-simulated=h100-healthy")
+    ctrf_validator.validate(report)
     env = report["results"]["environment"]
     assert env["testEnvironment"] == "SIMULATED" and env["healthy"] is False
     assert env["reportName"].startswith("SIMULATED ")

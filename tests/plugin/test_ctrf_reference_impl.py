@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.helpers import make_recipe, read_ctrf
+from tests.plugin.helpers import ctrf_js_dir, make_recipe, read_ctrf
 
 Inputs = Callable[..., tuple[Path, Path]]
 
@@ -53,11 +53,6 @@ def test_gpu_operator_version(aicr_check):
     COUNTER.write_text(str(n + 1))
     assert n >= 1, "first attempt fails"
 """
-
-
-def ctrf_js_dir() -> Path:
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "aicr-pytest" / "ctrf-js"
-    return Path(os.environ.get("AICR_CTRF_JS_DIR", default))
 
 
 @pytest.fixture(scope="module")
