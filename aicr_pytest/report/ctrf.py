@@ -143,8 +143,8 @@ def environment(
     """The report's ``results.environment``: which cluster and recipe, by which aicr-pytest.
 
     ``testEnvironment`` is ``cluster``, ``snapshot only`` (``offline``: ``--no-cluster``) or
-    ``SIMULATED``.  A simulated run says so three times over: ``testEnvironment`` is ``SIMULATED``, ``healthy`` is
-    false (no real cluster was validated), and ``extra["aicr.simulated"]`` is true.
+    ``SIMULATED``.  A simulated run says so three times over: ``testEnvironment`` is ``SIMULATED``,
+    ``healthy`` is false (no real cluster was validated), and ``extra["aicr.simulated"]`` is true.
     """
     env: dict[str, Any] = {
         "reportName": f"aicr-pytest: {recipe} on {cluster}",

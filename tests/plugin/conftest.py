@@ -36,7 +36,7 @@ def ctrf_validator() -> Any:
     for path in candidates:
         if path.is_file():
             schema = json.loads(path.read_text(encoding="utf-8"))
-            checker = jsonschema.Draft7Validator.FORMAT_CHECKER
+            checker = jsonschema.FormatChecker()  # every format it knows, uuid and date-time too
             return jsonschema.Draft7Validator(schema, format_checker=checker)
     reason = f"no CTRF schema: neither {candidates[0]} nor the ctrf npm package (scripts/ctrf.sh install)"
     if os.environ.get("AICR_REQUIRE_REFERENCE") == "1" or os.environ.get("AICR_REQUIRE_CTRF_JS") == "1":

@@ -156,7 +156,7 @@ def _report_inputs() -> tuple[list[ResultAccumulator], list[ConstraintResult]]:
 @pytest.mark.compat
 def test_report_is_valid_against_the_official_schema(reference_dir: Path) -> None:
     schema = json.loads((reference_dir / "ctrf" / "ctrf.schema.json").read_text())
-    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
     validator.validate(build_ctrf([], start_ms=1000, run_id="abc"))
     results, readiness = _report_inputs()
     validator.validate(build_ctrf(results, readiness=readiness, start_ms=1000, run_id="abc"))
