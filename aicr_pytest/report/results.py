@@ -230,13 +230,15 @@ def build_ctrf(
     identity: RunIdentity | None = None,
     baseline: dict[str, Any] | None = None,
     insights: dict[str, Any] | None = None,
+    test_insights: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """CTRF for a run: readiness results (when given) first, then checks in run order.
 
     An interrupted run records why under the report's ``extra["aicr.interrupted"]``.  ``identity``
     (recipe, cluster, simulated) gives each test its stable id and the report its ``environment``;
     a simulated run marks the report and every test ``extra["aicr.simulated"] = true``.
-    ``baseline`` and ``insights`` are placed as given (a run history computes them).
+    ``baseline``, ``insights`` and ``test_insights`` (by check name) are placed as given: a run
+    history computes them.
     """
     ident = identity or RunIdentity()
     tests: list[ctrf.TestResult] = readiness_tests(readiness)
@@ -258,6 +260,7 @@ def build_ctrf(
                 retry_attempts=list(acc.attempts),
                 stdout=stdout,
                 extra=extra or None,
+                insights=(test_insights or {}).get(acc.name),
             )
         )
     for test in tests:

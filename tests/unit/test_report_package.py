@@ -165,3 +165,25 @@ def test_failure_line_carries_the_first_issue_cut_at_the_width_never_at_a_newlin
     assert line.endswith("2 issue(s): DaemonSet a 3/4 ready; Deployment b 0/1 available")
     acc.message = "\n\n"
     assert terminal.failure_lines([acc]) == ["FAILED expected-resources (deployment): no message"]
+
+
+def test_baseline_and_insights_have_their_places() -> None:
+    from aicr_pytest.report.results import ResultAccumulator, RunIdentity, build_ctrf
+
+    acc = ResultAccumulator("nccl-all-reduce-bw", "performance", 0, "check")
+    base = {"reportId": "6f1c0d0e-5a8b-4c1e-9a57-6a1c2b7e4d10", "source": "history"}
+    per_test = {"nccl-all-reduce-bw": {"averageTestDuration": {"current": 10, "baseline": 9, "change": 1}}}
+    doc = build_ctrf(
+        [acc],
+        start_ms=1000,
+        run_id="abc",
+        identity=RunIdentity(recipe="h100-eks-ubuntu-training"),
+        baseline=base,
+        insights={"runsAnalyzed": 2},
+        test_insights=per_test,
+    )
+    assert doc["baseline"] == base and doc["insights"] == {"runsAnalyzed": 2}
+    assert doc["results"]["tests"][0]["insights"] == per_test["nccl-all-reduce-bw"]
+    plain = build_ctrf([acc], start_ms=1000, run_id="abc")
+    assert "baseline" not in plain and "insights" not in plain
+    assert "insights" not in plain["results"]["tests"][0]
