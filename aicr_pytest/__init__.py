@@ -24,6 +24,7 @@ from aicr_pytest.core.lazy import lazy_exports
 from aicr_pytest.core.version import __version__
 
 if TYPE_CHECKING:  # at run time each name is imported on first use (start-up time)
+    from aicr_pytest.core.check import CheckContext
     from aicr_pytest.core.clock import Clock
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.policy import AllocationPolicy
@@ -33,12 +34,11 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
     from aicr_pytest.core.snapshot import Snapshot
     from aicr_pytest.kube.client import Cluster
     from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
 
 
 _LAZY = {
     "AllocationPolicy": "aicr_pytest.core.policy",
-    "CheckContext": "aicr_pytest.plugin.check",
+    "CheckContext": "aicr_pytest.core.check",
     "Clock": "aicr_pytest.core.clock",
     "Cluster": "aicr_pytest.kube.client",
     "Constraint": "aicr_pytest.core.recipe",

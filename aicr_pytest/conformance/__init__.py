@@ -92,8 +92,12 @@ CHECKS: dict[str, str] = {
 
 
 def check_function(name: str) -> CheckFunction:
-    """The ``run_<check>`` function of catalog check ``name``, imported now (``KeyError`` when unknown)."""
-    module, _, function = CHECKS[name].partition(":")
+    """The ``run_<check>`` function of catalog check ``name`` (its row's ``entry``, read when called),
+    imported now (``KeyError`` when the catalog has no such check or its row names no entry)."""
+    entry = catalog.BY_NAME[name].entry
+    if entry is None:
+        raise KeyError(name)
+    module, _, function = entry.partition(":")
     fn: CheckFunction = getattr(importlib.import_module(module), function)
     return fn
 

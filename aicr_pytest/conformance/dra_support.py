@@ -41,7 +41,6 @@ from aicr_pytest.core.errors import CheckSkip
 from aicr_pytest.kube.errors import ApiError, NotFound
 
 JSON = dict[str, Any]
-CHECK: Final = "dra-support"
 DRIVER_COMPONENT: Final = "nvidia-dra-driver-gpu"
 DEFAULT_DRIVER_NAMESPACE: Final = "nvidia-dra-driver"
 CONTROLLER: Final = "nvidia-dra-driver-gpu-controller"
@@ -249,7 +248,6 @@ def _behavioral(ctx: ConformanceContext, api_version: str, budget: float) -> Non
 
 
 __all__ = [
-    "CHECK",
     "MSG_NO_NVIDIA_SLICES",
     "MSG_NO_VALID_SLICES",
     "MSG_NO_VERSION",

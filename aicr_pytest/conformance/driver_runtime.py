@@ -34,7 +34,6 @@ from aicr_pytest.conformance.inventory import (
     recorded_gpu_nodes,
 )
 
-CHECK: Final = "driver-runtime-management"
 DRA_ATTRIBUTE: Final = "driverVersion"
 FULL_LABEL: Final = "nvidia.com/cuda.driver-version.full"
 #: GFD's split labels: current ones first, then the deprecated ``cuda.driver.*`` ones
@@ -152,7 +151,6 @@ def run_driver_runtime_management(ctx: ConformanceContext) -> None:
 
 
 __all__ = [
-    "CHECK",
     "MSG_AMBIGUOUS",
     "MSG_MISSING",
     "MSG_SKEW",

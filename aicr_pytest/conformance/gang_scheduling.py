@@ -47,7 +47,6 @@ from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.wait import observe, wait_deleted
 
 JSON = dict[str, Any]
-CHECK: Final = "gang-scheduling"
 KAI_NAMESPACE: Final = "kai-scheduler"
 SCHEDULER_NAME: Final = "kai-scheduler"
 GATE_DEPLOYMENT: Final = "kai-scheduler-default"
@@ -415,7 +414,6 @@ def _cleanup(ctx: ConformanceContext, namespace: str, created: Sequence[tuple[st
 
 
 __all__ = [
-    "CHECK",
     "KAI_CRDS",
     "KAI_DEPLOYMENTS",
     "MSG_SKIP",

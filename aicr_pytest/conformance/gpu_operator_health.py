@@ -29,7 +29,6 @@ from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.errors import ApiError, NotFound
 
-CHECK: Final = "gpu-operator-health"
 OPERATOR_COMPONENTS: Final = ("gpu-operator", "gpu-operator-ocp")
 DEFAULT_NAMESPACE: Final = "gpu-operator"
 OPERATOR_LABEL: Final = "app.kubernetes.io/name=gpu-operator"
@@ -105,4 +104,4 @@ def run_gpu_operator_health(ctx: ConformanceContext) -> None:
     )
 
 
-__all__ = ["CHECK", "MSG_NO_OPERATOR", "run_gpu_operator_health"]
+__all__ = ["MSG_NO_OPERATOR", "run_gpu_operator_health"]

@@ -37,7 +37,6 @@ from aicr_pytest.conformance.inventory import (
     require_found,
 )
 
-CHECK: Final = "gpu-sharing"
 MIG_RESOURCE_PREFIX: Final = "nvidia.com/mig-"
 SHARED_RESOURCE: Final = "nvidia.com/gpu.shared"
 STRATEGY_LABEL: Final = "nvidia.com/mig.strategy"
@@ -111,7 +110,6 @@ def run_gpu_sharing(ctx: ConformanceContext) -> None:
 
 
 __all__ = [
-    "CHECK",
     "LOOKED_FOR",
     "MSG_NOTHING_SHARED",
     "SKIP_NO_GPU_NODES",

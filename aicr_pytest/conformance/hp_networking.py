@@ -36,7 +36,6 @@ from aicr_pytest.conformance.inventory import (
     require_found,
 )
 
-CHECK: Final = "high-performance-networking"
 RESOURCE_PREFIXES: Final = (
     "rdma/",
     "nvidia.com/hostdev",
@@ -102,7 +101,6 @@ def run_high_performance_networking(ctx: ConformanceContext) -> None:
 
 
 __all__ = [
-    "CHECK",
     "LOOKED_FOR",
     "MSG_NONE",
     "SKIP_SINGLE_NODE",

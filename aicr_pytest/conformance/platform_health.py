@@ -26,7 +26,6 @@ from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.errors import ApiError, NotFound
 
-CHECK: Final = "platform-health"
 #: kind -> apiVersion of the expectedResources kinds AICR supports
 SUPPORTED_KINDS: Final[Mapping[str, str]] = {
     "Deployment": "apps/v1",
@@ -129,4 +128,4 @@ def run_platform_health(ctx: ConformanceContext) -> None:
         )
 
 
-__all__ = ["CHECK", "SUPPORTED_KINDS", "resource_problem", "run_platform_health"]
+__all__ = ["SUPPORTED_KINDS", "resource_problem", "run_platform_health"]

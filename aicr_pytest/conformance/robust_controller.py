@@ -47,7 +47,6 @@ from aicr_pytest.core.errors import CheckSkip, Inconclusive
 from aicr_pytest.kube.errors import ApiError, ApiUnreachable, NotFound
 
 JSON = dict[str, Any]
-CHECK: Final = "robust-controller"
 MSG_SKIP: Final = "no supported AI operator found in recipe (requires dynamo-platform or kubeflow-trainer)"
 MSG_ACCEPTED: Final = "validating webhook did not reject invalid {kind}"
 MSG_RBAC: Final = "RBAC denied the request, not an admission webhook rejection"
@@ -394,7 +393,6 @@ def _rejection(ctx: ConformanceContext, operator: Operator, namespace: str, webh
 
 
 __all__ = [
-    "CHECK",
     "DYNAMO",
     "KUBEFLOW",
     "KUBEFLOW_WEBHOOK",

@@ -44,7 +44,6 @@ from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.errors import ApiError
 
 JSON = dict[str, Any]
-CHECK: Final = "secure-accelerator-access"
 FALLBACK_BUDGET: Final = 510.0
 OPERATOR_COMPONENTS: Final = ("gpu-operator", "gpu-operator-ocp")
 DEFAULT_OPERATOR_NAMESPACE: Final = "gpu-operator"
@@ -292,4 +291,4 @@ def _probe(ctx: ConformanceContext, ns: GpuTestNamespace, node: str, deadline: f
     prove_ran(ctx.run, done)
 
 
-__all__ = ["CHECK", "MODE_DEVICE_PLUGIN", "MODE_DRA", "MSG_NO_MECHANISM", "run_secure_accelerator_access"]
+__all__ = ["MODE_DEVICE_PLUGIN", "MODE_DRA", "MSG_NO_MECHANISM", "run_secure_accelerator_access"]

@@ -40,7 +40,6 @@ from aicr_pytest.conformance.inventory import node_info
 from aicr_pytest.conformance.testns import GpuTestNamespace, cleaned_up
 from aicr_pytest.kube.errors import ApiError
 
-CHECK: Final = "workload-sandboxing"
 GVISOR_HANDLERS: Final = ("runsc", "gvisor")
 KATA_PREFIX: Final = "kata"
 HANDLERS_TEXT: Final = "runsc, gvisor (gVisor), kata* (Kata Containers)"
@@ -168,7 +167,6 @@ def _verdict(ctx: ConformanceContext, rc: str, handler: str, name: str, done: JS
 
 
 __all__ = [
-    "CHECK",
     "COMPONENT_LABEL",
     "HANDLERS_TEXT",
     "MSG_NO_NODE_KERNEL",

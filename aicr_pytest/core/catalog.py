@@ -3,10 +3,12 @@
 The catalog is data, and the one place a check is named: every check AICR's ``aicr validate``
 knows, with its phase, its timeout, a description and, as plain strings (core imports no other
 package of aicr-pytest), where the rest of aicr-pytest finds it: the bundled test that runs it,
-the family entry point a family dispatches to by name, the family's hooks module and the CNCF
-feature it evidences.  Everything else derives from these rows: which bundled file to import,
-which checks a bundled test function is parametrized with, ``aicr_pytest.conformance.CHECKS``,
-the hook modules registered before a run, the feature → check mapping of the CNCF collector.
+the family entry point a family dispatches to by name, the family's hooks module, its opt-in group
+and the CNCF feature it evidences (the one place a feature is named, too).  Everything else derives
+from these rows: which bundled file to import, which checks a bundled test function is parametrized
+with (every conformance check is one parametrized test), ``aicr_pytest.conformance.CHECKS``, the
+hook modules registered before a run, the groups' member lists and marker docs, the CNCF features
+and the checklist's requirement → check map.
 Catalog order is the execution and report order within a phase (as in AICR).
 
 Every lookup reads :data:`CATALOG` when it is used, so a test adds a row by replacing the tuple
@@ -35,6 +37,20 @@ PHASE_DESCRIPTIONS: Mapping[str, str] = {
 
 
 @dataclass(frozen=True)
+class CncfFeature:
+    """The CNCF AI-conformance feature a check evidences: the one place a feature is named.
+
+    ``requirement``: the checklist template's requirement id (``secure_accelerator_access``);
+    ``name``: the ``--feature`` spelling and evidence name, when it is not the check's own name;
+    ``aliases``: further ``--feature`` spellings.
+    """
+
+    requirement: str
+    name: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CheckSpec:
     """One catalog row.
 
@@ -45,7 +61,9 @@ class CheckSpec:
     dispatches by name (the conformance checks).
     ``hooks``: the family's hooks module (``pytest_aicr_prevalidate`` …), registered when the check
     is selected.
-    ``cncf_feature``: the name of the CNCF AI-conformance feature whose evidence the check produces.
+    ``cncf``: the CNCF AI-conformance feature whose evidence the check produces (:class:`CncfFeature`:
+    the checklist requirement id, the ``--feature`` name and aliases); the feature's prose and
+    evidence file are keyed by the requirement id (:mod:`aicr_pytest.evidence.cncf.features`).
     ``group``: an opt-in group of aicr-pytest extensions AICR's catalog does not have (``health``:
     the node-health checks; ``cncf-should``: the CNCF SHOULD checks); such a check runs only when the
     recipe names it or the group's flag asks for it (``--node-health``, ``--cncf-should``), and
@@ -59,8 +77,13 @@ class CheckSpec:
     test: str | None = None
     entry: str | None = None
     hooks: str | None = None
-    cncf_feature: str | None = None
+    cncf: CncfFeature | None = None
     group: str | None = None
+
+    @property
+    def cncf_feature(self) -> str | None:
+        """The ``--feature`` name of the CNCF feature the check evidences (``None``: none)."""
+        return None if self.cncf is None else self.cncf.name or self.name
 
 
 #: the node-health group (``--node-health``, marker ``health``)
@@ -70,6 +93,23 @@ HEALTH: str = "health"
 CNCF_SHOULD: str = "cncf-should"
 
 
+@dataclass(frozen=True)
+class Group:
+    """An opt-in group: what its checks are, the flag that asks for them and the
+    :class:`~aicr_pytest.core.settings.Settings` field that flag sets."""
+
+    title: str
+    flag: str
+    setting: str
+
+
+#: the opt-in groups; a group's members are the rows that name it (:func:`names_in_group`)
+GROUPS: Mapping[str, Group] = {
+    HEALTH: Group("node-health checks", "--node-health", "node_health"),
+    CNCF_SHOULD: Group("CNCF SHOULD checks", "--cncf-should", "cncf_should"),
+}
+
+
 def _m(minutes: int) -> int:
     return minutes * 60
 
@@ -77,12 +117,11 @@ def _m(minutes: int) -> int:
 _DEPLOYMENT = "deployment/test_deployment.py::"
 _NODE_HEALTH = "deployment/test_node_health.py::"
 _HEALTH_HOOKS = "aicr_pytest.health.hooks"
-_CONFORMANCE_1 = "conformance/test_conformance_phase1.py::test_conformance"
-_CONFORMANCE_2 = "conformance/test_conformance_phase2.py::"
+#: every conformance check: one parametrized test (the family function is the row's ``entry``)
+_CONFORMANCE = "conformance/test_conformance.py::test_conformance"
 _NCCL = "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw"
 _NCCL_HOOKS = "aicr_pytest.nccl.hooks"
 _CRE = "performance/test_cre.py::"
-_CNCF_SHOULD = "conformance/test_conformance_phase1.py::test_cncf_should"
 
 
 def _conformance(module: str, function: str) -> str:
@@ -159,88 +198,88 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(5),
         "Dynamic Resource Allocation support",
-        test=_CONFORMANCE_1,
+        test=_CONFORMANCE,
         entry=_conformance("dra_support", "run_dra_support"),
-        cncf_feature="dra-support",
+        cncf=CncfFeature("dra_support", aliases=("dra",)),
     ),
     CheckSpec(
         "gang-scheduling",
         "conformance",
         _m(10),
         "gang scheduling with the KAI scheduler",
-        test=_CONFORMANCE_1,
+        test=_CONFORMANCE,
         entry=_conformance("gang_scheduling", "run_gang_scheduling"),
-        cncf_feature="gang-scheduling",
+        cncf=CncfFeature("gang_scheduling", aliases=("gang",)),
     ),
     CheckSpec(
         "accelerator-metrics",
         "conformance",
         _m(5),
         "accelerator metrics from the DCGM exporter",
-        test=_CONFORMANCE_2 + "test_accelerator_metrics",
+        test=_CONFORMANCE,
         entry=_conformance("accelerator_metrics", "run_accelerator_metrics"),
-        cncf_feature="accelerator-metrics",
+        cncf=CncfFeature("accelerator_metrics", aliases=("metrics",)),
     ),
     CheckSpec(
         "ai-service-metrics",
         "conformance",
         _m(5),
         "AI service metrics via Prometheus",
-        test=_CONFORMANCE_2 + "test_ai_service_metrics",
+        test=_CONFORMANCE,
         entry=_conformance("ai_service_metrics", "run_ai_service_metrics"),
-        cncf_feature="ai-service-metrics",
+        cncf=CncfFeature("ai_service_metrics", aliases=("service-metrics",)),
     ),
     CheckSpec(
         "inference-gateway",
         "conformance",
         _m(5),
         "inference gateway is operational",
-        test=_CONFORMANCE_2 + "test_inference_gateway",
+        test=_CONFORMANCE,
         entry=_conformance("inference_gateway", "run_inference_gateway"),
-        cncf_feature="inference-gateway",
+        cncf=CncfFeature("ai_inference", aliases=("gateway",)),
     ),
     CheckSpec(
         "pod-autoscaling",
         "conformance",
         _m(10),
         "HPA-driven pod autoscaling with GPU metrics",
-        test=_CONFORMANCE_2 + "test_pod_autoscaling",
+        test=_CONFORMANCE,
         entry=_conformance("pod_autoscaling", "run_pod_autoscaling"),
-        cncf_feature="pod-autoscaling",
+        cncf=CncfFeature("pod_autoscaling", aliases=("hpa",)),
     ),
     CheckSpec(
         "cluster-autoscaling",
         "conformance",
         _m(10),
         "cluster autoscaling",
-        test=_CONFORMANCE_2 + "test_cluster_autoscaling",
+        test=_CONFORMANCE,
         entry=_conformance("cluster_autoscaling", "run_cluster_autoscaling"),
-        cncf_feature="cluster-autoscaling",
+        cncf=CncfFeature("cluster_autoscaling"),
     ),
     CheckSpec(
         "robust-controller",
         "conformance",
         _m(5),
         "AI operator controller and webhooks",
-        test=_CONFORMANCE_1,
+        test=_CONFORMANCE,
         entry=_conformance("robust_controller", "run_robust_controller"),
-        cncf_feature="robust-operator",
+        cncf=CncfFeature("robust_controller", "robust-operator", ("operator",)),
     ),
     CheckSpec(
         "secure-accelerator-access",
         "conformance",
         _m(10),
         "GPU access via DRA or device plugin only",
-        test=_CONFORMANCE_1,
+        test=_CONFORMANCE,
         entry=_conformance("secure_access", "run_secure_accelerator_access"),
-        cncf_feature="secure-access",
+        cncf=CncfFeature("secure_accelerator_access", "secure-access", ("secure",)),
     ),
     CheckSpec(
         "slinky-slurm-health",
         "conformance",
         _m(5),
         "Slinky Slurm controller and job submission",
-        test=_CONFORMANCE_2 + "test_slinky_slurm_health",
+        test=_CONFORMANCE,
         entry=_conformance("slinky", "run_slinky_slurm_health"),
     ),
     CheckSpec(
@@ -248,7 +287,7 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(5),
         "IMEX channels for concurrent Slurm jobs",
-        test=_CONFORMANCE_2 + "test_slinky_slurm_imex_channel",
+        test=_CONFORMANCE,
         entry=_conformance("slinky", "run_slinky_slurm_imex_channel"),
     ),
     CheckSpec(  # upstream AICR v1.x
@@ -256,7 +295,7 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(5),
         "Slurm GPU access and isolation for Slinky Slurm jobs",
-        test="conformance/test_slinky_gpu_access.py::test_slinky_slurm_gpu_access",
+        test=_CONFORMANCE,
         entry=_conformance("slinky_gpu_access", "run_slinky_slurm_gpu_access"),
     ),
     CheckSpec(
@@ -264,7 +303,7 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(2),
         "GPU operator health (diagnostic)",
-        test=_CONFORMANCE_1,
+        test=_CONFORMANCE,
         entry=_conformance("gpu_operator_health", "run_gpu_operator_health"),
     ),
     CheckSpec(
@@ -272,7 +311,7 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(5),
         "platform component health (diagnostic)",
-        test=_CONFORMANCE_1,
+        test=_CONFORMANCE,
         entry=_conformance("platform_health", "run_platform_health"),
     ),
     # CNCF SHOULD requirements: aicr-pytest extensions; they run only when asked for
@@ -282,9 +321,9 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(2),
         "GPUs can be shared: MIG or time-slicing resources, or DRA partitions (CNCF SHOULD)",
-        test=_CNCF_SHOULD,
+        test=_CONFORMANCE,
         entry=_conformance("gpu_sharing", "run_gpu_sharing"),
-        cncf_feature="gpu-sharing",
+        cncf=CncfFeature("gpu_sharing", aliases=("sharing",)),
         group=CNCF_SHOULD,
     ),
     CheckSpec(
@@ -292,9 +331,9 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(2),
         "one GPU driver and one container-runtime version across the GPU nodes (CNCF SHOULD)",
-        test=_CNCF_SHOULD,
+        test=_CONFORMANCE,
         entry=_conformance("driver_runtime", "run_driver_runtime_management"),
-        cncf_feature="driver-runtime-management",
+        cncf=CncfFeature("driver_runtime_management", aliases=("driver-runtime",)),
         group=CNCF_SHOULD,
     ),
     CheckSpec(
@@ -302,9 +341,9 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(5),
         "a sandboxed RuntimeClass (gVisor, Kata) runs a pod on a kernel of its own (CNCF SHOULD)",
-        test=_CNCF_SHOULD,
+        test=_CONFORMANCE,
         entry=_conformance("workload_sandboxing", "run_workload_sandboxing"),
-        cncf_feature="workload-sandboxing",
+        cncf=CncfFeature("workload_sandboxing", aliases=("sandboxing",)),
         group=CNCF_SHOULD,
     ),
     CheckSpec(
@@ -312,9 +351,9 @@ CATALOG: tuple[CheckSpec, ...] = (
         "conformance",
         _m(2),
         "RDMA-capable NICs are exposed to pods: DRA devices or extended resources (CNCF SHOULD)",
-        test=_CNCF_SHOULD,
+        test=_CONFORMANCE,
         entry=_conformance("hp_networking", "run_high_performance_networking"),
-        cncf_feature="high-performance-networking",
+        cncf=CncfFeature("high_performance_networking", aliases=("rdma",)),
         group=CNCF_SHOULD,
     ),
     CheckSpec(
@@ -428,6 +467,11 @@ def check_of_feature(feature: str) -> str:
     return names[0]
 
 
+def cncf_rows() -> list[CheckSpec]:
+    """The checks that evidence a CNCF feature, in catalog order."""
+    return [c for c in CATALOG if c.cncf is not None]
+
+
 def names_in_phase(phase: str) -> list[str]:
     return [c.name for c in CATALOG if c.phase == phase]
 
@@ -441,6 +485,15 @@ def nccl_all_reduce_checks() -> list[str]:
 def names_in_group(group: str) -> list[str]:
     """The checks of opt-in group ``group``, in catalog order."""
     return [c.name for c in CATALOG if c.group == group]
+
+
+def group_marker_doc(group: str) -> str:
+    """The ``-m <group>`` marker's description: the group's members, from the rows."""
+    spec = GROUPS[group]
+    return (
+        f"{spec.title} ({', '.join(names_in_group(group))}); `-m {group}` runs them "
+        f"(as {spec.flag} does) and nothing else"
+    )
 
 
 def parse_phases(values: Sequence[str] | None) -> list[str]:

@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from aicr_pytest.core import records
 from aicr_pytest.core.constraints import parse_threshold
-from aicr_pytest.core.errors import CheckSkip, Inconclusive
+from aicr_pytest.core.errors import CheckFailed, CheckSkip, Inconclusive
 from aicr_pytest.core.gofmt import format_go_float
 
 JSON = dict[str, Any]
@@ -86,7 +86,7 @@ MSG_GOODPUT_NOT_SATISFIED: Final = 'goodput ratio {actual} does not satisfy cons
 MSG_CONSTRAINT_LINE: Final = "Constraint: {constraint} → {verdict}"
 
 
-class CreCheckFailure(AssertionError):
+class CreCheckFailure(CheckFailed):
     """The check fails (CTRF ``failed``) with ``str(exc)`` as its message."""
 
 

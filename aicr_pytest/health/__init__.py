@@ -23,7 +23,7 @@ reads and validates their knobs from the run's settings, and :mod:`.hooks` does 
 starts.
 
 Outcomes follow the other families: a ``check_*`` function returns its pass message, raises
-:class:`~.common.HealthCheckFailed` (an ``AssertionError``: CTRF ``failed``) or
+:class:`~.common.HealthCheckFailed` (a :class:`~aicr_pytest.core.errors.CheckFailed`: CTRF ``failed``) or
 :class:`~aicr_pytest.core.errors.Inconclusive` (CTRF ``other``); bad knobs raise
 :class:`~aicr_pytest.core.errors.UsageError` (one line).  Proof that a pod really ran is
 :mod:`aicr_pytest.kube.proof` (every family's pods need it).

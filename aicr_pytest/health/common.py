@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.core.errors import CheckFailed, Inconclusive
 
 #: a list the cluster refused (inconclusive)
 MSG_LIST_FAILED: Final = "could not list {what}: {err}"
 
 
-class HealthCheckFailed(AssertionError):
+class HealthCheckFailed(CheckFailed):
     """The cluster failed a node-health check; ``str()`` is the user-facing message."""
 
     def __init__(self, message: str, lines: Sequence[str] = ()) -> None:

@@ -206,6 +206,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         outcomes.phase_skip(item, reason)
 
 
+@pytest.hookimpl(wrapper=True, specname="pytest_runtest_setup")
+def pytest_runtest_setup_skips(item: pytest.Item) -> Generator[None, None, None]:
+    """A fixture's ``aicr_check.skip(...)`` (a :class:`~aicr_pytest.core.errors.CheckSkip`) skips the
+    check."""
+    with outcomes.domain_skips():
+        return (yield)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     seconds, message = outcomes.budget_of(item)

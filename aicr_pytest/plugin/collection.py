@@ -34,13 +34,6 @@ from aicr_pytest.report.results import (
 )
 
 PHASE_MARKER_DOCS = catalog.PHASE_DESCRIPTIONS
-GROUP_MARKER_DOCS = {
-    catalog.HEALTH: "node-health checks (gpu-inventory, gpu-diagnostics, gpu-health); `-m health` "
-    "runs them (as --node-health does) and nothing else",
-    catalog.CNCF_SHOULD: "CNCF SHOULD checks (gpu-sharing, driver-runtime-management, "
-    "workload-sandboxing, high-performance-networking); `-m cncf-should` runs them (as --cncf-should "
-    "does) and nothing else",
-}
 
 #: the indirectly parametrized fixtures of :mod:`aicr_pytest.plugin.fixtures`
 CHECK_FIXTURE = "aicr_check"
@@ -50,8 +43,8 @@ CONSTRAINT_FIXTURE = "aicr_snapshot_constraint"
 def register_markers(config: pytest.Config) -> None:
     for phase, doc in PHASE_MARKER_DOCS.items():
         config.addinivalue_line("markers", f"{phase}: {doc}")
-    for group, doc in GROUP_MARKER_DOCS.items():
-        config.addinivalue_line("markers", f"{group}: {doc}")
+    for group in catalog.GROUPS:
+        config.addinivalue_line("markers", f"{group}: {catalog.group_marker_doc(group)}")
     config.addinivalue_line(
         "markers",
         "check(*names): the catalog check name(s) this test implements; the recipe selects them",
@@ -84,7 +77,8 @@ def opt_in_by_marker(config: pytest.Config, state: PluginState) -> None:
     """``-m health`` asks for the node-health checks as ``--node-health`` does, ``-m cncf-should``
     for the CNCF SHOULD checks as ``--cncf-should`` does (before inputs load)."""
     markexpr = str(getattr(config.option, "markexpr", "") or "")
-    for group, setting in ((catalog.HEALTH, "node_health"), (catalog.CNCF_SHOULD, "cncf_should")):
+    for group, spec in catalog.GROUPS.items():
+        setting = spec.setting
         if not getattr(state.settings, setting) and markexpr_asks_for(markexpr, group):
             state.settings = state.settings.model_copy(update={setting: True})
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from aicr_pytest.core import catalog
+from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.core.settings import Settings
-from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, get_state
 
 if TYPE_CHECKING:

@@ -1,14 +1,18 @@
 """The one exception → status mapping, and the reports that carry it to the controller.
 
+Check code raises the package's own exceptions (:mod:`aicr_pytest.core.errors`; the ``aicr_check``
+context's ``fail``/``skip`` raise them too) and never needs pytest; this module is the one place that
+turns them into pytest outcomes and CTRF statuses:
+
 * the test passed → ``passed``;
-* ``AssertionError`` (:class:`~aicr_pytest.CheckFailed` and every family's failure) or
-  ``pytest.fail`` (``aicr_check.fail``) → ``failed``, the author's message kept
-  (pytest's ``assert <expr>`` rewrite is cut off);
-* ``pytest.skip`` (``aicr_check.skip``) or :class:`~aicr_pytest.core.errors.CheckSkip` from domain code
-  → ``skipped``, the reason as message; such a check-level skip (raised while the check or its
-  fixtures ran) also ends the check's ``stdout`` with ``level=INFO msg=SKIP reason="…"``, while a
-  phase-level skip (:func:`phase_skip`: fail-fast, ``--no-cluster``, readiness, ``--skip-check``)
-  keeps its reason in the message only;
+* ``AssertionError`` (:class:`~aicr_pytest.CheckFailed`, which ``aicr_check.fail`` raises and every
+  family's failure subclasses) or ``pytest.fail`` → ``failed``, the author's message kept (pytest's
+  ``assert <expr>`` rewrite is cut off);
+* :class:`~aicr_pytest.core.errors.CheckSkip` (``aicr_check.skip``, domain code; raised while the
+  check or its fixtures run: :func:`domain_skips`) or ``pytest.skip`` → ``skipped``, the reason as
+  message; such a check-level skip also ends the check's ``stdout`` with
+  ``level=INFO msg=SKIP reason="…"``, while a phase-level skip (:func:`phase_skip`: fail-fast,
+  ``--no-cluster``, readiness, ``--skip-check``) keeps its reason in the message only;
 * :class:`~aicr_pytest.Inconclusive` → ``other`` with its message; a check past its time budget
   (:class:`~aicr_pytest.plugin.budget.CheckTimeout`) → ``other`` with its one timeout line;
   :class:`~aicr_pytest.UsageError` → ``other``, and the run exits 2;
@@ -56,7 +60,8 @@ def check_level_skip(item: pytest.Item, report: pytest.TestReport) -> bool:
 
 @contextlib.contextmanager
 def domain_skips() -> Iterator[None]:
-    """Domain code signals deliberate skips with :class:`CheckSkip`; report them as skipped."""
+    """A check (``aicr_check.skip``) or its domain code signals a deliberate skip with
+    :class:`CheckSkip`; pytest reports it skipped (wraps a check's setup and call)."""
     try:
         yield
     except CheckSkip as skip:

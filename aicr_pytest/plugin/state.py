@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from aicr_pytest import __version__
+from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.core.writable import check_writable
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
 from aicr_pytest.report.results import RunIdentity, RunResults, build_ctrf

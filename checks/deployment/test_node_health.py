@@ -14,13 +14,13 @@ from aicr_pytest.health import cluster as health_cluster
 from aicr_pytest.health import diagnostics_run, exporter_run, knobs
 
 if TYPE_CHECKING:  # annotations only
+    from aicr_pytest.core.check import CheckContext
     from aicr_pytest.core.clock import Clock
     from aicr_pytest.core.policy import AllocationPolicy
     from aicr_pytest.core.records import HealthRow
     from aicr_pytest.core.settings import Settings
     from aicr_pytest.kube.client import Cluster
     from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
 
 
 def test_gpu_inventory(

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from aicr_pytest import cre
 
 if TYPE_CHECKING:  # annotations only
+    from aicr_pytest.core.check import CheckContext
     from aicr_pytest.core.clock import Clock
     from aicr_pytest.core.recipe import Recipe
     from aicr_pytest.kube.client import Cluster
     from aicr_pytest.kube.run import RunScope
-    from aicr_pytest.plugin.check import CheckContext
 
 
 def _run(check: CheckContext, recipe: Recipe, cluster: Cluster, run: RunScope, clock: Clock) -> None:

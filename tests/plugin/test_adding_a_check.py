@@ -6,12 +6,15 @@ The three pieces stand in a temporary place each: the row is appended to ``catal
 stands in for the bundled ``checks/``, and the family is a small package on ``sys.path``.  Nothing
 else is told about the toy check: its test is parametrized from the row, the row's hooks module
 is registered and validates the recipe before any check runs, and CTRF reports the check.
+A toy conformance check is less still: a row and its family function (the bundled conformance test
+runs it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,3 +159,68 @@ def test_a_bundled_test_takes_its_names_from_the_row_not_a_marker(
     result.stdout.fnmatch_lines(
         ["E   pytest.UsageError: bundled test deployment/test_toy.py::test_toy_answer: its check names come*"]
     )
+
+
+#: a conformance check: the row names the one conformance test and its family function
+TOY_CONFORMANCE = catalog.CheckSpec(
+    "toy-conformance",
+    "conformance",
+    60,
+    "toy: the cluster answers",
+    test="conformance/test_conformance.py::test_conformance",
+    entry="toy_conformance:run_toy_conformance",
+)
+
+TOY_CONFORMANCE_FAMILY = """
+from aicr_pytest import CheckSkip
+from aicr_pytest.conformance.common import ConformanceFailure
+
+
+def run_toy_conformance(ctx):
+    answer = ctx.env.get("AICR_TOY_ANSWER")
+    ctx.record("Toy answer", {"answer": answer})
+    if answer is None:
+        raise CheckSkip("no toy answer configured")
+    if answer != "42":
+        raise ConformanceFailure(f"the cluster answers {answer}, not 42")
+"""
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "message"),
+    [
+        ("42", "passed", None),
+        ("41", "failed", "the cluster answers 41, not 42"),
+        (None, "skipped", "no toy answer configured"),
+    ],
+)
+def test_a_conformance_check_is_one_row_and_one_function(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    write_inputs: Inputs,
+    aicr_fake_cluster_factory: Any,
+    answer: str | None,
+    status: str,
+    message: str | None,
+) -> None:
+    """No test function of its own: the row names the bundled conformance test and, as ``entry``,
+    the family function, which gets the ``conformance`` fixture's context (an empty fake cluster)."""
+    cluster = aicr_fake_cluster_factory()
+    monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, TOY_CONFORMANCE))
+    (pytester.path / "toy_conformance.py").write_text(TOY_CONFORMANCE_FAMILY)
+    pytester.syspathinsert()
+    if answer is None:
+        monkeypatch.delenv("AICR_TOY_ANSWER", raising=False)
+    else:
+        monkeypatch.setenv("AICR_TOY_ANSWER", answer)
+    rp, sp = write_inputs(make_recipe(conformance=["toy-conformance"]))
+    out = pytester.path / "ctrf.json"
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out),
+        "--kubeconfig", str(cluster.kubeconfig_path),
+    )  # fmt: skip
+    (test,) = read_ctrf(out)["results"]["tests"]
+    assert (test["name"], test["status"], test.get("message")) == ("toy-conformance", status, message)
+    assert result.ret == (0 if status != "failed" else 1), result.stdout.str()
+    [artifact] = test["extra"]["aicr.artifacts"]
+    assert artifact["label"] == "Toy answer"

@@ -32,14 +32,15 @@ def test_every_row_collects_as_the_bundled_test_it_names(
             assert isinstance(item, pytest.Function)
             collected.setdefault(str(name), []).append(bundled.catalog_ref(item.path, item.originalname))
     assert collected == {c.name: [c.test] for c in catalog.CATALOG}
-    # a test function several rows name (conformance phase I, the CNCF SHOULD checks, the NCCL
-    # variants) is one item per row
+    # a test function several rows name (every conformance check, the NCCL variants) is one item
+    # per row
     shared = {c.test for c in catalog.CATALOG if len(catalog.names_of_test(str(c.test))) > 1}
     assert shared == {
-        "conformance/test_conformance_phase1.py::test_conformance",
-        "conformance/test_conformance_phase1.py::test_cncf_should",
+        "conformance/test_conformance.py::test_conformance",
         "performance/test_nccl_all_reduce.py::test_nccl_all_reduce_bw",
     }
+    conformance = catalog.names_of_test("conformance/test_conformance.py::test_conformance")
+    assert conformance == catalog.names_in_phase("conformance")
 
 
 def test_names_in_file_follows_the_rows() -> None:

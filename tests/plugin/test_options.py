@@ -12,6 +12,7 @@ import pydantic
 import pytest
 
 from aicr_pytest import cli
+from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.settings import (
     DEFAULT_NVIDIA_SMI_IMAGE,
@@ -24,7 +25,6 @@ from aicr_pytest.core.settings import (
 from aicr_pytest.evidence.cncf.settings import METADATA_OPTIONS
 from aicr_pytest.evidence.settings import EvidenceSettings
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.plugin.options import OPTIONS, PYTEST, VALIDATE, EntryPoint, Option
 
 PYTEST_SECTION = options.PYTEST_GROUP[1] + ":"

@@ -16,6 +16,8 @@ from aicr_pytest.conformance.endpoints import EndpointAnswerError
 from aicr_pytest.conformance.failures import ConformanceFailure
 from aicr_pytest.core.allocmode import AllocModeError
 from aicr_pytest.core.errors import CheckFailed
+from aicr_pytest.cre import CreCheckFailure
+from aicr_pytest.health.common import HealthCheckFailed
 from aicr_pytest.inference.knobs import InferenceFailure
 from aicr_pytest.kube.rbac import UndeclaredPermission
 from aicr_pytest.nccl.variant import NcclCheckFailure
@@ -26,7 +28,7 @@ Inputs = Callable[..., tuple[Path, Path]]
 #: where each lazily exported name is defined
 HOMES = {
     "AllocationPolicy": "aicr_pytest.core.policy",
-    "CheckContext": "aicr_pytest.plugin.check",
+    "CheckContext": "aicr_pytest.core.check",
     "CheckFailed": "aicr_pytest.core.errors",
     "CheckSkip": "aicr_pytest.core.errors",
     "Clock": "aicr_pytest.core.clock",
@@ -96,6 +98,8 @@ def test_importing_the_package_imports_only_the_exception_types() -> None:
         AllocModeError,
         ConformanceFailure,
         EndpointAnswerError,
+        HealthCheckFailed,
+        CreCheckFailure,
     ],
     ids=lambda cls: cls.__name__,
 )
@@ -138,3 +142,64 @@ def test_a_check_on_the_public_api_reports_each_status(
     assert passed["stdout"] == ["RESULT: gpu-operator pods running: 1/1"]
     [measurement] = passed["extra"]["aicr.measurements"]
     assert (measurement["name"], measurement["value"], measurement["passed"]) == ("ready pods", 1.0, True)
+
+
+CONTEXT_OUTCOMES = """
+import pytest
+from aicr_pytest import CheckContext
+
+@pytest.fixture
+def needs_operator(aicr_check: CheckContext) -> None:
+    aicr_check.skip("no GPU operator in this recipe")
+
+@pytest.fixture
+def broken_fixture(aicr_check: CheckContext) -> None:
+    aicr_check.fail("the fixture found 0/1 ready")
+
+@pytest.mark.check("operator-health")
+def test_fails(aicr_check: CheckContext) -> None:
+    aicr_check.emit("looked")
+    aicr_check.fail("gpu-operator pods running: 0/1")
+
+@pytest.mark.check("expected-resources")
+def test_skips_in_a_fixture(needs_operator: None) -> None:
+    raise AssertionError("not reached")
+
+@pytest.mark.check("gpu-operator-version")
+def test_fails_in_a_fixture(broken_fixture: None) -> None:
+    raise AssertionError("not reached")
+"""
+
+
+def test_the_context_raises_our_own_outcomes_and_the_plugin_maps_them(
+    pytester: pytest.Pytester, write_inputs: Inputs
+) -> None:
+    """``aicr_check.fail``/``skip`` raise :class:`CheckFailed`/:class:`CheckSkip` (no pytest below the
+    plugin); they end the check ``failed``/``skipped`` from the test and from its fixtures alike."""
+    from aicr_pytest.core.check import CheckContext
+
+    ctx = CheckContext(name="x", phase="deployment", timeout_s=1, constraints=[])
+    with pytest.raises(CheckFailed, match=r"^boom$"):
+        ctx.fail("boom")
+    with pytest.raises(aicr_pytest.CheckSkip, match=r"^not here$"):
+        ctx.skip("not here")
+    pytester.makepyfile(test_user=CONTEXT_OUTCOMES)
+    rp, sp = write_inputs(
+        make_recipe(deployment=["operator-health", "expected-resources", "gpu-operator-version"])
+    )
+    out = pytester.path / "ctrf.json"
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out),
+    )  # fmt: skip
+    assert result.ret == 1
+    tests = {t["name"]: t for t in read_ctrf(out)["results"]["tests"]}
+    assert {name: (t["status"], t.get("message")) for name, t in tests.items()} == {
+        "operator-health": ("failed", "gpu-operator pods running: 0/1"),
+        "expected-resources": ("skipped", "no GPU operator in this recipe"),
+        "gpu-operator-version": ("failed", "the fixture found 0/1 ready"),
+    }
+    assert tests["operator-health"]["stdout"] == ["looked"]
+    assert tests["expected-resources"]["stdout"] == [
+        'level=INFO msg=SKIP reason="no GPU operator in this recipe"'
+    ]

@@ -320,7 +320,7 @@ def test_the_group_is_four_conformance_checks_in_one_bundled_test() -> None:
         spec = catalog.BY_NAME[name]
         assert (spec.phase, spec.test) == (
             "conformance",
-            "conformance/test_conformance_phase1.py::test_cncf_should",
+            "conformance/test_conformance.py::test_conformance",
         )
     asked = with_group({"deployment": ["operator-health"]}, catalog.CNCF_SHOULD)
     assert asked == {"deployment": ["operator-health"], "conformance": list(SHOULD)}

@@ -78,7 +78,9 @@ def test_check_of_feature_needs_exactly_one_row(monkeypatch: pytest.MonkeyPatch)
     assert catalog.check_of_feature("robust-operator") == "robust-controller"
     with pytest.raises(LookupError, match="'nope' is evidenced by 0 catalog checks"):
         catalog.check_of_feature("nope")
-    twin = catalog.CheckSpec("twin", "conformance", 1, "twin", cncf_feature="robust-operator")
+    twin = catalog.CheckSpec(
+        "twin", "conformance", 1, "twin", cncf=catalog.CncfFeature("robust_controller", "robust-operator")
+    )
     monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, twin))
     with pytest.raises(LookupError, match="'robust-operator' is evidenced by 2 catalog checks"):
         catalog.check_of_feature("robust-operator")

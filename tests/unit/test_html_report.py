@@ -14,9 +14,9 @@ import pytest
 from aicr_pytest import inference as inf
 from aicr_pytest import nccl
 from aicr_pytest.core import records
+from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.nccl.plot import busbw_svg
-from aicr_pytest.plugin.check import CheckContext
 from aicr_pytest.report import html, svgsafe
 from aicr_pytest.report.results import ResultAccumulator, phase_table
 from tests.html_dom import Dom

@@ -51,18 +51,6 @@ MSG_NO_CLUSTER: Final = "Cannot connect to Kubernetes cluster. Check KUBECONFIG.
 QUALIFIER_SKIP: Final = "prerequisite absent"
 AMBIENT_POLICY_ENV: Final = "AICR_GPU_ALLOCATION_POLICY"
 
-#: features whose check looks only for recipe components: without the component in the recipe they
-#: are detected on the cluster -> (component, namespace, Deployment name or None for "any")
-DETECTED: Final[dict[str, tuple[tuple[str, str, str | None], ...]]] = {
-    "inference-gateway": (("agentgateway", "agentgateway-system", None),),
-    "robust-operator": (
-        ("dynamo-platform", "dynamo-system", "dynamo-platform-dynamo-operator-controller-manager"),
-        ("kubeflow-trainer", "kubeflow", "kubeflow-trainer-controller-manager"),
-    ),
-}
-#: features that record the GPU allocation mode block
-ALLOCATION_FEATURES: Final = frozenset({"dra-support", "secure-access"})
-
 
 @dataclass(frozen=True)
 class SubmissionPlan:
@@ -146,7 +134,7 @@ def feature_refs(
     feature: Feature, cluster: Cluster, refs: tuple[dict[str, Any], ...]
 ) -> tuple[tuple[dict[str, Any], ...], list[str]]:
     """The component refs the feature's check gets, and what detection found."""
-    wanted = DETECTED.get(feature.name)
+    wanted = feature.detected
     if not wanted:
         return refs, []
     named = {str(r.get("name")) for r in refs}
@@ -220,7 +208,7 @@ class _Collector:
         if self.cluster_error is not None:
             return self.write(self.document(feature, "FAIL", f"{MSG_NO_CLUSTER} ({self.cluster_error})"))
         preamble: list[tuple[str, Sequence[str]]] = []
-        if feature.name in ALLOCATION_FEATURES:
+        if feature.allocation_block:
             source = "the recipe" if self.plan.has_recipe else "no recipe: detected from the cluster"
             preamble.append(
                 (
@@ -323,7 +311,6 @@ def collect(
 
 
 __all__ = [
-    "DETECTED",
     "MSG_CANCELED",
     "MSG_NO_CLUSTER",
     "OVERALL_BUDGET_S",

@@ -2,7 +2,8 @@
 
 The program publishes one checklist template per Kubernetes version (cncf/k8s-ai-conformance
 ``docs/AIConformance-1.xx.yaml``); each requirement has an ``id`` such as ``gang_scheduling``.
-:data:`REQUIREMENTS` is the one table that says, per id we know of:
+:data:`REQUIREMENTS` says, per id we know of (:data:`TEMPLATE`, the ids and suite tests; the rest is
+derived from the catalog rows that name the id in ``CheckSpec.cncf``):
 
 * ``checks`` -- the catalog checks whose verdicts decide the requirement (empty: nothing of ours
   checks it yet, so it is left to manual evidence and never claimed);
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import features
 
@@ -45,61 +47,48 @@ class RequirementMap:
         return bool(self.checks)
 
 
-REQUIREMENTS: Final[tuple[RequirementMap, ...]] = (
+#: the checklist's requirement ids we know of, in the template's order, with the program's suite test
+#: that verifies the same requirement (``None``: the suite has none)
+TEMPLATE: Final[tuple[tuple[str, str | None], ...]] = (
     # accelerators
-    RequirementMap("dra_support", ("dra-support",), "dra-support"),
-    RequirementMap(
-        "driver_runtime_management",
-        ("driver-runtime-management",),
-        "driver-runtime-management",
-        "TestAcceleratorDriverRuntimeManagement",
-    ),
-    RequirementMap("gpu_sharing", ("gpu-sharing",), "gpu-sharing"),
-    RequirementMap("virtualized_accelerator"),
+    ("dra_support", None),
+    ("driver_runtime_management", "TestAcceleratorDriverRuntimeManagement"),
+    ("gpu_sharing", None),
+    ("virtualized_accelerator", None),
     # networking
-    RequirementMap("ai_inference", ("inference-gateway",), "inference-gateway"),
-    RequirementMap("advanced_inference_ingress"),
-    RequirementMap(
-        "high_performance_networking", ("high-performance-networking",), "high-performance-networking"
-    ),
-    RequirementMap("disaggregated_inference"),
+    ("ai_inference", None),
+    ("advanced_inference_ingress", None),
+    ("high_performance_networking", None),
+    ("disaggregated_inference", None),
     # scheduling and orchestration
-    RequirementMap("gang_scheduling", ("gang-scheduling",), "gang-scheduling", "TestGangScheduling"),
-    RequirementMap(
-        "cluster_autoscaling",
-        ("cluster-autoscaling",),
-        "cluster-autoscaling",
-        "TestAcceleratorClusterAutoscaling",
-    ),
-    RequirementMap("pod_autoscaling", ("pod-autoscaling",), "pod-autoscaling"),
+    ("gang_scheduling", "TestGangScheduling"),
+    ("cluster_autoscaling", "TestAcceleratorClusterAutoscaling"),
+    ("pod_autoscaling", None),
     # observability
-    RequirementMap(
-        "accelerator_metrics",
-        ("accelerator-metrics",),
-        "accelerator-metrics",
-        "TestAcceleratorPerformanceMetrics",
-    ),
-    RequirementMap(
-        "ai_service_metrics", ("ai-service-metrics",), "ai-service-metrics", "TestAIServiceMetrics"
-    ),
+    ("accelerator_metrics", "TestAcceleratorPerformanceMetrics"),
+    ("ai_service_metrics", "TestAIServiceMetrics"),
     # security
-    RequirementMap(
-        "secure_accelerator_access",
-        ("secure-accelerator-access",),
-        "secure-access",
-        "TestSecureAcceleratorAccess",
-    ),
-    RequirementMap(
-        "workload_sandboxing", ("workload-sandboxing",), "workload-sandboxing", "TestWorkloadSandboxing"
-    ),
+    ("secure_accelerator_access", "TestSecureAcceleratorAccess"),
+    ("workload_sandboxing", "TestWorkloadSandboxing"),
     # operator
-    RequirementMap(
-        "robust_controller",
-        ("robust-controller",),
-        "robust-operator",
-        "TestRobustCRDControllerOperation",
-    ),
+    ("robust_controller", "TestRobustCRDControllerOperation"),
 )
+
+
+def _requirements(rows: Sequence[catalog.CheckSpec]) -> tuple[RequirementMap, ...]:
+    """:data:`TEMPLATE` with each requirement's checks (the catalog rows that name it, catalog order)
+    and its feature (:mod:`.features`)."""
+    built = []
+    for requirement, suite_test in TEMPLATE:
+        checks = tuple(c.name for c in rows if c.cncf is not None and c.cncf.requirement == requirement)
+        feature = features.BY_REQUIREMENT.get(requirement)
+        built.append(
+            RequirementMap(requirement, checks, feature.name if feature is not None else None, suite_test)
+        )
+    return tuple(built)
+
+
+REQUIREMENTS: Final[tuple[RequirementMap, ...]] = _requirements(catalog.CATALOG)
 
 BY_ID: Final[dict[str, RequirementMap]] = {r.id: r for r in REQUIREMENTS}
 BY_CHECK: Final[dict[str, RequirementMap]] = {c: r for r in REQUIREMENTS for c in r.checks}
@@ -156,6 +145,7 @@ __all__ = [
     "BY_ID",
     "MSG_UNKNOWN_FEATURE",
     "REQUIREMENTS",
+    "TEMPLATE",
     "RequirementMap",
     "feature_requirement_ids",
     "junit_name",

@@ -8,6 +8,10 @@ terminal summary.  ``extra`` ends up under the CTRF test's ``extra`` object.
 Structured records (:mod:`aicr_pytest.core.records`): :meth:`CheckContext.measure` (a measured value
 against its constraint), :meth:`CheckContext.fact` (a short labelled value) and
 :meth:`CheckContext.figure` (an SVG for the HTML report, kept out of CTRF).
+
+It imports no pytest: :meth:`CheckContext.fail` and :meth:`CheckContext.skip` raise the package's own
+:class:`~aicr_pytest.core.errors.CheckFailed` and :class:`~aicr_pytest.core.errors.CheckSkip`, which
+:mod:`aicr_pytest.plugin.outcomes` maps to pytest's outcomes (the one place that does).
 """
 
 from __future__ import annotations
@@ -16,9 +20,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import pytest
-
 from aicr_pytest.core import records
+from aicr_pytest.core.errors import CheckFailed, CheckSkip
 from aicr_pytest.core.recipe import Constraint
 from aicr_pytest.core.settings import Placement, Toleration
 
@@ -78,9 +81,10 @@ class CheckContext:
         return None
 
     def fail(self, message: str) -> NoReturn:
-        """Fail the check (CTRF ``failed``) with ``message``."""
-        pytest.fail(message, pytrace=False)
+        """Fail the check (CTRF ``failed``) with ``message``: raises :class:`CheckFailed`."""
+        __tracebackhide__ = True  # a traceback ends at the caller
+        raise CheckFailed(message)
 
     def skip(self, reason: str) -> NoReturn:
-        """Skip the check (CTRF ``skipped``) with ``reason`` as the message."""
-        pytest.skip(reason)
+        """Skip the check (CTRF ``skipped``) with ``reason`` as the message: raises :class:`CheckSkip`."""
+        raise CheckSkip(reason)
