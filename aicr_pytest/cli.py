@@ -9,6 +9,8 @@ Subcommands:
 * ``recipe`` — generate a recipe from criteria, like ``aicr recipe`` (:mod:`aicr_pytest.recipegen`).
 * ``snapshot`` — capture a live cluster's snapshot, like ``aicr snapshot`` (:mod:`aicr_pytest.snapshot`).
 * ``evidence verify`` — verify a recipe evidence bundle (pointer, directory or OCI reference).
+* ``schedule`` — render and apply the CronJob (and its RBAC) that runs ``validate`` in the cluster
+  on a schedule (:mod:`aicr_pytest.schedule`); ``--dry-run`` prints it, ``--delete`` removes it.
 * ``cncf check`` — apply the CNCF AI Conformance program's submission rules to a PRODUCT.yaml,
   offline (:mod:`aicr_pytest.evidence.cncf.offline_check`).
 
@@ -28,10 +30,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import re
 import signal
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -41,10 +45,17 @@ from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import build_placement, parse_timeout
-from aicr_pytest.core.writable import check_writable
+from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
+from aicr_pytest.plugin.options.request import ValidateRequest
+from aicr_pytest.plugin.validate_outputs import (
+    junitxml_of,
+    not_run_report,
+    probe_report_configmap,
+    write_report_configmap,
+)
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.cncf.collector import SubmissionResult
@@ -69,8 +80,8 @@ exit codes:
 
 container-per-check flags: aicr-pytest runs every check in-process, so --image and --job-name
 only shape the snapshot agent (when --snapshot is omitted), and --service-account-name is accepted
-and has no effect.  Under plain pytest: --namespace (pytest owns -n), --aicr-debug (pytest owns
---debug), --aicr-timeout (when pytest-timeout owns --timeout).
+and has no effect.  Under plain pytest every option but --recipe and --snapshot is spelled
+--aicr-<flag> (--aicr-namespace, --aicr-debug, --aicr-timeout ...).
 """
 
 
@@ -128,6 +139,10 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
     command(evsub.add_parser("verify", help="verify an evidence bundle"), options.EVIDENCE_VERIFY)
 
     command(sub.add_parser("snapshot", help="capture a cluster snapshot"), options.SNAPSHOT)
+    command(
+        sub.add_parser("schedule", help="run validate in the cluster on a schedule (a CronJob)"),
+        options.SCHEDULE,
+    )
 
     p = sub.add_parser("parse", help="run a check's parser on a saved log")
     psub = p.add_subparsers(dest="what", parser_class=_Parser, required=True)
@@ -279,6 +294,8 @@ def exit_code_for(outcome: RunOutcome | None, pytest_exit: int, fail_on_error: b
         return EXIT_EVIDENCE
     if outcome.render_error:  # --evidence-dir: the CNCF evidence could not be rendered
         return EXIT_FAILED
+    if outcome.output_errors:  # a report could not be written (it went to a temporary file)
+        return EXIT_FAILED
     if pytest_exit == pytest.ExitCode.INTERNAL_ERROR:
         return EXIT_FAILED
     if outcome.failing and fail_on_error:
@@ -290,107 +307,152 @@ MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe i
 
 
 def cmd_validate(ns: argparse.Namespace) -> int:
+    """``aicr validate``'s pipeline: resolve the options once, check every input before any work,
+    bring up the simulated cluster (``--simulate``), capture a snapshot (no ``--snapshot``), run the
+    checks through pytest, and publish the report and the exit code."""
     given = options.values_from(ns, options.VALIDATE)
-    run = options.resolved(given, options.VALIDATE, config=options.config_values(given))
-    # --cncf-submission/--feature/--evidence-dir/--cncf-checklist: before a snapshot capture or
-    # anything else
-    settings_from_values(run)
-    if not run["recipe"] and not run["cncf_submission"]:  # --recipe is optional only there
+    values = options.resolved(given, options.VALIDATE, config=options.config_values(given))
+    request = ValidateRequest.of(values)
+    timeout_s, configmap, provider_data = _check_inputs(request, values, given)
+    junitxml = junitxml_of(ns.pytest_args)
+    outputs = [("--output", request.output or ""), ("--html", request.html), ("--junitxml", junitxml)]
+    check_distinct(outputs, inputs_of({**values, "config": given.get("config") or values.get("config")}))
+    with _simulated_cluster(request) as sim:
+        if sim is not None:
+            given = {**given, "kubeconfig": str(sim.kubeconfig_path)}
+            request = dataclasses.replace(request, kubeconfig=str(sim.kubeconfig_path))
+        if configmap is not None:  # before the capture and the first check: the report has a home
+            probe_report_configmap(configmap, request)
+        if request.captures:
+            start_ms = int(time.time() * 1000)
+            try:
+                captured, code, reason = _capture_snapshot(request, timeout_s, provider_data)
+            except KeyboardInterrupt:
+                interrupted = "the snapshot capture was interrupted"
+                not_run_report(request, configmap, interrupted, start_ms, interrupted="SIGINT")
+                return EXIT_INTERRUPTED
+            if captured is None:  # the capture failed: the report says so rather than being lost
+                not_run_report(request, configmap, reason, start_ms)
+                return code
+            given = {**given, "snapshot": captured}
+        simulated = request.simulate if sim is not None else None
+        args = _pytest_args(
+            given,
+            output=None if configmap is not None else request.output,
+            simulated=simulated,
+            extra=ns.pytest_args or (),
+            debug=request.debug,
+        )
+        return _run_checks(request, args, configmap)
+
+
+def _check_inputs(
+    request: ValidateRequest, values: Mapping[str, Any], given: Mapping[str, Any]
+) -> tuple[float, tuple[str, str] | None, list[dict[str, Any]]]:
+    """Every input that can be checked before any work, each a one-line ``UsageError``: the CNCF
+    options, ``--recipe``, ``--timeout``, the report destination, the provider files,
+    ``--emit-attestation`` with ``--simulate`` (a simulated run signs nothing), ``--fault``.
+    Returns the timeout in seconds, the ``-o cm://`` target and the provider data."""
+    settings_from_values(values)  # --cncf-submission/--feature/--evidence-dir/--cncf-checklist
+    if not request.recipe and not request.cncf_submission:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)
-    configure_logging(debug=bool(run["debug"]), log_json=bool(run["log_json"]))
-    timeout_s = parse_timeout(str(run["timeout"]))
-    output = run["output"]
-    to_configmap = _output_configmap(output)
-    if output and output != "-" and to_configmap is None:
-        check_writable(str(output), "--output")
-    provider_data = _provider_data(given, run)  # a bad provider file: exit 2 before any cluster work
-    faults = list(run["fault"] or ())
-    if run["simulate"] and run["emit_attestation"]:  # before the simulator starts
+    configure_logging(debug=request.debug, log_json=request.log_json)
+    timeout_s = parse_timeout(str(request.timeout))
+    configmap = _output_configmap(request.output)
+    if request.output and request.output != "-" and configmap is None:
+        check_writable(request.output, "--output")
+    provider_data = _provider_data(given, request)  # a bad provider file: exit 2 before cluster work
+    if request.simulate and request.emit_attestation:  # before the simulator starts
         from aicr_pytest.plugin.evidence_wiring import MSG_SIMULATED
 
         raise UsageError(MSG_SIMULATED)
-    sim_ctx: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
-    if run["simulate"]:
-        from aicr_pytest.testing.serve import simulated_cluster
-
-        gcpause.resume()  # the simulated cluster serves before (and while) pytest runs
-        sim_ctx = simulated_cluster(run["simulate"], faults)
-    elif faults:
+    if request.fault and not request.simulate:
         raise UsageError("--fault needs --simulate PROFILE")
-    with sim_ctx as sim:
-        simulated: str | None = None
-        if sim is not None:
-            simulated = str(run["simulate"])
-            given = {**given, "kubeconfig": str(sim.kubeconfig_path)}
-            print(
-                f"SIMULATED cluster: profile {simulated}, kubeconfig {sim.kubeconfig_path}", file=sys.stderr
-            )
-        if not run["snapshot"] and not run["no_cluster"] and (not run["cncf_submission"] or _alongside(run)):
-            from aicr_pytest.snapshot.capture import capture_for_validate
+    return timeout_s, configmap, provider_data
 
-            gcpause.resume()  # the capture waits on the cluster before pytest starts
-            captured, code = capture_for_validate(
-                recipe=str(run["recipe"]),
-                kubeconfig=given.get("kubeconfig"),
-                kube_context=run["kube_context"],
-                placement=build_placement(
-                    node_selector=run["node_selector"],
-                    tolerations=run["toleration"],
-                    image_pull_secrets=run["image_pull_secret"],
-                    namespace=run["namespace"],
-                ),
-                image=str(run["image"] or run["nvidia_smi_image"]),
-                no_cleanup=bool(run["no_cleanup"]),
-                emit=lambda line: print(line, file=sys.stderr, flush=True),
-                require_gpu=bool(run["require_gpu"]),
-                timeout=timeout_s,
-                job_name=run["job_name"],
-                provider_subtypes=provider_data,
-            )
-            if captured is None:
-                return code
-            given = {**given, "snapshot": captured}
-        file_output = None if to_configmap is not None else output
-        args = _pytest_args(
-            given,
-            output=file_output,
-            simulated=simulated,
-            extra=ns.pytest_args or (),
-            debug=bool(run["debug"]),
+
+@contextlib.contextmanager
+def _simulated_cluster(request: ValidateRequest) -> Iterator[Any]:
+    """``--simulate PROFILE``: a simulated cluster serves while the run lasts (``None``: none)."""
+    if not request.simulate:
+        yield None
+        return
+    from aicr_pytest.testing.serve import simulated_cluster
+
+    gcpause.resume()  # the simulated cluster serves before (and while) pytest runs
+    with simulated_cluster(request.simulate, list(request.fault or ())) as sim:
+        print(
+            f"SIMULATED cluster: profile {request.simulate}, kubeconfig {sim.kubeconfig_path}",
+            file=sys.stderr,
         )
-        receiver = _OutcomeReceiver()
-        to_stdout = (not output or output == "-") and to_configmap is None
-        real_stdout = sys.stdout
-        try:
-            with _sigterm_as_interrupt():
-                # logs and progress go to stderr, as AICR's do; stdout carries only the CTRF report
-                # (without -o), so `aicr-pytest validate ... > ctrf.json` is always valid JSON
-                sys.stdout = sys.stderr
-                try:
-                    code = int(pytest.main(args, plugins=[receiver]))
-                finally:
-                    sys.stdout = real_stdout
-        except KeyboardInterrupt:
-            return EXIT_INTERRUPTED
-        outcome = receiver.outcome
-        if to_stdout and outcome is not None and outcome.report is not None:
-            real_stdout.write(_dumps(outcome.report))
-            real_stdout.flush()
-        ran = exit_code_for(outcome, code, bool(run["fail_on_error"]))
-        report = outcome.report if outcome is not None else None
-        if to_configmap and report and not _write_report_configmap(to_configmap, report, given, run):
-            ran = ran or EXIT_FAILED
-        collected = receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED
-        if receiver.cncf is not None and collected and (outcome is None or ran == EXIT_OK):
-            return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
-        return ran
+        yield sim
 
 
-def _alongside(run: Mapping[str, Any]) -> bool:
-    """``--cncf-submission`` next to a recipe and a run output: the phases run too (the plugin's
-    ``cncf_wiring.alongside_run``), so the snapshot is captured as for any run."""
-    outputs = run["emit_attestation"] or run["html"] or (run["output"] and run["output"] != "-")
-    return bool(run["recipe"] and outputs)
+def _capture_snapshot(
+    request: ValidateRequest, timeout_s: float, provider_data: list[dict[str, Any]]
+) -> tuple[str | None, int, str]:
+    """No ``--snapshot``: the snapshot agent captures one (``None``, the exit code and the last
+    error line: it failed)."""
+    from aicr_pytest.snapshot.capture import capture_for_validate
+
+    gcpause.resume()  # the capture waits on the cluster before pytest starts
+    errors: list[str] = []
+
+    def emit(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+        if line.startswith("aicr-pytest: error: "):
+            errors.append(line.removeprefix("aicr-pytest: error: "))
+
+    captured, code = capture_for_validate(
+        recipe=str(request.recipe),
+        kubeconfig=request.kubeconfig,
+        kube_context=request.kube_context,
+        placement=build_placement(
+            node_selector=request.node_selector,
+            tolerations=request.toleration,
+            image_pull_secrets=request.image_pull_secret,
+            namespace=request.namespace,
+        ),
+        image=str(request.image or request.nvidia_smi_image),
+        no_cleanup=request.no_cleanup,
+        emit=emit,
+        require_gpu=request.require_gpu,
+        timeout=timeout_s,
+        job_name=request.job_name,
+        provider_subtypes=provider_data,
+    )
+    return captured, code, errors[-1] if errors else "the snapshot capture failed"
+
+
+def _run_checks(request: ValidateRequest, args: list[str], configmap: tuple[str, str] | None) -> int:
+    """pytest runs the checks; the CTRF report goes to stdout (no ``-o``) or a ConfigMap; the exit
+    code is ``aicr validate``'s (:func:`exit_code_for`), or the CNCF collector's."""
+    receiver = _OutcomeReceiver()
+    to_stdout = (not request.output or request.output == "-") and configmap is None
+    real_stdout = sys.stdout
+    try:
+        with _sigterm_as_interrupt():
+            # logs and progress go to stderr, as AICR's do; stdout carries only the CTRF report
+            # (without -o), so `aicr-pytest validate ... > ctrf.json` is always valid JSON
+            sys.stdout = sys.stderr
+            try:
+                code = int(pytest.main(args, plugins=[receiver]))
+            finally:
+                sys.stdout = real_stdout
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    outcome = receiver.outcome
+    if to_stdout and outcome is not None and outcome.report is not None:
+        real_stdout.write(_dumps(outcome.report))
+        real_stdout.flush()
+    ran = exit_code_for(outcome, code, request.fail_on_error)
+    report = outcome.report if outcome is not None else None
+    if configmap and report and not write_report_configmap(configmap, report, request):
+        ran = ran or EXIT_FAILED
+    collected = receiver.cncf is not None and code != pytest.ExitCode.INTERRUPTED
+    if receiver.cncf is not None and collected and (outcome is None or ran == EXIT_OK):
+        return receiver.cncf.exit_code()  # --cncf-submission: 0, 8 on a FAIL, 5 out of time
+    return ran
 
 
 def _output_configmap(output: object) -> tuple[str, str] | None:
@@ -400,44 +462,23 @@ def _output_configmap(output: object) -> tuple[str, str] | None:
     return parse_output_uri(str(output)) if is_configmap_uri(str(output or "")) else None
 
 
-def _provider_data(given: Mapping[str, Any], run: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _provider_data(given: Mapping[str, Any], request: ValidateRequest) -> list[dict[str, Any]]:
     """The provider flags' ``K8s`` subtypes for the snapshot validate captures; with ``--snapshot``
     they are ignored, and each one given on the command line says so (as AICR warns)."""
-    if not any(run[name] for name in ("aks_gpu_pools", "gke_gpu_pools", "oke_addons")):
+    r = request
+    files = {"aks-gpu-pools": r.aks_gpu_pools, "gke-gpu-pools": r.gke_gpu_pools, "oke-addons": r.oke_addons}
+    if not any(files.values()):
         return []  # the usual run: nothing to read, nothing imported
     from aicr_pytest.snapshot import providers
 
-    names = {p.flag: p.flag.replace("-", "_") for p in providers.PROVIDERS}
-    if run["snapshot"]:
-        for line in providers.ignored_warnings([flag for flag, name in names.items() if given.get(name)]):
+    if request.snapshot:
+        named = [flag for flag in files if given.get(flag.replace("-", "_"))]
+        for line in providers.ignored_warnings(named):
             print(f"WARNING: {line}", file=sys.stderr)
         return []
-    if run["no_cluster"] or (run["cncf_submission"] and not _alongside(run)):
+    if request.no_cluster or (request.cncf_submission and not request.alongside):
         return []  # no snapshot is captured
-    return providers.project_all({flag: run[name] for flag, name in names.items()})
-
-
-def _write_report_configmap(
-    target: tuple[str, str], report: dict[str, Any], given: Mapping[str, Any], run: Mapping[str, Any]
-) -> bool:
-    """Apply the report's ConfigMap; on failure one ``aicr-pytest: error:`` line and ``False``."""
-    from aicr_pytest.kube import connect
-    from aicr_pytest.report.configmap import MSG_WRITE_FAILED, ReportTooLarge, configmap_object
-
-    namespace, name = target
-    uri = f"cm://{namespace}/{name}"
-    try:
-        obj = configmap_object(namespace, name, _dumps(report), str(report.get("timestamp") or ""))
-        connect(given.get("kubeconfig"), run["kube_context"]).apply(obj)
-    except ReportTooLarge as err:
-        print(f"aicr-pytest: error: {err}", file=sys.stderr)
-        return False
-    except Exception as err:  # the API or the kubeconfig: one line, never a traceback
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        print(f"aicr-pytest: error: {MSG_WRITE_FAILED.format(uri=uri, error=first)}", file=sys.stderr)
-        return False
-    print(f"CTRF report written to {uri} (key snapshot.json)", file=sys.stderr)
-    return True
+    return providers.project_all({p.flag: files[p.flag] for p in providers.PROVIDERS})
 
 
 def _dumps(report: dict[str, Any]) -> str:
@@ -474,21 +515,61 @@ def cmd_simulate(ns: argparse.Namespace) -> int:
     return serve(args["profile"], list(args["fault"] or ()), args["kubeconfig"], args["duration"])
 
 
-def cmd_parse(ns: argparse.Namespace) -> int:
-    if ns.what == "nccl":
-        from aicr_pytest.nccl.cli import run_parse_nccl
+def _parse_nccl(ns: argparse.Namespace) -> int:
+    from aicr_pytest.nccl.cli import run_parse_nccl
 
-        nccl = options.command_values(ns, options.PARSE_NCCL)
-        return run_parse_nccl(nccl["logfile"], nccl["variant"], nccl["format"], sys.stdout)
-    if ns.what == "dcgm":
-        from aicr_pytest.health.dcgm import run_parse_dcgm
+    nccl = options.command_values(ns, options.PARSE_NCCL)
+    return run_parse_nccl(nccl["logfile"], nccl["variant"], nccl["format"], sys.stdout)
 
-        dcgm = options.command_values(ns, options.PARSE_DCGM)
-        return run_parse_dcgm(dcgm["file"], "json" if dcgm["json"] else "text", sys.stdout)
+
+def _parse_dcgm(ns: argparse.Namespace) -> int:
+    from aicr_pytest.health.dcgm import run_parse_dcgm
+
+    dcgm = options.command_values(ns, options.PARSE_DCGM)
+    return run_parse_dcgm(dcgm["file"], "json" if dcgm["json"] else "text", sys.stdout)
+
+
+def _parse_aiperf(ns: argparse.Namespace) -> int:
     from aicr_pytest.inference.cli import run_parse_aiperf
 
     aiperf = options.command_values(ns, options.PARSE_AIPERF)
     return run_parse_aiperf(aiperf["file"], aiperf["format"], sys.stdout)
+
+
+#: ``parse WHAT``: each parser's command
+PARSERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "nccl": _parse_nccl,
+    "dcgm": _parse_dcgm,
+    "aiperf": _parse_aiperf,
+}
+
+
+def cmd_parse(ns: argparse.Namespace) -> int:
+    return PARSERS[ns.what](ns)
+
+
+def cmd_recipe(ns: argparse.Namespace) -> int:
+    from aicr_pytest.recipegen.cli import run as run_recipe
+
+    return run_recipe(options.command_values(ns, options.RECIPE))
+
+
+def cmd_evidence(ns: argparse.Namespace) -> int:
+    from aicr_pytest.evidence.cli import run_verify
+
+    return run_verify(options.command_values(ns, options.EVIDENCE_VERIFY))
+
+
+def cmd_snapshot(ns: argparse.Namespace) -> int:
+    from aicr_pytest.snapshot.cli import run as run_snapshot
+
+    return run_snapshot(options.command_values(ns, options.SNAPSHOT))
+
+
+def cmd_schedule(ns: argparse.Namespace) -> int:
+    from aicr_pytest.schedule.command import run_values
+
+    return run_values(options.command_values(ns, options.SCHEDULE), sys.stdout)
 
 
 def cmd_cncf(ns: argparse.Namespace) -> int:
@@ -502,33 +583,35 @@ def cmd_cncf(ns: argparse.Namespace) -> int:
     return offline_check.exit_code(problems)
 
 
+#: every subcommand: ``ns.command`` → its command.  A new subcommand is its parser in
+#: :func:`build_parser`, its option rows (``aicr_pytest/plugin/options/``) and one entry here.
+SUBCOMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "validate": cmd_validate,
+    "simulate": cmd_simulate,
+    "parse": cmd_parse,
+    "recipe": cmd_recipe,
+    "evidence": cmd_evidence,
+    "snapshot": cmd_snapshot,
+    "cncf": cmd_cncf,
+    "schedule": cmd_schedule,
+}
+
+#: subcommands that keep the start-up GC pause: ``validate``'s plugin ends it after collection; every
+#: other subcommand may run long (``simulate`` serves until Ctrl-C)
+KEEP_GC_PAUSE = frozenset({"validate"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(list(argv) if argv is not None else None)
-    try:
-        if ns.command == "validate":
-            return cmd_validate(ns)  # the plugin ends the start-up GC pause after collection
-        gcpause.resume()  # everything else may run long (simulate serves until Ctrl-C)
-        if ns.command == "simulate":
-            return cmd_simulate(ns)
-        if ns.command == "parse":
-            return cmd_parse(ns)
-        if ns.command == "recipe":
-            from aicr_pytest.recipegen.cli import run as run_recipe
-
-            return run_recipe(options.command_values(ns, options.RECIPE))
-        if ns.command == "evidence":
-            from aicr_pytest.evidence.cli import run_verify
-
-            return run_verify(options.command_values(ns, options.EVIDENCE_VERIFY))
-        if ns.command == "snapshot":
-            from aicr_pytest.snapshot.cli import run as run_snapshot
-
-            return run_snapshot(options.command_values(ns, options.SNAPSHOT))
-        if ns.command == "cncf":
-            return cmd_cncf(ns)
+    command = SUBCOMMANDS.get(ns.command)
+    if command is None:
         parser.print_help()
         return EXIT_INVALID
+    try:
+        if ns.command not in KEEP_GC_PAUSE:
+            gcpause.resume()
+        return command(ns)
     except UsageError as err:
         print(f"aicr-pytest: error: {err}", file=sys.stderr)
         return EXIT_INVALID

@@ -57,8 +57,8 @@ def run_phase(kubeconfig: Path, workdir: Path, parallel: int | None) -> dict[str
     env = {**os.environ, "AICR_BENCH_TIMING": str(timing), "PYTHONPATH": str(workdir)}
     argv = [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "bench_timing",
-        "--recipe", str(RECIPE), "--snapshot", str(SNAPSHOT), "--kubeconfig", str(kubeconfig),
-        "--phase", "conformance", "--ctrf-report", str(ctrf),
+        "--recipe", str(RECIPE), "--snapshot", str(SNAPSHOT), "--aicr-kubeconfig", str(kubeconfig),
+        "--aicr-phase", "conformance", "--aicr-ctrf-report", str(ctrf),
     ]  # fmt: skip
     if parallel:
         argv += ["-n", str(parallel)]

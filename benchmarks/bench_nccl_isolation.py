@@ -28,7 +28,12 @@ TARGET_ROUNDS = 5
 
 def run(kubeconfig: str, workdir: Path) -> tuple[dict[str, Any], float, str]:
     return run_check(
-        kubeconfig, workdir, recipe=RECIPE, phase="performance", check=CHECK, extra=["--isolate-bad-nodes"]
+        kubeconfig,
+        workdir,
+        recipe=RECIPE,
+        phase="performance",
+        check=CHECK,
+        extra=["--aicr-isolate-bad-nodes"],
     )
 
 

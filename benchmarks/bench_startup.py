@@ -1,6 +1,7 @@
-"""Start-up: `aicr-pytest validate --no-cluster` on the example recipe against the import floor.
+"""Start-up: `aicr-pytest validate --no-cluster` against the import floor, and what an installed
+aicr-pytest costs a plain pytest run that does not use it.
 
-Issue #17 item 10: the whole process (the installed ``aicr-pytest`` script) has a median ≤ 0.6 s on
+1. ``validate``: the whole process (the installed ``aicr-pytest`` script) has a median ≤ 0.6 s on
 the 2-core dev machine and at most 3× ``python -c "import pytest, yaml, pydantic"`` measured in the
 same run.  The two commands alternate (so machine load hits both alike); printed: every run, both
 medians (wall, and CPU time, which a loaded machine inflates less), the ratio, the load average
@@ -11,7 +12,12 @@ when it installs the wheel: an editable checkout under ``PYTHONDONTWRITEBYTECODE
 environment) would otherwise compile every changed module from source on every run, a cost no
 installed copy pays. ``--as-is`` measures the checkout without that step.
 
-    .venv/bin/python benchmarks/bench_startup.py [RUNS] [--top N]
+2. ``plain``: a one-test project under plain ``pytest`` (no ``--recipe``) with aicr-pytest installed
+is within 5 % of the same run with ``-p no:aicr -p no:aicr_testkit`` (the plugin's start-up cost for
+a suite that does not use it).  The two commands run in pairs, alternating which goes first; printed:
+every pair, both medians, the median of the paired ratios and the overhead against the target.
+
+    .venv/bin/python benchmarks/bench_startup.py [RUNS] [--top N] [--only validate|plain]
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
 SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 TARGET_S = 0.6
 TARGET_RATIO = 3.0
+#: the most an installed aicr-pytest may add to a plain pytest run that does not use it
+PLAIN_TARGET = 0.05
+ONE_TEST = "def test_one():\n    assert 1 + 1 == 2\n"
 
 
 def validate_cmd(python: str) -> list[str]:
@@ -52,7 +61,7 @@ def validate_cmd(python: str) -> list[str]:
 CPU: dict[str, list[float]] = {}
 
 
-def timed(cmd: list[str], cwd: str) -> float:
+def timed(cmd: list[str], cwd: str, key: str | None = None) -> float:
     """Wall seconds of one run; its CPU seconds (user + system) go to :data:`CPU`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -62,7 +71,7 @@ def timed(cmd: list[str], cwd: str) -> float:
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    CPU.setdefault(cmd[-1] if cmd[1] == "-c" else "validate", []).append(cpu)
+    CPU.setdefault(key or (cmd[-1] if cmd[1] == "-c" else "validate"), []).append(cpu)
     return elapsed
 
 
@@ -81,11 +90,46 @@ def import_costs(cmd: list[str], cwd: str, top: int) -> list[tuple[int, int, str
     return rows[:top]
 
 
+def plain_cmds(python: str, project: Path) -> tuple[list[str], list[str]]:
+    """A one-test project under plain pytest: with aicr-pytest's plugins, and with both disabled."""
+    run = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project)]
+    return run, [*run, "-p", "no:aicr", "-p", "no:aicr_testkit"]
+
+
+def bench_plain(runs: int) -> float:
+    """Median paired ratio (with / without aicr-pytest) of a one-test project's whole pytest run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "test_one.py").write_text(ONE_TEST)
+        on, off = plain_cmds(sys.executable, project)
+        timed(on, tmp, "plain")  # warm the page cache and the bytecode
+        timed(off, tmp, "plain")
+        with_aicr: list[float] = []
+        without: list[float] = []
+        for i in range(runs):
+            first, second = (on, off) if i % 2 == 0 else (off, on)
+            a, b = timed(first, tmp, "plain"), timed(second, tmp, "plain")
+            t_on, t_off = (a, b) if first is on else (b, a)
+            with_aicr.append(t_on)
+            without.append(t_off)
+            print(
+                f"pair {i + 1}: with aicr-pytest {t_on:.3f} s   -p no:aicr -p no:aicr_testkit {t_off:.3f} s"
+            )
+    ratio = statistics.median(on_s / off_s for on_s, off_s in zip(with_aicr, without, strict=True))
+    print(f"median with aicr-pytest: {statistics.median(with_aicr):.3f} s")
+    print(f"median with -p no:aicr -p no:aicr_testkit: {statistics.median(without):.3f} s")
+    verdict = "within" if ratio - 1 <= PLAIN_TARGET else "OVER"
+    overhead = f"{(ratio - 1) * 100:+.1f} %"
+    print(f"median paired ratio: {ratio:.3f} ({overhead}; {verdict} the {PLAIN_TARGET:.0%} target)")
+    return ratio
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="?", type=int, default=9)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--as-is", action="store_true", help="do not byte-compile the product first")
+    parser.add_argument("--only", choices=("validate", "plain"), help="run one of the two benchmarks")
     args = parser.parse_args()
     if not args.as_is:
         for tree in (REPO / "aicr_pytest", REPO / "checks"):
@@ -93,6 +137,11 @@ def main() -> int:
                 [sys.executable, "-m", "compileall", "-q", str(tree)], check=True, stdout=subprocess.DEVNULL
             )
     print(f"bytecode: {'as the checkout has it' if args.as_is else 'compiled first, as pip install does'}")
+    if args.only != "validate":
+        print("plain pytest, one-test project, no --recipe:")
+        bench_plain(args.runs)
+    if args.only == "plain":
+        return 0
     validate = validate_cmd(sys.executable)
     floor = [sys.executable, "-c", "import pytest, yaml, pydantic"]
     load_before = os.getloadavg()

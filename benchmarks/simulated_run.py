@@ -23,8 +23,8 @@ def run_check(
     ctrf = workdir / "ctrf.json"
     argv = [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "--recipe", str(recipe), "--snapshot", str(SNAPSHOT), "--kubeconfig", kubeconfig,
-        "--phase", phase, "--ctrf-report", str(ctrf), *extra,
+        "--recipe", str(recipe), "--snapshot", str(SNAPSHOT), "--aicr-kubeconfig", kubeconfig,
+        "--aicr-phase", phase, "--aicr-ctrf-report", str(ctrf), *extra,
     ]  # fmt: skip
     started = time.monotonic()
     proc = subprocess.run(

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.inputfile import check_regular
 
 KIND: Final = "AICRConfig"
 
@@ -136,6 +137,7 @@ def load_validate_config(path: str) -> dict[str, Any]:
     if path.lower().startswith(("http://", "https://")):
         raise UsageError(MSG_URL.format(path=path))
     file = Path(path).expanduser()
+    check_regular(file, "--config")  # a FIFO or a device is never opened (it would hang the run)
     if not file.is_file():
         raise UsageError(MSG_MISSING.format(path=path))
     try:

@@ -208,7 +208,9 @@ class _Parser:
         contents = self.contents
         n = self.n
         words = _WORDS
+        keys = 0
         while i < n and indents[i] == indent:
+            keys += 1
             content = contents[i]
             idx = content.find(": ")
             if idx > 0 and content[0] not in _BAD_START:
@@ -246,8 +248,8 @@ class _Parser:
                     raise _Unsupported  # multi-line scalar
             else:
                 result[key], i = self._nested(i, indent, allow_same_indent_seq=True)
-        if i < n and indents[i] > indent:
-            raise _Unsupported
+        if (i < n and indents[i] > indent) or len(result) != keys:
+            raise _Unsupported  # a repeated key: the full loader names it
         return result, i
 
     def sequence(self, i: int, indent: int) -> tuple[list[Any], int]:

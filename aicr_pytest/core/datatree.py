@@ -25,6 +25,7 @@ import yaml
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.inputfile import check_regular
 from aicr_pytest.core.resources import bundled_dir
 
 REGISTRY_PATH = "registry.yaml"
@@ -88,6 +89,7 @@ def _confined(root: Path, rel: PurePosixPath, shown: str) -> Path | None:
 
 
 def _read_bytes(path: Path) -> bytes:
+    check_regular(path, "--data file")  # a FIFO or a device is never opened (it would hang the run)
     try:
         with path.open("rb") as fh:
             body = fh.read(MAX_DATA_FILE_BYTES + 1)
@@ -137,6 +139,7 @@ class DataTree:
             if not ext.is_dir():
                 raise UsageError(MSG_DATA_DIR_MISSING.format(path=external_root))
             ext = ext.resolve()
+            check_regular(ext / REGISTRY_PATH, "--data file")
             if not (ext / REGISTRY_PATH).is_file():
                 raise UsageError(MSG_DATA_DIR_NO_REGISTRY.format(path=external_root))
             self.external_root = ext

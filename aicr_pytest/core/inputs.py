@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from aicr_pytest.core import catalog, constraints, runflags
 from aicr_pytest.core.coherence import check_coherence
 from aicr_pytest.core.datatree import DataTree, embedded_data_root
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.policy import AllocationPolicy, resolve_allocation_policy
-from aicr_pytest.core.recipe import Constraint, Recipe, parse_recipe
+from aicr_pytest.core.recipe import Constraint, Recipe, is_overlay, parse_recipe
 from aicr_pytest.core.runflags import unknown_phase_keys_error
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.core.snapshot import Snapshot, load_snapshot_text
@@ -28,6 +29,10 @@ EMBEDDED_DATA_ROOT = embedded_data_root()
 
 ConfigMapReader = Callable[[str, str], dict[str, str]]
 Prevalidate = Callable[[list[str], Recipe, DataTree], None]
+#: ``hydrate(overlay document, source, data) -> (RecipeResult document, the line saying so)``:
+#: a ``RecipeMetadata`` overlay given as the recipe, built into a recipe as AICR builds it
+#: (the plugin passes :func:`aicr_pytest.recipegen.hydrate.hydrate_overlay`)
+OverlayHydrator = Callable[[dict[str, Any], str, DataTree], tuple[dict[str, Any], str]]
 
 
 @dataclass
@@ -124,18 +129,38 @@ def require_isolation_target(selected: Sequence[str], skipped: Sequence[str] = (
         raise UsageError(MSG_ISOLATE_NO_NCCL.format(checks=", ".join(nccl)))
 
 
+MSG_MARK_NO_HEALTH = (
+    "{flag}: the run selects no node-health check ({checks}) and no --isolate-bad-nodes; "
+    "add --node-health or drop the flag"
+)
+
+
+def require_node_verdicts(settings: Settings, selected: Sequence[str]) -> None:
+    """``--label-bad-nodes``/``--taint-bad-nodes`` act on what the node-health checks or bad-node
+    isolation say about nodes: one of them must be part of the run."""
+    health = catalog.names_in_group(catalog.HEALTH)
+    if settings.isolate_bad_nodes or any(
+        n in health and n not in settings.skip_checks for n in selected
+    ):
+        return
+    flag = "--taint-bad-nodes" if settings.taint_bad_nodes else "--label-bad-nodes"
+    raise UsageError(MSG_MARK_NO_HEALTH.format(flag=flag, checks=", ".join(health)))
+
+
 def load_run_state(
     settings: Settings,
     configmap_reader: ConfigMapReader | None = None,
     prevalidate: Prevalidate | None = None,
     binary_version: str = "",
+    hydrate: OverlayHydrator | None = None,
 ) -> RunState:
     """Load and validate every input.  Raises :class:`UsageError` (exit 2) on bad input.
 
     ``prevalidate(check_names, recipe, data)`` validates what only the selected checks understand
     (the plugin passes its ``pytest_aicr_prevalidate`` hook); it runs after selection and before
     the allocation policy is resolved.  ``binary_version`` is this tool's version, for the
-    version-skew advisory.
+    version-skew advisory.  ``hydrate`` builds a ``RecipeMetadata`` overlay given as the recipe into
+    a recipe (without it an overlay is refused).
     """
     if settings.recipe is None:
         raise UsageError("--recipe is required")
@@ -144,7 +169,13 @@ def load_run_state(
     data = DataTree(EMBEDDED_DATA_ROOT, settings.data)
 
     raw_recipe = load_yaml_document(settings.recipe, "recipe", configmap_reader)
+    hydrated: list[str] = []
+    if hydrate is not None and is_overlay(raw_recipe):
+        assert isinstance(raw_recipe, dict)
+        raw_recipe, note = hydrate(raw_recipe, settings.recipe, data)
+        hydrated.append(note)
     recipe, warnings = parse_recipe(raw_recipe, settings.recipe)
+    warnings[:0] = hydrated
     if isinstance(raw_recipe, dict) and (
         phase_key_error := unknown_phase_keys_error(raw_recipe.get("validation"), settings.recipe)
     ):
@@ -177,6 +208,8 @@ def load_run_state(
 
     if settings.isolate_bad_nodes:
         require_isolation_target([s.spec.name for s in selected], settings.skip_checks)
+    if settings.label_bad_nodes or settings.taint_bad_nodes:
+        require_node_verdicts(settings, [s.spec.name for s in selected])
     if prevalidate is not None:
         prevalidate([s.spec.name for s in selected], recipe, data)
 

@@ -59,8 +59,8 @@ MSG_CONFIGURATION_NEEDS_V1BETA2 = (
     "recipe {source}: configuration.slurm.accounting requires apiVersion aicr.run/v1beta2, not {api_version}"
 )
 MSG_OVERLAY = (
-    'recipe {source}: kind "RecipeMetadata" is an overlay, not a recipe; aicr-pytest does not '
-    'generate recipes from overlays — run "aicr recipe" to produce a hydrated RecipeResult first'
+    'recipe {source}: kind "RecipeMetadata" is an overlay, not a recipe; run "aicr-pytest recipe" '
+    "to produce a hydrated RecipeResult first"
 )
 MSG_NOT_A_MAPPING = "recipe {source}: expected a YAML mapping (a RecipeResult document), got {what}"
 MSG_RESERVED_NAME = 'recipe {source}: componentRefs: the component name "deployer" is reserved'
@@ -362,6 +362,11 @@ def _check_upstream_header(data: dict[Any, Any], api_text: str, source: str) -> 
         raise UsageError(MSG_CONFIGURATION_NEEDS_V1BETA2.format(source=source, api_version=api_text))
 
 
+def is_overlay(data: object) -> bool:
+    """A ``RecipeMetadata`` document (an overlay), which a recipe builder turns into a recipe."""
+    return isinstance(data, dict) and str(_scalar_to_text(data.get("kind") or "")) == "RecipeMetadata"
+
+
 def parse_recipe(data: object, source: str) -> tuple[Recipe, list[str]]:
     """Validate a decoded YAML document as a recipe.
 
@@ -411,5 +416,6 @@ __all__ = [
     "RecipeMetadata",
     "Validation",
     "ValidationPhase",
+    "is_overlay",
     "parse_recipe",
 ]

@@ -1,6 +1,6 @@
-"""Where the data that ships with aicr-pytest lives: the bundled checks, recipes and runtimes.
+"""Where the data that ships with aicr-pytest lives: the bundled checks, recipes, runtimes and RBAC.
 
-In the repository they are the top-level ``checks/``, ``recipes/`` and ``runtimes/`` folders; the
+In the repository they are the top-level ``checks/``, ``recipes/``, ``runtimes/`` and ``deploy/`` folders; the
 wheel carries them inside the package (``aicr_pytest/checks`` …), so they never become top-level
 packages that could shadow a user's own ``checks``.  Callers ask here instead of guessing.
 """
@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-Bundled = Literal["checks", "recipes", "runtimes"]
+Bundled = Literal["checks", "recipes", "runtimes", "deploy"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 

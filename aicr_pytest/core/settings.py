@@ -171,6 +171,9 @@ class Settings(BaseModel):
     node_health: bool = False
     #: ``--isolate-bad-nodes``: an NCCL check that fails reruns on node subsets to name the bad nodes
     isolate_bad_nodes: bool = False
+    #: ``--label-bad-nodes`` / ``--taint-bad-nodes``: mark the nodes the node-health checks judged
+    label_bad_nodes: bool = False
+    taint_bad_nodes: bool = False
     #: ``--cncf-should`` (or ``-m cncf-should``): add the CNCF SHOULD checks to the conformance phase
     cncf_should: bool = False
     dcgm_image: str = DEFAULT_DCGM_IMAGE
@@ -180,6 +183,9 @@ class Settings(BaseModel):
     evidence_dir: Path | None = None
     #: ``--html``: where the HTML report of the run goes
     html: str | None = None
+    #: ``--metrics-file`` / ``--pushgateway``: the run's Prometheus metrics (aicr_pytest.report.metrics)
+    metrics_file: str | None = None
+    pushgateway: str | None = None
     #: the simulator profile when ``aicr-pytest validate --simulate`` started the cluster
     simulated: str | None = None
     # --- `aicr validate` drop-in flags (see aicr_pytest.core.runflags) ---------------

@@ -14,14 +14,16 @@ Every content is parsed as YAML (JSON is a subset of YAML 1.2), regardless of th
 
 from __future__ import annotations
 
+import contextlib
 import re
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import yaml
 
-from aicr_pytest.core import yamlio
+from aicr_pytest.core import inputfile, yamlio
 from aicr_pytest.core.errors import UsageError
 
 if TYPE_CHECKING:  # ssl and urllib load only when a recipe or snapshot is fetched over HTTPS
@@ -45,6 +47,9 @@ def _limit_text(kind: str) -> str:
 
 
 HTTP_TIMEOUT_S = 30.0
+#: the whole fetch (connect, TLS, headers, body, redirects) ends within this many seconds: a server
+#: that trickles a byte now and then never trips the idle timeout above, so it is cut here
+HTTP_TOTAL_S = 60.0
 CM_PREFIX = "cm://"
 #: Keys tried, in order, after ``snapshot.<format>`` (for recipes too).
 CM_FALLBACK_KEYS = ("snapshot.yaml", "snapshot.json", "snapshot.txt")
@@ -57,7 +62,7 @@ MSG_CM_NO_CLUSTER = "cannot read {kind} from {uri}: reading a ConfigMap needs a 
 MSG_CM_READ_FAILED = "cannot read {kind} from {uri}: {error}"
 MSG_CM_TABLE = "{kind} in {uri} (key {key}) is table output, which cannot be read back; store YAML or JSON"
 MSG_FILE_NOT_FOUND = "{kind} file not found: {path}"
-MSG_NOT_A_FILE = "{kind} path is not a regular file: {path}"
+MSG_NOT_A_FILE = "{kind} path is not a regular file ({what}): {path}"
 MSG_FILE_UNREADABLE = "cannot read {kind} file {path}: {error}"
 MSG_TOO_LARGE = "{kind} {source} is larger than the {limit} limit"
 MSG_HTTP_REJECTED = (
@@ -70,6 +75,10 @@ MSG_UNSUPPORTED_SCHEME = (
 MSG_FETCH_STATUS = "failed to fetch {kind} from {uri}: status {status} {reason}"
 MSG_FETCH_TLS = "failed to fetch {kind} from {uri}: TLS verification failed: {error}"
 MSG_FETCH_FAILED = "failed to fetch {kind} from {uri}: {error}"
+MSG_FETCH_TOO_SLOW = (
+    "failed to fetch {kind} from {uri}: no complete response within {seconds:g}s "
+    "(the server is too slow or stalls)"
+)
 MSG_REDIRECT_REJECTED = "redirect to a non-https location refused: {target}"
 MSG_MALFORMED_YAML = "malformed YAML in {source}: {problem}"
 MSG_NOT_A_MAPPING = "{kind} {source} is not a YAML mapping (got {what})"
@@ -133,9 +142,51 @@ def _load_configmap(uri: str, kind: SourceKind, reader: ConfigMapReader | None) 
 
 
 def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
+    """Fetch ``uri`` within :data:`HTTP_TOTAL_S` in all: the fetch runs in a helper thread, and
+    when the bound passes its sockets are shut down (which ends any read it is blocked in)."""
+    import threading
+
+    sockets: list[socket.socket] = []
+    outcome: list[tuple[bytes, str] | BaseException] = []
+
+    def fetch() -> None:
+        try:
+            outcome.append(_fetch_https(uri, kind, sockets))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=fetch, name="aicr-pytest-fetch", daemon=True)
+    worker.start()
+    worker.join(HTTP_TOTAL_S)
+    if worker.is_alive() or not outcome:
+        for sock in list(sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        raise UsageError(MSG_FETCH_TOO_SLOW.format(kind=kind, uri=uri, seconds=HTTP_TOTAL_S))
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _fetch_https(uri: str, kind: SourceKind, sockets: list[socket.socket]) -> tuple[bytes, str]:
+    import http.client
     import ssl  # here, not at module level: only an https:// source needs them (start-up time)
     import urllib.error
     import urllib.request
+
+    class TrackedConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            sockets.append(self.sock)
+
+    class TrackedHandler(urllib.request.HTTPSHandler):
+        def __init__(self, context: ssl.SSLContext) -> None:
+            super().__init__(context=context)
+            self.tls = context
+
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(TrackedConnection, req, context=self.tls)
 
     class HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
         def redirect_request(
@@ -151,9 +202,7 @@ def _load_https(uri: str, kind: SourceKind) -> tuple[bytes, str]:
                 raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=newurl))
             return super().redirect_request(req, fp, code, msg, headers, newurl)  # type: ignore[arg-type]
 
-    opener = urllib.request.build_opener(
-        urllib.request.HTTPSHandler(context=_ssl_context()), HttpsOnlyRedirects()
-    )
+    opener = urllib.request.build_opener(TrackedHandler(_ssl_context()), HttpsOnlyRedirects())
     request = urllib.request.Request(uri, headers={"Accept": "application/yaml, application/json, */*"})
     try:
         with opener.open(request, timeout=HTTP_TIMEOUT_S) as response:
@@ -188,8 +237,9 @@ def _load_file(uri: str, kind: SourceKind) -> tuple[bytes, str]:
     path = Path(uri).expanduser()
     if not path.exists():
         raise UsageError(MSG_FILE_NOT_FOUND.format(kind=kind, path=uri))
-    if not path.is_file():
-        raise UsageError(MSG_NOT_A_FILE.format(kind=kind, path=uri))
+    if not path.is_file():  # a FIFO, a socket or a device is never opened (it would hang the run)
+        what = inputfile.kind_of(path.stat().st_mode)
+        raise UsageError(MSG_NOT_A_FILE.format(kind=kind, path=uri, what=what))
     try:
         with path.open("rb") as fh:
             body = fh.read(_limit(kind) + 1)

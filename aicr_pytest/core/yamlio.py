@@ -16,6 +16,7 @@ and line.  :func:`load_with` applies the same bound to any other PyYAML loader c
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -147,9 +148,55 @@ def check_aliasing(root: yaml.Node) -> None:
         stack.extend((child, in_alias, False) for child in reversed(children))
 
 
+MSG_DUPLICATE_KEY = "line {line}: mapping key {key} already defined at line {first}"
+
+
+class DuplicateKeyError(yaml.MarkedYAMLError):
+    """A mapping that names one key twice: refused as Go's yaml.v3 decoder refuses it (with no mark:
+    the problem names both lines, so a caller that appends the mark's line does not repeat it)."""
+
+
+def go_quote(value: str) -> str:
+    """A key as Go's ``%#v`` prints a string (double-quoted, escapes as Go's ``strconv.Quote``)."""
+    out = json.dumps(value, ensure_ascii=False)
+    return out.replace("\u007f", "\x7f")
+
+
+def check_unique_keys(root: yaml.Node) -> None:
+    """Raise :class:`DuplicateKeyError` for the first mapping (in document order) that repeats a
+    scalar key, naming its line, the key and the line of its first definition (1-based), the way
+    yaml.v3 does; keys a merge (``<<``) brings in are not the mapping's own and may be overridden.
+    Each node is visited once, also when aliases reach it again."""
+    seen: set[int] = set()
+    stack: list[yaml.Node] = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or isinstance(node, yaml.ScalarNode):
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for key, _ in node.value:
+                if not isinstance(key, yaml.ScalarNode):
+                    continue
+                line = key.start_mark.line + 1
+                if key.value in first:
+                    raise DuplicateKeyError(
+                        problem=MSG_DUPLICATE_KEY.format(
+                            line=line, key=go_quote(str(key.value)), first=first[key.value]
+                        )
+                    )
+                first[key.value] = line
+            children = [child for pair in node.value for child in pair]
+        else:
+            children = list(node.value)
+        stack.extend(reversed(children))
+
+
 def _construct(loader: Any, node: yaml.Node | None, text: str | bytes) -> Any:
     if node is None:
         return None
+    check_unique_keys(node)
     has_asterisk = b"*" in text if isinstance(text, bytes) else "*" in text
     if has_asterisk:  # no alias without one
         check_aliasing(node)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.inputfile import check_regular
 from aicr_pytest.core.recipe import ComponentRef, Recipe
 from aicr_pytest.core.snapshot import Snapshot
 from aicr_pytest.evidence import constants as C
@@ -39,6 +40,7 @@ class _Result:
 def load_user_bom(path: str) -> bytes:
     """``--bom PATH``: read at most 8 MiB of valid JSON; :class:`UsageError` otherwise."""
     p = Path(path).expanduser()
+    check_regular(p, "--bom")  # a FIFO or a device is never opened (it would hang the run)
     try:
         with p.open("rb") as fh:
             data = fh.read(C.MAX_BOM + 1)

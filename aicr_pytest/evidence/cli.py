@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.core.writable import check_writable
+from aicr_pytest.core.writable import OutputError, check_writable, write_atomic
 
 if TYPE_CHECKING:
     from sigstore.models import TrustedRoot
@@ -77,10 +77,10 @@ def run_verify(
             print(f"warning: {line}", file=stderr)
         text = render.to_json(result) if args["format"] == "json" else render.to_markdown(result)
         if args["output"] and args["output"] != "-":
-            try:
-                Path(args["output"]).write_text(text, encoding="utf-8")
-            except OSError as err:  # the destination changed since it was probed
-                raise UsageError(f"--output {args['output']}: {err.strerror or err}") from None
+            try:  # whole or not at all
+                write_atomic(args["output"], text, "--output")
+            except OutputError as err:  # the destination changed since it was probed
+                raise UsageError(str(err)) from None
         else:
             stdout.write(text)
             stdout.flush()

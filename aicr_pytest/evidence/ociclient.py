@@ -326,5 +326,3 @@ class RegistryClient:
         if echoed and echoed != sha256_digest(body):
             raise RegistryError(f"registry stored the manifest as {echoed}, expected {sha256_digest(body)}")
         return response
-
-

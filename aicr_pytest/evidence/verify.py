@@ -415,7 +415,11 @@ class Verification:
             raise _StepFailed("manifest.json has an unsupported schemaVersion")
         if not isinstance(doc.get("files"), list) or not doc["files"]:
             raise _StepFailed("manifest.json lists no files")
-        problems = manifest_mod.check_files(root, doc) + self._statement_problems(predicate)
+        problems = (
+            manifest_mod.check_files(root, doc)
+            + self._statement_problems(predicate)
+            + _predicate_file_problems(root, predicate, doc)
+        )
         recipe_path = root / C.RECIPE_FILE
         if recipe_path.is_file() and not problems:
             recipe_hex = recipe_digest_for_type(recipe_path.read_bytes(), predicate.predicate_type)
@@ -542,6 +546,40 @@ class Verification:
             res.failure_cause = None
         res.pending = res.exit == 0 and any(s.step == 2 and s.status == "skipped" for s in res.steps)
         return res
+
+
+def _predicate_file_problems(root: Path, predicate: Predicate, manifest: dict[str, Any]) -> list[Any]:
+    """What the predicate says about the bundle's files beyond the recipe and the phase reports,
+    held against the files (AICR's verifier checks neither): ``manifest.fileCount`` against the
+    manifest's list, ``bom.digest`` against ``bom.cdx.json``.  This binds an unsigned statement to
+    its files; a signed one is bound by its signature as well."""
+    problems = []
+    listed = len(manifest.get("files") or [])
+    if predicate.manifest.file_count != listed:
+        problems.append(
+            manifest_mod.Problem(
+                C.STATEMENT_FILE,
+                f"predicate.manifest.fileCount is {predicate.manifest.file_count}, "
+                f"{C.MANIFEST_FILE} lists {listed} file(s)",
+            )
+        )
+    bom = root / C.BOM_FILE
+    if bom.is_file():
+        got = sha256_digest(_read_capped(bom, C.MAX_BOM, C.BOM_FILE))
+        if predicate.bom.digest != got:
+            want = predicate.bom.digest or "empty"
+            problems.append(
+                manifest_mod.Problem(
+                    C.STATEMENT_FILE, f"predicate.bom.digest ({want}) is not {C.BOM_FILE} ({got})"
+                )
+            )
+    elif predicate.bom.digest:
+        problems.append(
+            manifest_mod.Problem(
+                C.STATEMENT_FILE, f"predicate.bom.digest names {C.BOM_FILE}, which is missing"
+            )
+        )
+    return problems
 
 
 def _ctrf_counts(data: bytes) -> dict[str, int] | None:

@@ -349,8 +349,29 @@ def inventory(
         {f.node: plural(f.advertised, "GPU") for f in facts if f.advertised is not None}, "GPU count"
     )
     failures += odd_nodes({f.node: _fabric_text(f.fabric) for f in facts}, "fabric")
-    extra = {"policy": mode, "nodes": [f.as_extra() for f in facts]}
+    extra = {
+        "policy": mode,
+        "nodes": [f.as_extra() for f in facts],
+        "verdicts": node_verdicts([f.node for f in facts], failures, unsure),
+    }
     return InventoryReport(facts, tuple(failures), tuple(unsure), extra)
+
+
+def node_verdicts(nodes: Sequence[str], failures: Sequence[str], unsure: Sequence[str]) -> dict[str, Any]:
+    """Per node: ``fail`` (a failure line names it), ``other`` (an inconclusive line does) or
+    ``pass``, with the first line that named it (``node X:`` lines only), for ``--label-bad-nodes``."""
+    out: dict[str, Any] = {}
+    for node in nodes:
+        prefix = f"node {node}:"
+        failed = [line for line in failures if line.startswith(prefix)]
+        unsure_lines = [line for line in unsure if line.startswith(prefix)]
+        if failed:
+            out[node] = {"result": "fail", "detail": failed[0][len(prefix) :].strip()}
+        elif unsure_lines:
+            out[node] = {"result": "other", "detail": unsure_lines[0][len(prefix) :].strip()}
+        else:
+            out[node] = {"result": "pass", "detail": ""}
+    return out
 
 
 def check_inventory(report: InventoryReport) -> str:
@@ -377,5 +398,6 @@ __all__ = [
     "inventory",
     "is_fabric_resource",
     "node_inventory",
+    "node_verdicts",
     "odd_nodes",
 ]

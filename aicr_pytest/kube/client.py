@@ -221,14 +221,16 @@ class Cluster(RestClient):
             raise ValueError(f"{kind} {meta.get('name', '')!r} is namespaced: set metadata.namespace")
         return rt, ns, meta.get("name")
 
-    def create(self, obj: Mapping[str, Any]) -> JSON:
+    def create(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> JSON:
         """``POST`` the object (201). A create retried after a lost response that finds its own
-        object already there (same ``aicr.run/run-id``) returns that object instead of 409."""
+        object already there (same ``aicr.run/run-id``) returns that object instead of 409.
+        ``dry_run``: the server checks everything (namespace, admission, RBAC) and stores nothing."""
         rt, ns, name = self._object_target(obj)
         target = Target("create", rt.group, rt.plural, ns, name)
         retries_before = self.stats.retries
+        query: list[tuple[str, str | int | bool]] = [("dryRun", "All")] if dry_run else []
         try:
-            created: JSON = self.request("POST", rt.path(ns), target, body=dict(obj)).json()
+            created: JSON = self.request("POST", rt.path(ns), target, query=query, body=dict(obj)).json()
         except Conflict:
             run_id = ((obj.get("metadata") or {}).get("labels") or {}).get(RUN_ID_LABEL)
             if self.stats.retries == retries_before or not name or not run_id:

@@ -10,6 +10,7 @@ the one retry policy (bounded and counted).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,34 @@ import yaml
 from aicr_pytest.core.errors import UsageError
 
 _IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+_IN_CLUSTER_CA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+#: the :attr:`~aicr_pytest.kube.client.Cluster.source` text (and the header line's) of in-cluster mode
+IN_CLUSTER_SOURCE = "in-cluster service account"
+
+
+def in_cluster(kubeconfig: str | None, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether :func:`load_configuration` will use the pod's service account: no ``--kubeconfig``,
+    no ``$KUBECONFIG``, and ``KUBERNETES_SERVICE_HOST`` with the token and CA files in place."""
+    env = os.environ if environ is None else environ
+    return (
+        not kubeconfig
+        and not env.get("KUBECONFIG", "").strip()
+        and bool(env.get("KUBERNETES_SERVICE_HOST"))
+        and Path(_IN_CLUSTER_TOKEN).is_file()
+        and Path(_IN_CLUSTER_CA).is_file()
+    )
+
+
+def _in_cluster_configuration() -> Any:
+    """The service account's configuration (token, CA, ``KUBERNETES_SERVICE_HOST``/``_PORT``)."""
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    cfg = _new_configuration()
+    loader = InClusterConfigLoader(  # type: ignore[no-untyped-call]
+        token_filename=_IN_CLUSTER_TOKEN, cert_filename=_IN_CLUSTER_CA
+    )
+    loader.load_and_set(cfg)  # type: ignore[no-untyped-call]
+    return cfg
 
 
 def _new_configuration() -> Any:
@@ -68,15 +97,14 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any
         return from_file(env, "$KUBECONFIG")
     tried = ["--kubeconfig (not given)", "$KUBECONFIG (not set)"]
     if os.environ.get("KUBERNETES_SERVICE_HOST") and Path(_IN_CLUSTER_TOKEN).is_file():
-        cfg = _new_configuration()
         try:
-            k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+            cfg = _in_cluster_configuration()
         except ConfigException as exc:
             tried.append(f"in-cluster service account ({exc})")
         else:
             if context:
                 raise UsageError("--context cannot be used with the in-cluster service account")
-            return cfg, "in-cluster service account"
+            return cfg, IN_CLUSTER_SOURCE
     else:
         tried.append("in-cluster service account (not running in a pod)")
     default = Path("~/.kube/config").expanduser()
@@ -86,4 +114,4 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any
     raise UsageError("no Kubernetes configuration found; tried " + ", ".join(tried))
 
 
-__all__ = ["load_configuration"]
+__all__ = ["IN_CLUSTER_SOURCE", "in_cluster", "load_configuration"]

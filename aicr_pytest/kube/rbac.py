@@ -233,6 +233,20 @@ SNAPSHOT_NAMESPACED_PERMISSIONS: frozenset[Permission] = frozenset(
 SNAPSHOT_PERMISSIONS: frozenset[Permission] = SNAPSHOT_CLUSTER_PERMISSIONS | SNAPSHOT_NAMESPACED_PERMISSIONS
 
 
+#: What ``--label-bad-nodes`` / ``--taint-bad-nodes`` need on top of :data:`REQUIRED_PERMISSIONS`
+#: (``deploy/rbac-node-marks.yaml``, ClusterRole ``aicr-pytest-node-marks``): opt-in, so apart, and
+#: ``aicr-pytest schedule`` renders it only when those flags are scheduled.
+NODE_MARK_PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
+    "--label-bad-nodes / --taint-bad-nodes: the validation label, reason annotation and NoSchedule taint "
+    "on the nodes the node-health checks judged (aicr_pytest.health.nodemarks_run)": _p("patch", "", "nodes"),
+}
+NODE_MARK_PERMISSIONS: frozenset[Permission] = frozenset(
+    p for perms in NODE_MARK_PERMISSION_REASONS.values() for p in perms
+)
+#: everything a request may need: what ``enforce_declared`` holds requests to
+DECLARED_PERMISSIONS: frozenset[Permission] = REQUIRED_PERMISSIONS | NODE_MARK_PERMISSIONS
+
+
 def rule_permissions(rule: Mapping[str, Any]) -> set[Permission]:
     """Expand one RBAC ``PolicyRule`` into concrete permissions (wildcards are kept verbatim)."""
     verbs = [str(v) for v in rule.get("verbs") or []]
@@ -287,6 +301,9 @@ def non_resource_pattern(path: str) -> str:
 
 
 __all__ = [
+    "DECLARED_PERMISSIONS",
+    "NODE_MARK_PERMISSIONS",
+    "NODE_MARK_PERMISSION_REASONS",
     "PERMISSION_REASONS",
     "REQUIRED_PERMISSIONS",
     "SNAPSHOT_CLUSTER_PERMISSIONS",

@@ -23,7 +23,7 @@ from urllib.parse import quote, urlencode
 
 from aicr_pytest.kube.errors import MSG_UNREACHABLE, ApiUnreachable, NotFound
 from aicr_pytest.kube.rbac import (
-    REQUIRED_PERMISSIONS,
+    DECLARED_PERMISSIONS,
     Permission,
     PermissionRecorder,
     UndeclaredPermission,
@@ -117,10 +117,10 @@ class RestClient:
         if perm.is_non_resource_url:
             perm = Permission(perm.verb, "", non_resource_pattern(perm.resource))
         self.permissions.record(perm)
-        if self.enforce_declared and perm not in REQUIRED_PERMISSIONS:
+        if self.enforce_declared and perm not in DECLARED_PERMISSIONS:
             raise UndeclaredPermission(
-                f"request needs `{perm}`, which aicr_pytest.kube.rbac.REQUIRED_PERMISSIONS "
-                "(and deploy/rbac.yaml) does not declare"
+                f"request needs `{perm}`, which aicr_pytest.kube.rbac.DECLARED_PERMISSIONS "
+                "(deploy/rbac.yaml, deploy/rbac-node-marks.yaml) does not declare"
             )
 
     def _send_once(

@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 
 #: what :class:`CncfRenderer` reports when the renderer fails (``validate`` exits 8)
 MSG_RENDER_FAILED = "[INTERNAL] evidence rendering failed"
-#: the options :func:`validate` reads besides the ``cncf_*`` ones
-CNCF_OPTIONS = frozenset({"feature", "evidence_dir"})
 #: the run's outputs that, next to ``--cncf-submission``, make the phases run too
 RUN_OUTPUTS = ("emit_attestation", "html", "ctrf_report")
 #: the plugin names of the two objects (``config.pluginmanager.get_plugin``)
@@ -66,11 +64,8 @@ class SubmissionInputs:
 
 
 def validate(config: pytest.Config) -> cncf_settings.CncfSettings:
-    values = options.values_from(config.option, options.PYTEST)
     try:
-        mine = [o for o in options.OPTIONS if o.name in CNCF_OPTIONS or o.name.startswith("cncf_")]
-        run = options.resolved(values, options.PYTEST, mine, config=options.config_values(values))
-        return cncf_settings.settings_from_values(run)
+        return cncf_settings.settings_from_values(options.session_values(config))
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -82,13 +77,18 @@ def load_inputs(settings: Settings, handle: ClusterHandle) -> SubmissionInputs:
     from aicr_pytest.core import components
     from aicr_pytest.core.datatree import DataTree, embedded_data_root
     from aicr_pytest.core.policy import resolve_allocation_policy
-    from aicr_pytest.core.recipe import parse_recipe
+    from aicr_pytest.core.recipe import is_overlay, parse_recipe
     from aicr_pytest.core.sources import load_yaml_document
 
     try:
         raw = load_yaml_document(settings.recipe, "recipe", handle.read_configmap)
+        data = DataTree(embedded_data_root(), settings.data)
+        if is_overlay(raw):
+            from aicr_pytest.recipegen.hydrate import hydrate_overlay
+
+            raw, _note = hydrate_overlay(raw, settings.recipe, data)  # type: ignore[arg-type]
         recipe, _ = parse_recipe(raw, settings.recipe)
-        policy = resolve_allocation_policy(recipe, DataTree(embedded_data_root(), settings.data))
+        policy = resolve_allocation_policy(recipe, data)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     return SubmissionInputs(
@@ -263,10 +263,8 @@ def alongside_run(config: pytest.Config) -> bool:
     same session, and the collector after them (the guide: one invocation writes both)."""
     if not getattr(config.option, "aicr_cncf_submission", False):
         return False
-    values = options.values_from(config.option, options.PYTEST)
-    mine = [o for o in options.OPTIONS if o.name == "recipe" or o.name in RUN_OUTPUTS]
     try:
-        run = options.resolved(values, options.PYTEST, mine, config=options.config_values(values))
+        run = options.session_values(config)
     except UsageError:
         return False  # pytest_configure says why
     return bool(run.get("recipe")) and any(run.get(name) for name in RUN_OUTPUTS)

@@ -94,7 +94,7 @@ def configure(config: pytest.Config, *, simulated: bool = False) -> None:
     ``--emit-attestation`` register the :class:`EvidenceEmitter`.  A ``simulated`` run refuses
     ``--emit-attestation`` (:data:`MSG_SIMULATED`)."""
     try:
-        settings = options.build_evidence_settings(options.values_from(config.option, options.PYTEST))
+        settings = options.session_evidence_settings(config)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:

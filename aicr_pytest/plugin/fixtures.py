@@ -1,7 +1,8 @@
 """The fixtures a check asks for: the run's inputs, the check itself, the cluster, a run scope, a clock.
 
-Registered by the aicr plugin (``pytest_plugins`` of :mod:`aicr_pytest.plugin`); every fixture
-needs ``--recipe`` except ``aicr_settings`` and ``aicr_clock``. Every name carries the ``aicr_``
+Registered by the aicr plugin (``pytest_plugins`` of :mod:`aicr_pytest.plugin`) on every run, so
+the module imports nothing heavy: each fixture imports what it needs when a test asks for it.
+Every fixture needs ``--recipe`` except ``aicr_settings`` and ``aicr_clock``. Every name carries the ``aicr_``
 prefix, so a suite of the user's keeps its own ``recipe``, ``snapshot`` (syrupy's), ``run`` ...
 """
 
@@ -13,21 +14,20 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from aicr_pytest.core import catalog
-from aicr_pytest.core.check import CheckContext
-from aicr_pytest.core.clock import SYSTEM_CLOCK, Clock
 from aicr_pytest.core.errors import Inconclusive
-from aicr_pytest.core.settings import Settings
-from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY, get_state
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # registered on every pytest run: imported when a fixture is used
+    from aicr_pytest.core.check import CheckContext
+    from aicr_pytest.core.clock import Clock
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
     from aicr_pytest.core.policy import AllocationPolicy
     from aicr_pytest.core.recipe import Recipe
+    from aicr_pytest.core.settings import Settings
     from aicr_pytest.core.snapshot import Snapshot
     from aicr_pytest.kube.client import Cluster
     from aicr_pytest.kube.run import RunScope
+    from aicr_pytest.plugin.state import PluginState
 
 log = logging.getLogger("aicr_pytest")
 
@@ -45,6 +45,13 @@ __all__ = [
 ]
 
 
+def get_state(config: pytest.Config) -> PluginState | None:
+    """The session's state (``None`` when no run was asked for)."""
+    from aicr_pytest.plugin.state import get_state as stashed
+
+    return stashed(config)
+
+
 def _require_run(request: pytest.FixtureRequest) -> RunState:
     state = get_state(request.config)
     if state is None or state.run is None:
@@ -54,10 +61,13 @@ def _require_run(request: pytest.FixtureRequest) -> RunState:
 
 @pytest.fixture(scope="session")
 def aicr_settings(request: pytest.FixtureRequest) -> Settings:
-    """Validated command-line settings of this run."""
+    """Validated command-line settings of this run (the defaults when no run was asked for)."""
     state = get_state(request.config)
-    assert state is not None
-    return state.settings
+    if state is not None:
+        return state.settings
+    from aicr_pytest.plugin import options
+
+    return options.session_settings(request.config)
 
 
 @pytest.fixture(scope="session")
@@ -87,6 +97,10 @@ def aicr_data_tree(request: pytest.FixtureRequest) -> DataTree:
 @pytest.fixture
 def aicr_check(request: pytest.FixtureRequest) -> CheckContext:
     """The check being run: name, phase, timeout, its phase constraints and an ``emit`` for evidence."""
+    from aicr_pytest.core import catalog
+    from aicr_pytest.core.check import CheckContext
+    from aicr_pytest.plugin.state import CTX_KEY
+
     run = _require_run(request)
     name = str(request.param)
     spec = catalog.BY_NAME[name]
@@ -106,6 +120,9 @@ def aicr_check(request: pytest.FixtureRequest) -> CheckContext:
 @pytest.fixture
 def aicr_snapshot_constraint(request: pytest.FixtureRequest) -> tuple[str, str, str]:
     """(phase, name, expression) of a phase constraint that addresses the snapshot."""
+    from aicr_pytest.core.check import CheckContext
+    from aicr_pytest.plugin.state import CTX_KEY
+
     phase, name, value = request.param
     ctx = CheckContext(name=str(name), phase=str(phase), timeout_s=0, constraints=[])
     request.node.stash[CTX_KEY] = ctx
@@ -115,6 +132,8 @@ def aicr_snapshot_constraint(request: pytest.FixtureRequest) -> tuple[str, str, 
 @pytest.fixture(scope="session")
 def aicr_clock() -> Clock:
     """Time source for checks (``time()``/``sleep()``); override it to inject a fake clock."""
+    from aicr_pytest.core.clock import SYSTEM_CLOCK
+
     return SYSTEM_CLOCK
 
 
@@ -137,6 +156,7 @@ def aicr_run(request: pytest.FixtureRequest) -> Iterator[RunScope]:
     SIGTERM; ``--no-cleanup`` keeps the objects and prints kubectl commands instead.
     """
     from aicr_pytest.kube.run import RunScope, defer_signals, install_signal_handlers
+    from aicr_pytest.plugin.state import CTX_KEY, HINTS_KEY
 
     state = get_state(request.config)
     if state is None or state.cluster_handle is None:

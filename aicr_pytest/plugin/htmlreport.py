@@ -12,12 +12,12 @@ runs), and registers an :class:`HtmlReport`; that writes the page from the final
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.writable import OutputError
 
 if TYPE_CHECKING:
     from aicr_pytest.plugin.state import FinishedRun
@@ -57,8 +57,8 @@ class HtmlReport:
             html.write_page(
                 self.target, report, info, figures=results.figures, secrets=[os.environ.get("HF_TOKEN")]
             )
-        except OSError as err:
-            print(f"aicr-pytest: error: --html {self.target}: {err.strerror or err}", file=sys.stderr)
+        except OutputError as err:  # the page went to a temporary file; the run ends non-zero
+            results.output_failed(str(err))
 
 
 def configure(config: pytest.Config, target: str | None) -> None:

@@ -29,7 +29,7 @@ from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging
 from aicr_pytest.core.settings import Settings
-from aicr_pytest.core.writable import check_writable
+from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
@@ -137,6 +137,8 @@ class RunOutcome:
     interrupted: str | None = None
     #: ``[INTERNAL] evidence rendering failed: …`` (``--evidence-dir``): ``validate`` exits 8
     render_error: str | None = None
+    #: one line per output that could not be written fully: ``validate`` exits 8
+    output_errors: tuple[str, ...] = ()
 
     @property
     def failing(self) -> bool:
@@ -207,6 +209,7 @@ def build_report(state: PluginState, interrupted: str | None = None) -> dict[str
         run_id=state.run_id,
         interrupted=interrupted,
         identity=run_identity(state),
+        report_extra=state.results.report_extra,
     )
     return state.report
 
@@ -244,6 +247,7 @@ def run_outcome(
         evidence_error=evidence_error,
         interrupted=interrupted,
         render_error=render_error,
+        output_errors=tuple(state.results.output_errors),
     )
 
 
@@ -283,7 +287,7 @@ def start(config: pytest.Config) -> PluginState:
     behind.  Raises ``pytest.UsageError`` with the one line to print.
     """
     try:
-        settings = options.build_run_settings(options.values_from(config.option, options.PYTEST))
+        settings = options.session_settings(config)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     state = PluginState(settings=settings)
@@ -301,9 +305,16 @@ def load(config: pytest.Config, state: PluginState) -> None:
         return
     configure_logging(debug=settings.debug, log_json=settings.log_json)
     try:
-        if settings.ctrf_report and not is_worker(config):
-            check_writable(settings.ctrf_report, "--ctrf-report")
         xmlpath = getattr(config.option, "xmlpath", None)  # pytest's own --junitxml, written at the end
+        if not is_worker(config):
+            outputs = [
+                ("--aicr-ctrf-report", settings.ctrf_report),
+                ("--aicr-html", settings.html),
+                ("--junitxml", str(xmlpath) if xmlpath else None),
+            ]
+            check_distinct(outputs, inputs_of(options.session_values(config)))
+        if settings.ctrf_report and not is_worker(config):
+            check_writable(settings.ctrf_report, "--aicr-ctrf-report")
         if xmlpath and not is_worker(config):
             check_writable(str(xmlpath), "--junitxml")
     except UsageError as err:
@@ -323,8 +334,14 @@ def load(config: pytest.Config, state: PluginState) -> None:
         config.hook.pytest_aicr_prevalidate(checks=checks, recipe=recipe, settings=settings, data=data)
 
     try:
+        from aicr_pytest.recipegen.hydrate import hydrate_overlay
+
         state.run = load_run_state(
-            settings, state.cluster_handle.read_configmap, prevalidate, binary_version=__version__
+            settings,
+            state.cluster_handle.read_configmap,
+            prevalidate,
+            binary_version=__version__,
+            hydrate=hydrate_overlay,
         )
         from aicr_pytest.core.budgets import check_budgets
 

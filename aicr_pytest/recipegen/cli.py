@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.inputfile import check_regular
 from aicr_pytest.core.writable import check_writable
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def data_tree(data: str | None, no_embedded: bool) -> DataTree:
     root = Path(data).expanduser()
     if not root.is_dir():
         raise UsageError(MSG_DATA_DIR_MISSING.format(path=data))
+    check_regular(root / REGISTRY_PATH, "--data file")
     if not (root / REGISTRY_PATH).is_file():
         raise UsageError(MSG_DATA_DIR_NO_REGISTRY.format(path=data))
     return DataTree(root)

@@ -24,6 +24,7 @@ import yaml
 from aicr_pytest.core.configmaps import result_configmap
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
+from aicr_pytest.core.writable import OutputError, errno_text, write_atomic
 
 Format = Literal["yaml", "json"]
 FORMATS: tuple[Format, ...] = ("yaml", "json")
@@ -108,10 +109,12 @@ def write(
         configmap_writer(namespace, name, configmap_object(namespace, name, document, fmt))
         return target
     path = Path(target).expanduser()
-    try:
-        path.write_text(dumps(document, fmt), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(MSG_WRITE_FILE.format(path=target, error=exc.strerror or exc)) from None
+    try:  # whole or not at all: a full disk never leaves half a recipe
+        write_atomic(path, dumps(document, fmt), "--output", make_parents=False)
+    except OutputError as exc:
+        cause = exc.__cause__
+        why = errno_text(cause) if isinstance(cause, OSError) else str(exc)
+        raise UsageError(MSG_WRITE_FILE.format(path=target, error=why)) from None
     return target
 
 

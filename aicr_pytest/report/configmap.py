@@ -35,6 +35,7 @@ MSG_TOO_LARGE: Final = (
     "{limit} bytes; write it to a file with -o PATH instead"
 )
 MSG_WRITE_FAILED: Final = "cannot write the CTRF report to {uri}: {error}"
+MSG_PROBE_FAILED: Final = "--output {uri}: cannot write the report there: {error}"
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

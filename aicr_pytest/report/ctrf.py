@@ -13,17 +13,15 @@ pytest-rerunfailures reran a check, and ``environment``.  ``baseline`` and ``ins
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_pytest.core.version import __version__
-from aicr_pytest.core.writable import MSG_FALLBACK, fallback_path
+from aicr_pytest.core.writable import write_output
 
 SPEC_VERSION = "1.0.0"
 TOOL_NAME = "aicr-pytest"
@@ -219,23 +217,16 @@ def dumps(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
 
 
-def write(report: dict[str, Any], target: str, stdout: TextIO) -> None:
-    """Write the report to ``target``: a file path (parents created), or ``-`` for ``stdout``.
+def write(report: dict[str, Any], target: str, stdout: TextIO, flag: str = "CTRF report") -> None:
+    """Write the report to ``target``: a file path (parents created, written atomically), or ``-``
+    for ``stdout``.
 
     When the file cannot be written the report goes to a fresh file in the temporary directory and
-    one line on stderr says where (:func:`aicr_pytest.core.writable.fallback_path`).
+    :class:`~aicr_pytest.core.writable.OutputError` says where in one line
+    (:func:`aicr_pytest.core.writable.write_output`); the caller ends the run non-zero.
     """
     if target == "-":
         stdout.write(dumps(report))
         stdout.flush()
         return
-    text = dumps(report)
-    path = Path(target)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as err:  # checked before the run; if it still fails, never lose the report
-        fallback = fallback_path(target)
-        fallback.write_text(text, encoding="utf-8")
-        why = err.strerror or type(err).__name__
-        print(MSG_FALLBACK.format(path=target, why=why, fallback=fallback), file=sys.stderr, flush=True)
+    write_output(target, dumps(report), flag)

@@ -38,6 +38,7 @@ from pydantic import ValidationError
 
 from aicr_pytest.core import records
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.writable import write_output
 from aicr_pytest.report import outcome, svgsafe
 from aicr_pytest.report.results import ResultAccumulator, phase_table
 from aicr_pytest.report.runinfo import ReadinessEntry, RunInfo, SnapshotFacts, run_info
@@ -555,13 +556,11 @@ def write_page(
     figures: Mapping[str, Sequence[Any]] | None = None,
     secrets: Iterable[str | None] = (),
 ) -> Path:
-    """Build, render and write the page atomically (a half-written page never replaces a whole one)."""
+    """Build, render and write the page atomically (a half-written page never replaces a whole one);
+    :class:`~aicr_pytest.core.writable.OutputError` when it cannot be written."""
     target = Path(path)
     text = render(build_page(report, info, figures=figures, secrets=secrets, page_path=target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    write_output(target, text, "--html")
     return target
 
 

@@ -137,6 +137,16 @@ class RunResults:
     figures: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     #: node ids whose teardown report arrived (finished items)
     done: set[str] = field(default_factory=set)
+    #: one line per output (CTRF, HTML, JUnit, evidence, history, ...) that could not be written
+    #: fully (:class:`~aicr_pytest.core.writable.OutputError`); the run ends non-zero
+    output_errors: list[str] = field(default_factory=list)
+
+    #: run-level CTRF ``extra`` a feature adds before the report is built (e.g. ``aicr.nodeMarks``)
+    report_extra: dict[str, Any] = field(default_factory=dict)
+
+    def output_failed(self, line: str) -> None:
+        """Record an output that could not be written (the plugin prints the line last)."""
+        self.output_errors.append(line)
 
     def add(
         self,
@@ -231,6 +241,7 @@ def build_ctrf(
     baseline: dict[str, Any] | None = None,
     insights: dict[str, Any] | None = None,
     test_insights: Mapping[str, dict[str, Any]] | None = None,
+    report_extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """CTRF for a run: readiness results (when given) first, then checks in run order.
 
@@ -238,7 +249,8 @@ def build_ctrf(
     (recipe, cluster, simulated) gives each test its stable id and the report its ``environment``;
     a simulated run marks the report and every test ``extra["aicr.simulated"] = true``.
     ``baseline``, ``insights`` and ``test_insights`` (by check name) are placed as given: a run
-    history computes them.
+    history computes them.  ``report_extra`` is merged into the report's ``extra`` (what features
+    recorded about the run as a whole).
     """
     ident = identity or RunIdentity()
     tests: list[ctrf.TestResult] = readiness_tests(readiness)
@@ -273,6 +285,7 @@ def build_ctrf(
         extra_report[EXTRA_INTERRUPTED] = interrupted
     if ident.simulated:
         extra_report[EXTRA_SIMULATED] = True
+    extra_report.update(report_extra or {})
     return ctrf.build_report(
         tests,
         start_ms=start_ms,

@@ -31,10 +31,19 @@ class Section(NamedTuple):
 
 
 def header_line(
-    recipe_header: str, *, snapshot: str | None, no_cluster: bool, simulated: str | None, run_id: str
+    recipe_header: str,
+    *,
+    snapshot: str | None,
+    no_cluster: bool,
+    simulated: str | None,
+    run_id: str,
+    in_cluster: bool = False,
 ) -> str:
-    """The report header: what is validated, against what, how, and the run id."""
+    """The report header: what is validated, against what, how (``in_cluster``: as the pod's
+    service account, no kubeconfig), and the run id."""
     mode = "--no-cluster (offline: snapshot only)" if no_cluster else "live cluster"
+    if in_cluster and not no_cluster:
+        mode = "live cluster (in-cluster service account)"
     if simulated and not no_cluster:
         mode = "SIMULATED cluster (aicr-pytest simulate; no real GPUs)"
     return f"aicr-pytest: {recipe_header} | snapshot {snapshot or 'none'} | {mode} | run {run_id}"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from aicr_pytest.core.recipe import parse_recipe
+from aicr_pytest.core.recipe import is_overlay, parse_recipe
 from aicr_pytest.core.settings import Placement
 from aicr_pytest.core.sources import load_yaml_document
 from aicr_pytest.kube.errors import ApiError
@@ -69,7 +69,9 @@ def capture_for_validate(
     if recipe.strip().startswith("cm://"):
         cluster = connect(kubeconfig, kube_context)
     reader = cluster.read_configmap if cluster is not None else None
-    parse_recipe(load_yaml_document(recipe, "recipe", reader), recipe)  # a bad recipe fails first
+    raw = load_yaml_document(recipe, "recipe", reader)
+    if not is_overlay(raw):  # a bad recipe fails first (an overlay is hydrated by the run)
+        parse_recipe(raw, recipe)
     if cluster is None:
         cluster = connect(kubeconfig, kube_context)
     opts = CaptureOptions(

@@ -106,7 +106,7 @@ def build_options(args: Mapping[str, Any]) -> CaptureOptions:
 
 def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``aicr-pytest snapshot``; returns the exit code (usage errors raise :class:`UsageError`)."""
-    from aicr_pytest.snapshot.output import parse_destination, parse_format, write
+    from aicr_pytest.snapshot.output import parse_destination, parse_format, probe_configmap, write
     from aicr_pytest.snapshot.providers import PROVIDERS, attach, project_all
     from aicr_pytest.snapshot.template import TemplateRenderError, load_template
 
@@ -124,6 +124,8 @@ def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO
     from aicr_pytest.snapshot.cluster import CaptureError, capture_live
 
     cluster = connect(args["kubeconfig"], args["kube_context"])
+    if destination.kind == "configmap":  # before the capture: a missing namespace is found now
+        probe_configmap(destination, fmt, cluster.create)
 
     def emit(line: str) -> None:
         print(line, file=err, flush=True)

@@ -28,6 +28,7 @@ import yaml
 from aicr_pytest.core.configmaps import result_configmap
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
+from aicr_pytest.core.writable import OutputError, errno_text, write_atomic
 
 Format = Literal["yaml", "json"]
 FORMATS: Final[tuple[Format, ...]] = ("yaml", "json")
@@ -142,6 +143,23 @@ def configmap_object(dest: Destination, text: str, fmt: Format, timestamp: str) 
     )
 
 
+def probe_configmap(dest: Destination, fmt: Format, create: Callable[..., Any]) -> None:
+    """``-o cm://ns/name``: a server-side dry-run create of the snapshot's ConfigMap, so a missing
+    namespace or a refused write is one line (exit 2) before the capture, not after it.  A ConfigMap
+    that already exists is fine (the snapshot replaces it); ``create(obj, dry_run=True)`` is the
+    cluster's create."""
+    from aicr_pytest.kube.errors import Conflict
+
+    try:
+        create(configmap_object(dest, "", fmt, ""), dry_run=True)
+    except Conflict:
+        return
+    except UsageError:
+        raise
+    except Exception as exc:  # the API: one line, never a traceback
+        raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=_first_line(exc))) from None
+
+
 def write(
     document: dict[str, Any],
     fmt: Format,
@@ -172,10 +190,12 @@ def write(
         except Exception as exc:
             raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=_first_line(exc))) from None
     else:
-        try:
-            Path(dest.path).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(MSG_WRITE_FILE.format(path=dest.path, error=exc.strerror or exc)) from None
+        try:  # whole or not at all: a full disk never leaves half a snapshot
+            write_atomic(dest.path, text, "--output", make_parents=False)
+        except OutputError as exc:
+            cause = exc.__cause__
+            why = errno_text(cause) if isinstance(cause, OSError) else str(exc)
+            raise UsageError(MSG_WRITE_FILE.format(path=dest.path, error=why)) from None
     return dest.describe()
 
 

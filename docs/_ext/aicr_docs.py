@@ -64,11 +64,10 @@ def documented_options(entry_point: EntryPoint, table: Sequence[Option] | None =
 
 
 def spellings(opt: Option, entry_point: EntryPoint) -> tuple[str, ...]:
-    """Every spelling of ``opt`` on ``entry_point``, including one that another plugin may own."""
+    """Every spelling of ``opt`` on ``entry_point`` (plain pytest's are namespaced ``--aicr-…``)."""
     if opt.positional:
         return (opt.name.upper() if opt.metavar is None else opt.metavar,)
-    override = opt.pytest_flags if entry_point == options.PYTEST else opt.validate_flags
-    return override if override is not None else opt.flags
+    return opt.flags_for(entry_point)
 
 
 def value_text(opt: Option) -> str:
@@ -109,13 +108,6 @@ def flags_text(flags: Sequence[str]) -> str:
     return ", ".join(code(flag) for flag in flags) if flags else "—"
 
 
-def _ceded_note(opt: Option) -> str:
-    if not opt.ceded_flags:
-        return ""
-    owned = ", ".join(f"`{flag}` when `{module}` is installed" for flag, module in opt.ceded_flags)
-    return f" Under plain pytest another plugin owns {owned}."
-
-
 def run_options_table(table: Sequence[Option] | None = None) -> str:
     """The validation run's options: ``validate`` and plain ``pytest`` side by side."""
     rows = [
@@ -130,7 +122,7 @@ def run_options_table(table: Sequence[Option] | None = None) -> str:
         env = code(opt.env) if opt.env else "—"
         rows.append(
             f"| {flags_text(validate)} | {flags_text(plain)} | {value_text(opt)} | {default_text(opt)} "
-            f"| {env} | {config_text(opt)} | {cell(opt.help)}{_ceded_note(opt)} |"
+            f"| {env} | {config_text(opt)} | {cell(opt.help)} |"
         )
     return "\n".join(rows) + "\n"
 

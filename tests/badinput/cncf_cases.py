@@ -10,6 +10,8 @@ file that does not exist), so a case that reached the cluster would end with a d
 
 from __future__ import annotations
 
+from tests.badinput.common import pytest_spelling
+
 FILES: dict[str, str] = {
     "afile": "not a directory\n",
     "list-recipe.yaml": "- not a recipe\n",
@@ -144,14 +146,14 @@ VALIDATE_CASES: list[tuple[list[str], int, str]] = [
 ]
 
 PYTEST_CASES: list[tuple[list[str], int, str]] = [
-    *((args, 4, P + line) for args, line in _COMMON),
+    *((pytest_spelling(args), 4, P + line) for args, line in _COMMON),
     (
-        ["--recipe", "{tmp}/list-recipe.yaml", "--cncf-submission", "--evidence-dir", "{tmp}/ev"],
+        ["--recipe", "{tmp}/list-recipe.yaml", "--aicr-cncf-submission", "--aicr-evidence-dir", "{tmp}/ev"],
         4,
         P + "recipe {tmp}/list-recipe.yaml is not a YAML mapping (got a list)",
     ),
     (
-        ["--cncf-submission", "--evidence-dir", "{tmp}/ev", "--feature", "hpa"],
+        ["--aicr-cncf-submission", "--aicr-evidence-dir", "{tmp}/ev", "--aicr-feature", "hpa"],
         4,
         P + "KUBECONFIG is set but names no existing file: {tmp}/no-kubeconfig",
     ),

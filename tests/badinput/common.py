@@ -14,6 +14,23 @@ from aicr_pytest.cli import main
 AICR_ENV = ("AICR_NAMESPACE", "AICR_NVIDIA_SMI_IMAGE", "AICR_REQUIRE_GPU")
 
 
+#: pytest's own options the corpus passes as they are
+PYTEST_OWN = ("--junitxml", "--co")
+
+
+def pytest_spelling(argv: Sequence[str]) -> list[str]:
+    """A case written in ``aicr-pytest validate``'s spelling, as plain pytest takes it: ``-r``/``-s``
+    are ``--recipe``/``--snapshot``, and every other long flag of ours is ``--aicr-<flag>`` (a flag
+    already spelled so, and pytest's own :data:`PYTEST_OWN`, are kept)."""
+    short = {"-r": "--recipe", "-s": "--snapshot"}
+    out = []
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        keep = flag in ("--recipe", "--snapshot", *PYTEST_OWN) or flag.startswith("--aicr-")
+        out.append(short.get(arg, arg if keep or not arg.startswith("--") else "--aicr-" + arg[2:]))
+    return out
+
+
 def make_scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: Mapping[str, str]) -> Path:
     """Write ``files`` under ``tmp_path``, point KUBECONFIG at nothing, clear :data:`AICR_ENV`, cd there."""
     for rel, text in files.items():

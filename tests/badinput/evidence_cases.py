@@ -14,7 +14,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (
         ["evidence", "verify", "{tmp}/bundle", "-o", "/proc/verify.json"],
         2,
-        E + "--output /proc/verify.json: cannot write the report there: No such file or directory",
+        E + "--output /proc/verify.json: cannot write the report there: ENOENT (No such file or directory)",
     ),
     (
         ["evidence", "verify", "{tmp}/missing.yaml"],

@@ -24,6 +24,12 @@ FILES: dict[str, str] = {
     "tree-badmixin/registry.yaml": "components: []\n",
     "tree-badmixin/overlays/base.yaml": "kind: RecipeMetadata\nmetadata: {name: base}\n",
     "tree-badmixin/mixins/m.yaml": "kind: RecipeMetadata\nmetadata: {name: m}\n",
+    "tree-dup-overlay/registry.yaml": "components: []\n",
+    "tree-dup-overlay/overlays/base.yaml": (
+        "kind: RecipeMetadata\nmetadata: {name: base}\nspec: {}\nspec: {}\n"
+    ),
+    "tree-dup-registry/registry.yaml": "components: []\ncomponents: []\n",
+    "tree-dup-registry/overlays/base.yaml": "kind: RecipeMetadata\nmetadata: {name: base}\n",
     "tree-cycle/registry.yaml": "components: []\n",
     "tree-cycle/overlays/base.yaml": "kind: RecipeMetadata\nmetadata: {name: base}\n",
     "tree-cycle/overlays/a.yaml": (
@@ -72,7 +78,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (
         ["recipe", "--service", "eks", "-o", "/proc/recipe.yaml"],
         2,
-        E + "--output /proc/recipe.yaml: cannot write the report there: No such file or directory",
+        E + "--output /proc/recipe.yaml: cannot write the report there: ENOENT (No such file or directory)",
     ),
     (["recipe"], 2, NO_CRITERIA),
     (["recipe", "--service", "any", "--intent", "any"], 2, NO_CRITERIA),
@@ -108,7 +114,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (
         ["recipe", "--service", "eks", "-o", "{tmp}/no/such/dir/recipe.yaml"],
         2,
-        E + "cannot write recipe to {tmp}/no/such/dir/recipe.yaml: No such file or directory",
+        E + "cannot write recipe to {tmp}/no/such/dir/recipe.yaml: ENOENT (No such file or directory)",
     ),
     # the OS guard on the embedded data
     (
@@ -199,6 +205,24 @@ CASES: list[tuple[list[str], int, str]] = [
         ["recipe", "--service", "eks", "--no-embedded-data", "--data", "{tmp}/tree-badmixin"],
         2,
         E + 'mixin file mixins/m.yaml has wrong kind "RecipeMetadata", expected "RecipeMixin"',
+    ),
+    # a destination that takes no bytes: the write fails whole, naming the path and the errno
+    (
+        ["recipe", "--service", "eks", "-o", "/dev/full"],
+        2,
+        E + "cannot write recipe to /dev/full: ENOSPC (No space left on device)",
+    ),
+    # a mapping key given twice in an overlay or a data file: file, line and key
+    (
+        ["recipe", "--service", "eks", "--no-embedded-data", "--data", "{tmp}/tree-dup-overlay"],
+        2,
+        E + 'failed to parse overlays/base.yaml: line 4: mapping key "spec" already defined at line 3',
+    ),
+    (
+        ["recipe", "--service", "eks", "--data", "{tmp}/tree-dup-registry"],
+        2,
+        E + "malformed YAML in data file {tmp}/tree-dup-registry/registry.yaml: line 2: mapping key "
+        '"components" already defined at line 1',
     ),
     (
         ["recipe", "--service", "eks", "--no-embedded-data", "--data", "{tmp}/tree-cycle"],

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.badinput.validate_cases import CASES, FILES
+from tests.badinput.common import pytest_spelling
+from tests.badinput.validate_cases import CASES, FIFOS, FILES
 
 #: environment variables a case must not inherit from the shell running the suite
 _CLEARED = (
@@ -30,6 +31,9 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for rel, text in FILES.items():
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_text(text)
+    for rel in FIFOS:  # nothing ever writes to them: a reader that opens one hangs
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp / rel)
     return tmp
 
 
@@ -38,9 +42,8 @@ def _fill(text: str, tmp: Path) -> str:
 
 
 def _command(entry: str, argv: list[str]) -> list[str]:
-    if entry == "pytest":
-        long = {"-r": "--recipe", "-s": "--snapshot"}
-        return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *(long.get(a, a) for a in argv)]
+    if entry == "pytest":  # the corpus is written in validate's spelling
+        return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_spelling(argv)]
     return [sys.executable, "-m", "aicr_pytest.cli", entry, *argv]
 
 

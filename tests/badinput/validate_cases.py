@@ -3,9 +3,11 @@
 Each case: ``(entry point, argv, extra environment, expected exit code, the one stderr line)``.
 ``validate`` cases run ``aicr-pytest validate ARGV`` (exit 2; ``simulate``: ``aicr-pytest simulate ARGV``);
 ``pytest`` cases run
-``python -m pytest -p no:cacheprovider ARGV`` (exit 4, pytest's usage code).  ``{tmp}`` stands for a
-scratch directory holding :data:`FILES`; the runner sets ``KUBECONFIG={tmp}/no-kubeconfig`` unless a
-case overrides it.  Every case must end with exactly its line on stderr and no traceback.
+``python -m pytest -p no:cacheprovider ARGV`` (exit 4, pytest's usage code), ARGV written in validate's
+spelling and given to pytest in its own (``--recipe``, ``--aicr-<flag>``:
+``common.pytest_spelling``).  ``{tmp}`` stands for a scratch directory holding :data:`FILES`; the
+runner sets ``KUBECONFIG={tmp}/no-kubeconfig`` unless a case overrides it.  Every case must end with
+exactly its line on stderr and no traceback.
 """
 
 from __future__ import annotations
@@ -97,6 +99,18 @@ FILES: dict[str, str] = {
         "kind: AICRConfig\nspec:\n  validate:\n    agent: {namespace: x}\nx:\n" + alias_bomb("  ")
     ),
     "self-anchor.yaml": HEAD + "componentRefs: &r [*r]\n" + DEPLOY,
+    # a key given twice (Go's yaml.v3 refuses it; the last one used to win silently)
+    "dup-recipe.yaml": _recipe(DEPLOY) + "validation:\n  conformance: {checks: [dra-support]}\n",
+    "dup-snap.yaml": (
+        "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements: []\nmeasurements:\n  - type: K8s\n"
+    ),
+    "dup-cfg.yaml": "kind: AICRConfig\nspec:\n  validate: {}\n  validate: {}\n",
+    # a RecipeMetadata overlay as the recipe: hydrated from its criteria, as AICR does; without
+    # criteria, or with criteria that are not valid, refused
+    "overlay-nocrit.yaml": "kind: RecipeMetadata\nmetadata: {name: x}\nspec: {}\n",
+    "overlay-badcrit.yaml": "kind: RecipeMetadata\nmetadata: {name: x}\nspec:\n  criteria: {service: nope}\n",
+    "data-dup/registry.yaml": "components: []\n",
+    "data-dup/validators/catalog.yaml": "validators: []\nvalidators: []\n",
 }
 
 E = "aicr-pytest: error: "
@@ -119,8 +133,10 @@ INCOHERENT = "recipe has incoherent component ref(s): "
 FABRIC = 'unsupported AICR_NCCL_FABRIC="bogus" (expected "efa" or "roce")'
 NO_KUBECONFIG_ENV = "KUBECONFIG is set but names no existing file: {tmp}/no-kubeconfig"
 NOT_A_DIR = "cannot write the report there: it is a directory"
-PROC = "cannot write the report there: No such file or directory"
+PROC = "cannot write the report there: ENOENT (No such file or directory)"
 CFG = "--config {tmp}/"
+SAME, OWN = "the same file as", "give each output its own path"
+ON_INPUT, OVER = "the same file as the input", "it would be overwritten"
 PREDICATE_VERSIONS = "want 1 (recipe-evidence/v1, the default) or 3 (recipe-evidence/v3)"
 NO_CONTEXT = (
     "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. "
@@ -128,10 +144,12 @@ NO_CONTEXT = (
 )
 
 Case = tuple[str, list[str], dict[str, str], int, str]
+#: FIFOs the runner makes under ``{tmp}`` (no one writes to them)
+FIFOS = ["fifo", "data-fifo/registry.yaml"]
 
 
 def _both(argv: list[str], env: dict[str, str], line: str) -> list[Case]:
-    """The same input on both entry points (the pytest spelling is the same for these flags)."""
+    """The same input on both entry points (the runner gives pytest its own spelling of each flag)."""
     return [(V, argv, env, 2, P + line), (T, argv, env, 4, P + line)]
 
 
@@ -275,8 +293,57 @@ CASES: list[Case] = [
         2,
         E + "--output {tmp}/afile/ctrf.json: cannot write the report there: {tmp}/afile is not a directory",
     ),
-    (T, [*OFF, "--ctrf-report", "/proc/ctrf.json"], {}, 4, P + f"--ctrf-report /proc/ctrf.json: {PROC}"),
-    (T, [*OFF, "--ctrf-report", "{tmp}"], {}, 4, P + f"--ctrf-report {{tmp}}: {NOT_A_DIR}"),
+    (
+        T,
+        [*OFF, "--aicr-ctrf-report", "/proc/ctrf.json"],
+        {},
+        4,
+        P + f"--aicr-ctrf-report /proc/ctrf.json: {PROC}",
+    ),
+    (T, [*OFF, "--aicr-ctrf-report", "{tmp}"], {}, 4, P + f"--aicr-ctrf-report {{tmp}}: {NOT_A_DIR}"),
+    # two outputs on one file, or an output on an input: refused before anything runs
+    (
+        V,
+        [*OFF, "-o", "x.json", "--html", "x.json"],
+        {},
+        2,
+        E + f"--html x.json: {SAME} --output x.json; {OWN}",
+    ),
+    (
+        V,
+        [*OFF, "-o", "x.xml", "--", "--junitxml=x.xml"],
+        {},
+        2,
+        E + f"--junitxml x.xml: {SAME} --output x.xml; {OWN}",
+    ),
+    (
+        V,
+        [*OFF, "-o", "{tmp}/ok.yaml"],
+        {},
+        2,
+        E + f"--output {{tmp}}/ok.yaml: {ON_INPUT} --recipe {{tmp}}/ok.yaml; {OVER}",
+    ),
+    (
+        V,
+        [*OFF, "--html", "snap.yaml"],
+        {},
+        2,
+        E + f"--html snap.yaml: {ON_INPUT} --snapshot {{tmp}}/snap.yaml; {OVER}",
+    ),
+    (
+        T,
+        [*OFF, "--ctrf-report", "r.json", "--junitxml", "{tmp}/r.json"],
+        {},
+        4,
+        P + f"--junitxml {{tmp}}/r.json: {SAME} --aicr-ctrf-report r.json; {OWN}",
+    ),
+    (
+        T,
+        [*OFF, "--aicr-html", "ok.yaml"],
+        {},
+        4,
+        P + f"--aicr-html ok.yaml: {ON_INPUT} --recipe {{tmp}}/ok.yaml; {OVER}",
+    ),
     # the HTML page, JUnit XML and the evidence bundle: probed before the run too (a long run's output
     # is not lost)
     (T, [*OFF, "--junitxml", "/proc/junit.xml"], {}, 4, P + f"--junitxml /proc/junit.xml: {PROC}"),
@@ -285,7 +352,7 @@ CASES: list[Case] = [
     *_both(
         [*OFF, "--emit-attestation", "/proc/evidence"],
         {},
-        "--emit-attestation /proc/evidence: cannot write there: No such file or directory",
+        "--emit-attestation /proc/evidence: cannot write there: ENOENT (No such file or directory)",
     ),
     *_both(
         [*OFF, "--emit-attestation", "{tmp}/afile"],
@@ -557,11 +624,45 @@ CASES: list[Case] = [
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
     ),
     *_both(
-        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--phase", "deployment",
-         "--isolate-bad-nodes"],
+        [
+            "-r",
+            "{tmp}/nccl.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--phase",
+            "deployment",
+            "--isolate-bad-nodes",
+        ],
         {},
         "--isolate-bad-nodes: the run selects no NCCL all-reduce check (nccl-all-reduce-bw, "
         "nccl-all-reduce-bw-net, nccl-all-reduce-bw-nvls); select one or drop the flag",
+    ),
+    # --label-bad-nodes / --taint-bad-nodes act on node-health verdicts: a run with no node-health
+    # check and no bad-node isolation is refused
+    *_both(
+        [*OFF, "--taint-bad-nodes"],
+        {},
+        "--taint-bad-nodes: the run selects no node-health check (gpu-inventory, gpu-diagnostics, "
+        "gpu-health) and no --isolate-bad-nodes; add --node-health or drop the flag",
+    ),
+    *_both(
+        [*OFF, "--label-bad-nodes"],
+        {},
+        "--label-bad-nodes: the run selects no node-health check (gpu-inventory, gpu-diagnostics, "
+        "gpu-health) and no --isolate-bad-nodes; add --node-health or drop the flag",
+    ),
+    # --pushgateway that is not an http(s) URL, --metrics-file that cannot be written (a Pushgateway that
+    # refuses is not a usage error: tests/badinput/test_schedule_badinput.py)
+    *_both(
+        [*OFF, "--pushgateway", "pushgateway.monitoring:9091"],
+        {},
+        "--pushgateway 'pushgateway.monitoring:9091': not an http:// or https:// URL",
+    ),
+    *_both(
+        [*OFF, "--metrics-file", "{tmp}"],
+        {},
+        "--metrics-file {tmp}: cannot write the report there: it is a directory",
     ),
     # a per-check budget from a --data catalog overlay that is not a Go duration, or is negative
     *_both(
@@ -574,6 +675,75 @@ CASES: list[Case] = [
         [*OFF, "--data", "{tmp}/data-budget-neg"],
         {},
         'validators/catalog.yaml: validator "operator-health": timeout "-1m" is negative',
+    ),
+    # a FIFO, a socket or a device as a file input: refused without opening it (it would hang)
+    *_both(
+        ["-r", "{tmp}/fifo", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        "recipe path is not a regular file (a FIFO): {tmp}/fifo",
+    ),
+    *_both(
+        ["-r", "{tmp}/ok.yaml", "-s", "/dev/zero", "--no-cluster"],
+        {},
+        "snapshot path is not a regular file (a device): /dev/zero",
+    ),
+    *_both(
+        [*OFF, "--emit-attestation", "{tmp}/ev", "--bom", "{tmp}/fifo"],
+        {},
+        "--bom {tmp}/fifo: not a regular file (a FIFO); it is not read",
+    ),
+    *_both(
+        [*OFF, "--emit-attestation", "{tmp}/ev", "--bom", "/dev/urandom"],
+        {},
+        "--bom /dev/urandom: not a regular file (a device); it is not read",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/fifo"],
+        {},
+        2,
+        E + CFG + "fifo: not a regular file (a FIFO); it is not read",
+    ),
+    *_both(
+        [*OFF, "--data", "{tmp}/data-fifo"],
+        {},
+        "--data file {tmp}/data-fifo/registry.yaml: not a regular file (a FIFO); it is not read",
+    ),
+    *_both(
+        ["-r", "{tmp}/overlay-nocrit.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        "overlay {tmp}/overlay-nocrit.yaml has no criteria; only leaf overlays (with spec.criteria) can "
+        'be used directly — run "aicr-pytest recipe" with explicit criteria instead',
+    ),
+    *_both(
+        ["-r", "{tmp}/overlay-badcrit.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        "overlay {tmp}/overlay-badcrit.yaml: spec.criteria: invalid service type: nope",
+    ),
+    # a mapping key given twice: file, line and key, in yaml.v3's words
+    *_both(
+        ["-r", "{tmp}/dup-recipe.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        'malformed YAML in {tmp}/dup-recipe.yaml: line 7: mapping key "validation" already defined at line 5',
+    ),
+    *_both(
+        ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/dup-snap.yaml", "--no-cluster"],
+        {},
+        'snapshot {tmp}/dup-snap.yaml: invalid YAML: line 4: mapping key "measurements" already defined '
+        "at line 3",
+    ),
+    (
+        V,
+        [*OFF, "--config", "{tmp}/dup-cfg.yaml"],
+        {},
+        2,
+        E + CFG + 'dup-cfg.yaml: not valid YAML: line 4: mapping key "validate" already defined at line 3',
+    ),
+    *_both(
+        [*OFF, "--data", "{tmp}/data-dup"],
+        {},
+        "malformed YAML in data file {tmp}/data-dup/validators/catalog.yaml: line 2: mapping key "
+        '"validators" already defined at line 1',
     ),
     # kubeconfig / context missing or unreadable, named before any check runs (plain pytest: named
     # by flag, not $KUBECONFIG, and no conftest fixture uses the test kit, which may write it later)

@@ -172,8 +172,8 @@ def test_failing_run(browser: Browser, pytester: pytest.Pytester) -> None:
     (pytester.path / "snapshot.yaml").write_text(yamlio.dump(SNAPSHOT))
     page = pytester.path / "failing.html"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--no-bundled-checks", "test_user.py", "--recipe", "recipe.yaml",
-        "--snapshot", "snapshot.yaml", "--html", str(page),
+        "-p", "no:cacheprovider", "--aicr-no-bundled-checks", "test_user.py", "--recipe", "recipe.yaml",
+        "--snapshot", "snapshot.yaml", "--aicr-html", str(page),
     )  # fmt: skip
     assert result.ret != 0
     tab = browser.open(page.as_uri(), width=WIDE)
@@ -211,8 +211,8 @@ def test_injection_attempt(
     recipe: dict[str, Any] = yamlio.load(RECIPE.read_text())
     recipe["validation"]["deployment"]["checks"] = ["operator-health"]
     tests, _ = run_nccl(
-        pytester, fc, "--phase", "deployment", "--no-bundled-checks", "test_user.py", str(NCCL_CHECK),
-        "--html", str(page), recipe=recipe,
+        pytester, fc, "--aicr-phase", "deployment", "--aicr-no-bundled-checks", "test_user.py",
+        str(NCCL_CHECK), "--aicr-html", str(page), recipe=recipe,
     )  # fmt: skip
     assert tests[BW]["status"] == "failed" and tests["operator-health"]["status"] == "failed"
     assert any(INJECT_SCRIPT in line for line in tests[BW]["stdout"])  # the pod log line reached stdout

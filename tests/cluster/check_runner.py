@@ -2,7 +2,7 @@
 
 Every end-to-end check scenario does the same thing: hand the cluster's clock to the checks (a
 session ``aicr_clock`` fixture reading :data:`tests.cluster.shared_clock.CURRENT`), write the recipe,
-run one phase with ``--kubeconfig`` and ``--ctrf-report`` while something moves time (the fake's
+run one phase with ``--kubeconfig`` and ``--aicr-ctrf-report`` while something moves time (the fake's
 virtual clock, or nothing at all on the control plane), and parse the report. :func:`run_phase` is
 that; :func:`run_on_backend` adds the backend-parametrized defaults (the backend's *least-privilege*
 kubeconfig and check clock) and fails the test on any RBAC denial.
@@ -25,7 +25,7 @@ from tests.cluster import shared_clock
 from tests.harness.backends import ControlPlaneBackend, K8sBackend
 
 #: what the control plane's runs add: its nodes are KWOK's fakes
-ALLOW_FAKE_NODES = "--allow-fake-nodes"
+ALLOW_FAKE_NODES = "--aicr-allow-fake-nodes"
 
 CONFTEST = """
 import pytest
@@ -70,7 +70,7 @@ def run_phase(
     phase: str,
     recipe: Path | dict[str, Any],
     snapshot: Path,
-    kubeconfig: Path,
+    kubeconfig: Path | None,
     clock: Any,
     extra: Sequence[str] = (),
     drive: contextlib.AbstractContextManager[Any] | None = None,
@@ -81,7 +81,7 @@ def run_phase(
 
     ``clock`` is what the checks' ``aicr_clock`` returns (``shared`` follows it in
     :data:`shared_clock.CURRENT` for a custom ``conftest``); ``drive`` is entered around the run
-    (e.g. the fake's auto-advancing clock).
+    (e.g. the fake's auto-advancing clock).  ``kubeconfig`` ``None``: none is given (in-cluster mode).
     """
     shared_clock.CURRENT[:] = [clock, *shared]
     pytester.makeconftest(conftest)
@@ -98,11 +98,10 @@ def run_phase(
             str(recipe),
             "--snapshot",
             str(snapshot),
-            "--kubeconfig",
-            str(kubeconfig),
-            "--phase",
+            *(("--aicr-kubeconfig", str(kubeconfig)) if kubeconfig is not None else ()),
+            "--aicr-phase",
             phase,
-            "--ctrf-report",
+            "--aicr-ctrf-report",
             str(out),
             *extra,
             no_reraise_ctrlc=True,
@@ -158,8 +157,10 @@ def run_on_backend(
     extra: Sequence[str] = (),
     drive: contextlib.AbstractContextManager[Any] | None = None,
     step: float = 0.25,
+    in_cluster: bool = False,
 ) -> PhaseRun:
     """:func:`run_phase` as the backend's least-privilege user, on its check clock; no RBAC denials.
+    ``in_cluster``: no kubeconfig at all (the caller set up the service account's environment).
 
     Time moves with ``backend.clock_running(step)`` unless ``drive`` says otherwise; the backend's
     own arguments are added (:func:`backend_args`)."""
@@ -169,7 +170,7 @@ def run_on_backend(
         phase=phase,
         recipe=recipe,
         snapshot=snapshot,
-        kubeconfig=backend.restricted_kubeconfig_path,
+        kubeconfig=None if in_cluster else backend.restricted_kubeconfig_path,
         clock=backend.check_clock,
         extra=extra,
         drive=drive if drive is not None else backend.clock_running(step=step),

@@ -50,7 +50,7 @@ def run_pytest(pytester: pytest.Pytester, fc: FakeCluster, *args: str, kubeconfi
         return pytester.runpytest(
             "-p",
             "no:cacheprovider",
-            "--kubeconfig",
+            "--aicr-kubeconfig",
             str(kubeconfig or fc.kubeconfig_path),
             *args,
             no_reraise_ctrlc=True,
@@ -69,12 +69,12 @@ def test_two_features_on_plain_pytest_write_exactly_two_files(
     result = run_pytest(
         pytester,
         fc,
-        "--cncf-submission",
-        "--evidence-dir",
+        "--aicr-cncf-submission",
+        "--aicr-evidence-dir",
         str(ev),
-        "--feature",
+        "--aicr-feature",
         "gang-scheduling",
-        "--feature",
+        "--aicr-feature",
         "pod-autoscaling",
     )
     assert result.ret == 0, result.stdout.str()
@@ -94,7 +94,9 @@ def test_a_failing_feature_fails_plain_pytest_and_exits_8_under_validate(
 ) -> None:
     fc = aicr_fake_cluster_factory("h100-eks-training", faults=["dcgm-exporter-no-gpu-series"])
     ev = pytester.path / "ev"
-    result = run_pytest(pytester, fc, "--cncf-submission", "--evidence-dir", str(ev), "--feature", "metrics")
+    result = run_pytest(
+        pytester, fc, "--aicr-cncf-submission", "--aicr-evidence-dir", str(ev), "--aicr-feature", "metrics"
+    )
     assert result.ret == 1
     assert file_verdict((ev / "accelerator-metrics.md").read_text()).status == "FAIL"
     # the same through `aicr-pytest validate --simulate` (real time: accelerator-metrics does not wait)
@@ -179,7 +181,9 @@ def test_no_evidence_file_contains_a_token_kubeconfig_content_or_secret_data(
     kubeconfig = pytester.path / "kubeconfig"
     kubeconfig.write_text(yamlio.dump(doc))
     ev = pytester.path / "ev"
-    result = run_pytest(pytester, fc, "--cncf-submission", "--evidence-dir", str(ev), kubeconfig=kubeconfig)
+    result = run_pytest(
+        pytester, fc, "--aicr-cncf-submission", "--aicr-evidence-dir", str(ev), kubeconfig=kubeconfig
+    )
     assert md_files(ev) == sorted(f.file for f in features.FEATURES), result.stdout.str()
     forbidden = (
         SENTINEL_ENV,
@@ -215,11 +219,11 @@ def test_a_normal_run_with_evidence_dir_renders_one_file_per_conformance_check_a
         str(recipe),
         "--snapshot",
         str(SNAPSHOT),
-        "--phase",
+        "--aicr-phase",
         "conformance",
-        "--evidence-dir",
+        "--aicr-evidence-dir",
         str(ev),
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(ctrf),
     )
     assert result.ret == 0, result.stdout.str()
@@ -257,9 +261,9 @@ def test_a_normal_run_whose_check_fails_renders_failed(
         str(recipe),
         "--snapshot",
         str(SNAPSHOT),
-        "--phase",
+        "--aicr-phase",
         "conformance",
-        "--evidence-dir",
+        "--aicr-evidence-dir",
         str(ev),
     )
     assert result.ret == 1
@@ -284,10 +288,10 @@ def test_submission_on_both_backends_as_the_least_privileged_user(
     )
     with drive:
         result = pytester.runpytest(
-            "-p", "no:cacheprovider", "--kubeconfig", str(k8s_backend.restricted_kubeconfig_path),
-            "--recipe", str(RECIPE), "--cncf-submission", "--evidence-dir", str(ev),
-            "--feature", "metrics", "--feature", "operator",
-            "--feature", "cluster-autoscaling", "--feature", "gang", *backend_args(k8s_backend),
+            "-p", "no:cacheprovider", "--aicr-kubeconfig", str(k8s_backend.restricted_kubeconfig_path),
+            "--recipe", str(RECIPE), "--aicr-cncf-submission", "--aicr-evidence-dir", str(ev),
+            "--aicr-feature", "metrics", "--aicr-feature", "operator",
+            "--aicr-feature", "cluster-autoscaling", "--aicr-feature", "gang", *backend_args(k8s_backend),
         )  # fmt: skip
     out = result.stdout.str()
     assert md_files(ev) == [

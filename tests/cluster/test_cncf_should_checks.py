@@ -76,7 +76,7 @@ def test_the_training_profile_runs_no_sandbox_and_shares_no_gpu(
 ) -> None:
     k8s_backend.seed_profile(PROFILE)
     ev = pytester.path / "evidence"
-    tests = run(pytester, k8s_backend, recipe(), "--cncf-should", "--evidence-dir", str(ev)).tests
+    tests = run(pytester, k8s_backend, recipe(), "--aicr-cncf-should", "--aicr-evidence-dir", str(ev)).tests
     assert sorted(tests) == sorted(SHOULD)  # the recipe names none: --cncf-should adds all four
     nodes = gpu_node_names(k8s_backend)
     assert outcome(tests["gpu-sharing"]) == (
@@ -276,7 +276,7 @@ def test_unreadable_inventory_is_other(pytester: pytest.Pytester, k8s_backend: K
     faults = fake_of(k8s_backend).faults
     faults.server_error("GET", r"/api/v1/nodes$", times=None)
     faults.server_error("GET", r"/runtimeclasses$", times=None)
-    tests = run(pytester, k8s_backend, recipe(), "--cncf-should").tests
+    tests = run(pytester, k8s_backend, recipe(), "--aicr-cncf-should").tests
     for name in ("gpu-sharing", "driver-runtime-management", "high-performance-networking"):
         assert tests[name]["status"] == "other", name
         assert tests[name]["message"].startswith("[INTERNAL] failed to list nodes: API unreachable: "), name
@@ -300,7 +300,7 @@ def test_the_config_key_asks_for_the_group(pytester: pytest.Pytester, k8s_backen
     k8s_backend.seed_profile(PROFILE)
     config = pytester.path / "aicr.yaml"
     config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {cncfShould: true}\n")
-    tests = run(pytester, k8s_backend, recipe("platform-health"), "--config", str(config)).tests
+    tests = run(pytester, k8s_backend, recipe("platform-health"), "--aicr-config", str(config)).tests
     assert sorted(tests) == sorted(("platform-health", *SHOULD))
 
 

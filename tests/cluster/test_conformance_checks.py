@@ -392,9 +392,9 @@ def test_toleration_flag_reaches_the_inner_gpu_pod_only(
         pytester,
         k8s_backend,
         recipe(TRAINING, "secure-accelerator-access"),
-        "--toleration",
+        "--aicr-toleration",
         "nvidia.com/gpu:NoSchedule",
-        "--no-cleanup",
+        "--aicr-no-cleanup",
     )
     test = result.tests["secure-accelerator-access"]
     assert test["status"] == "passed", test.get("message")
@@ -616,7 +616,7 @@ def test_platform_health_api_errors_are_other(pytester: pytest.Pytester, k8s_bac
 @pytest.mark.fake_only("--no-cluster never touches a cluster")
 def test_no_cluster_skips_every_conformance_check(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile(PROFILE)
-    result = run(pytester, k8s_backend, recipe(TRAINING, *PHASE1), "--no-cluster")
+    result = run(pytester, k8s_backend, recipe(TRAINING, *PHASE1), "--aicr-no-cluster")
     assert {n: (t["status"], t["message"]) for n, t in result.tests.items()} == {
         n: ("skipped", "skipped - no-cluster mode") for n in PHASE1
     }

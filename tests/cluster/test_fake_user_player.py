@@ -89,12 +89,12 @@ def run_project(pytester: pytest.Pytester, conftest: str) -> tuple[pytest.RunRes
         str(recipe),
         "--snapshot",
         str(snapshot),
-        "--kubeconfig",
+        "--aicr-kubeconfig",
         str(pytester.path / "kubeconfig"),
-        "--phase",
+        "--aicr-phase",
         "conformance",
-        "--no-bundled-checks",
-        "--ctrf-report",
+        "--aicr-no-bundled-checks",
+        "--aicr-ctrf-report",
         str(ctrf),
     )
     assert ctrf.exists(), result.stdout.str()[-3000:]

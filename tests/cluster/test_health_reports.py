@@ -20,7 +20,9 @@ def test_a_failing_diag_carries_the_table_in_ctrf_the_terminal_and_the_page(
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
     page = pytester.path / "report.html"
-    run = run_checks(pytester, fc, "gpu-diagnostics", extra=("--dcgm-diag-level", "2", "--html", str(page)))
+    run = run_checks(
+        pytester, fc, "gpu-diagnostics", extra=("--aicr-dcgm-diag-level", "2", "--aicr-html", str(page))
+    )
     test = run.tests["gpu-diagnostics"]
     assert test["status"] == "failed"
     rows = test["extra"][HEALTH_TABLE_KEY]

@@ -21,7 +21,7 @@ def test_nccl_page_shows_the_measurement_the_plot_and_the_evidence(
 ) -> None:
     fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     evidence, page = pytester.path / "evidence", pytester.path / "html" / "report.html"
-    tests, _ = run_nccl(pytester, fc, "--evidence-dir", str(evidence), "--html", str(page))
+    tests, _ = run_nccl(pytester, fc, "--aicr-evidence-dir", str(evidence), "--aicr-html", str(page))
     assert tests[BW]["status"] == "passed"
     bw = tests[BW]["extra"]["aicr.measurements"][0]["value"]
     dom = read_page(page)
@@ -42,7 +42,7 @@ def test_nccl_low_bandwidth_page_shows_the_failed_measurement(
 ) -> None:
     fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training", faults=["nccl-low-bandwidth"])
     page = pytester.path / "report.html"
-    tests, _ = run_nccl(pytester, fc, "--html", str(page))
+    tests, _ = run_nccl(pytester, fc, "--aicr-html", str(page))
     assert tests[BW]["status"] == "failed"
     dom = read_page(page)
     (row,) = table_rows(dom, data_verdict="failed")
@@ -62,7 +62,9 @@ def test_inference_page_has_node_and_wiring_and_no_secret(
         )
     monkeypatch.setenv("HF_TOKEN", SENTINEL_TOKEN)
     page = pytester.path / "report.html"
-    out = run_perf(pytester, fc, "--html", str(page), "--evidence-dir", str(pytester.path / "evidence"))
+    out = run_perf(
+        pytester, fc, "--aicr-html", str(page), "--aicr-evidence-dir", str(pytester.path / "evidence")
+    )
     assert out.status == ("passed" if scenario == "pass" else "failed"), out.message
     assert KUBE_TOKEN in fc.kubeconfig_path.read_text()  # the planted token was really in use
     text = page.read_text()

@@ -115,7 +115,7 @@ def run_perf(
         phase="performance",
         recipe=RECIPE if recipe is None else recipe,
         snapshot=SNAPSHOT,
-        extra=[*(["--data", str(data)] if data is not None else []), *extra],
+        extra=[*(["--aicr-data", str(data)] if data is not None else []), *extra],
     )
     return Outcome(run.result, run.report, run.ctrf_text)
 
@@ -542,7 +542,7 @@ def test_most_free_node_is_chosen(pytester: pytest.Pytester, aicr_fake_cluster_f
 
 def test_node_selector_narrows_candidates(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     fc = aicr_fake_cluster_factory(PROFILE)
-    out = run_perf(pytester, fc, "--node-selector", "kubernetes.io/hostname=h100-3")
+    out = run_perf(pytester, fc, "--aicr-node-selector", "kubernetes.io/hostname=h100-3")
     assert out.status == "passed", out.message
     assert any(line.endswith("(node-local decision for h100-3)") for line in out.stdout)
 
@@ -703,7 +703,7 @@ def test_hf_token_never_appears_in_output(
         _state(fc).update(aiperf_exit_code=1, aiperf_log=f"echo token {SENTINEL_TOKEN}\n")
     monkeypatch.setenv("HF_TOKEN", SENTINEL_TOKEN)
     evidence = pytester.path / "evidence"
-    out = run_perf(pytester, fc, "-v", "-rA", "--evidence-dir", str(evidence))
+    out = run_perf(pytester, fc, "-v", "-rA", "--aicr-evidence-dir", str(evidence))
     assert out.status == ("passed" if scenario == "pass" else "failed"), out.message
     # the token reached the cluster only as the Secret's value
     assert fc.request_count("POST", r"/namespaces/aicr-inference-perf-[0-9a-f]{8}/secrets$") == 1

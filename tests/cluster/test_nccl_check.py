@@ -143,7 +143,7 @@ def test_h100_passes_with_exact_lines_sweep_and_svg(
     pytester: pytest.Pytester, h100: FakeCluster, tmp_path: Path
 ) -> None:
     evidence = tmp_path / "evidence"
-    tests, result = run_nccl(pytester, h100, "--evidence-dir", str(evidence))
+    tests, result = run_nccl(pytester, h100, "--aicr-evidence-dir", str(evidence))
     t = tests[BW]
     assert t["status"] == "passed", (t.get("message"), result.outlines[-30:])
     assert len(t["stdout"]) == 2
@@ -174,7 +174,7 @@ def test_gb200_net_and_nvls_pass_with_their_transports(
 ) -> None:
     fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training")
     evidence = tmp_path / "ev"
-    tests, _ = run_nccl(pytester, fc, "--evidence-dir", str(evidence), recipe=gb200_recipe())
+    tests, _ = run_nccl(pytester, fc, "--aicr-evidence-dir", str(evidence), recipe=gb200_recipe())
     net, nvls = tests[NET], tests[NVLS]
     assert net["status"] == "passed", net.get("message")
     assert nvls["status"] == "passed", nvls.get("message")
@@ -437,7 +437,7 @@ def test_private_runtime_from_data_runs_the_benchmark(
         },
         service="mycloud",
     )
-    tests, _ = run_nccl(pytester, h100, "--data", str(root), recipe=recipe)
+    tests, _ = run_nccl(pytester, h100, "--aicr-data", str(root), recipe=recipe)
     t = tests[BW]
     assert t["status"] == "passed", t.get("message")
     assert (

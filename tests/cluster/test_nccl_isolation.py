@@ -33,7 +33,7 @@ from tests.cluster.test_nccl_check import (
 )
 
 NODES = ["h100-0", "h100-1", "h100-2", "h100-3"]
-FLAG = "--isolate-bad-nodes"
+FLAG = "--aicr-isolate-bad-nodes"
 FABRIC = "every subset passes alone, so the fault is in the links or the fabric between them"
 
 
@@ -95,6 +95,24 @@ def test_slow_node_is_named_in_message_extra_stdout_and_terminal(
     assert leftovers(slow) == []  # every rerun's TrainJob, runtime and pods are gone too
 
 
+def test_label_bad_nodes_labels_the_suspect_and_only_it(pytester: pytest.Pytester, slow: FakeCluster) -> None:
+    from aicr_pytest.health.nodemarks import LABEL, REASON_ANNOTATION
+
+    _, result = run_nccl(pytester, slow, FLAG, "--aicr-label-bad-nodes", "--aicr-taint-bad-nodes")
+    meta = slow.get("v1", "Node", "h100-3")["metadata"]
+    assert meta["labels"][LABEL] == "failed"
+    assert meta["annotations"][REASON_ANNOTATION] == "nccl-all-reduce-bw: named by bad-node isolation"
+    assert {"key": LABEL, "value": "failed", "effect": "NoSchedule"} in slow.get("v1", "Node", "h100-3")[
+        "spec"
+    ]["taints"]
+    for node in NODES[:-1]:  # the nodes it cleared are not node-health verdicts: left alone
+        assert LABEL not in (slow.get("v1", "Node", node)["metadata"].get("labels") or {})
+    assert any(
+        line.startswith("aicr-pytest: node h100-3 failed: label aicr.run/validation=failed")
+        for line in result.outlines
+    )
+
+
 def test_without_the_flag_nothing_is_rerun(pytester: pytest.Pytester, slow: FakeCluster) -> None:
     tests, _ = run_nccl(pytester, slow)
     t = tests[BW]
@@ -117,7 +135,7 @@ def test_a_healthy_run_with_the_flag_reruns_nothing(pytester: pytest.Pytester, h
 def test_the_config_key_turns_isolation_on(pytester: pytest.Pytester, slow: FakeCluster) -> None:
     config = pytester.path / "aicr-config.yaml"
     config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {isolateBadNodes: true}\n")
-    tests, _ = run_nccl(pytester, slow, "--config", str(config))
+    tests, _ = run_nccl(pytester, slow, "--aicr-config", str(config))
     assert tests[BW]["extra"][aicr_pytest.nccl.EXTRA_ISOLATION]["suspects"] == ["h100-3"]
 
 

@@ -43,6 +43,7 @@ def run_health(
     *checks: str,
     faults: tuple[str, ...] = (),
     extra: tuple[str, ...] = (),
+    in_cluster: bool = False,
 ) -> PhaseRun:
     backend.seed_profile(PROFILE, faults)
     doc: dict[str, Any] = yamlio.load(RECIPE.read_text())
@@ -53,9 +54,16 @@ def run_health(
 
         drive = fake_of(backend).auto_advancing()
     if isinstance(backend, ControlPlaneBackend):
-        extra = (*extra, "--node-selector", "aicr.test/pool=gpu")
+        extra = (*extra, "--aicr-node-selector", "aicr.test/pool=gpu")
     run = run_on_backend(
-        pytester, backend, phase="deployment", recipe=doc, snapshot=SNAPSHOT, extra=extra, drive=drive
+        pytester,
+        backend,
+        phase="deployment",
+        recipe=doc,
+        snapshot=SNAPSHOT,
+        extra=extra,
+        drive=drive,
+        in_cluster=in_cluster,
     )
     assert backend.controller_errors() == []
     return run
@@ -112,7 +120,11 @@ def test_gpu_diag_fail_names_the_node_the_gpu_and_the_test(
 ) -> None:
     last = gpu_nodes(k8s_backend)[-1]
     run = run_health(
-        pytester, k8s_backend, "gpu-diagnostics", faults=("gpu-diag-fail",), extra=("--dcgm-diag-level", "2")
+        pytester,
+        k8s_backend,
+        "gpu-diagnostics",
+        faults=("gpu-diag-fail",),
+        extra=("--aicr-dcgm-diag-level", "2"),
     )
     test = run.tests["gpu-diagnostics"]
     assert test["status"] == "failed"

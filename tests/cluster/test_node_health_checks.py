@@ -158,7 +158,7 @@ def test_inventory_skips_when_the_run_skips_it(
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])
     run = run_checks(
-        pytester, fc, "operator-health", "gpu-inventory", extra=("--skip-check", "gpu-inventory")
+        pytester, fc, "operator-health", "gpu-inventory", extra=("--aicr-skip-check", "gpu-inventory")
     )
     assert run.tests["gpu-inventory"]["status"] == "skipped"
     assert run.tests["operator-health"]["status"] == "passed"
@@ -209,7 +209,7 @@ def test_diag_fail_names_node_gpu_test_and_warning(
         pytester,
         fc,
         "gpu-diagnostics",
-        extra=("--dcgm-diag-level", "2", "--dcgm-image", "registry.local/dcgm:4"),
+        extra=("--aicr-dcgm-diag-level", "2", "--aicr-dcgm-image", "registry.local/dcgm:4"),
     )
     test = run.tests["gpu-diagnostics"]
     assert test["status"] == "failed"
@@ -273,7 +273,7 @@ def test_a_bad_level_is_one_line_before_any_work(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, level: str
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE)
-    run = run_checks(pytester, fc, "gpu-diagnostics", extra=("--dcgm-diag-level", level))
+    run = run_checks(pytester, fc, "gpu-diagnostics", extra=("--aicr-dcgm-diag-level", level))
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     err = run.result.stderr.str().strip().splitlines()
     assert err == [
@@ -289,7 +289,9 @@ def test_health_passes_scraping_every_nodes_exporter_twice(
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE)
     start = fc.clock.time()
-    test = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-window", "2m")).tests["gpu-health"]
+    test = run_checks(pytester, fc, "gpu-health", extra=("--aicr-gpu-health-window", "2m")).tests[
+        "gpu-health"
+    ]
     assert test["status"] == "passed", test.get("message")
     assert test["stdout"][-1] == (
         "GPU health clean on 4 nodes: 32 GPUs, no XID, ECC, row-remap or NVLink errors over 2m0s"
@@ -312,7 +314,7 @@ def test_gpu_xid_fails_naming_node_and_gpu(pytester: pytest.Pytester, aicr_fake_
 
 def test_an_ignored_xid_passes(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     fc = aicr_fake_cluster_factory(PROFILE, ["gpu-xid"])
-    run = run_checks(pytester, fc, "gpu-health", extra=("--gpu-health-threshold", "xid_ignore=79"))
+    run = run_checks(pytester, fc, "gpu-health", extra=("--aicr-gpu-health-threshold", "xid_ignore=79"))
     assert run.tests["gpu-health"]["status"] == "passed", run.tests["gpu-health"].get("message")
 
 
@@ -328,12 +330,12 @@ def test_an_unreachable_exporter_is_other(pytester: pytest.Pytester, aicr_fake_c
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (("--gpu-health-window", "soon"), "gpu-health: invalid window='soon': not a duration"),
+        (("--aicr-gpu-health-window", "soon"), "gpu-health: invalid window='soon': not a duration"),
         (
-            ("--gpu-health-threshold", "ecc_dbe_max"),
+            ("--aicr-gpu-health-threshold", "ecc_dbe_max"),
             "--gpu-health-threshold 'ecc_dbe_max': expected KEY=VALUE",
         ),
-        (("--gpu-health-threshold", "bogus=1"), "gpu-health: unknown threshold 'bogus'"),
+        (("--aicr-gpu-health-threshold", "bogus=1"), "gpu-health: unknown threshold 'bogus'"),
     ],
 )
 def test_a_bad_health_knob_is_one_line_before_any_work(
@@ -368,7 +370,7 @@ def test_node_health_adds_the_three_checks_after_aicrs(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])
-    run = run_example(pytester, fc, "--node-health")
+    run = run_example(pytester, fc, "--aicr-node-health")
     assert list(run.tests) == [*AICR_DEPLOYMENT, *HEALTH]
     assert run.tests["gpu-inventory"]["status"] == "failed"
     assert run.tests["gpu-inventory"]["message"].startswith("node h100-3: 7 of 8 GPUs allocatable")
@@ -381,7 +383,7 @@ def test_the_config_key_turns_node_health_on(
     fc = aicr_fake_cluster_factory(PROFILE)
     config = pytester.path / "aicr-config.yaml"
     config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {nodeHealth: true}\n")
-    run = run_example(pytester, fc, "--config", str(config))
+    run = run_example(pytester, fc, "--aicr-config", str(config))
     assert list(run.tests) == [*AICR_DEPLOYMENT, *HEALTH]
     assert {run.tests[n]["status"] for n in HEALTH} == {"passed"}
 

@@ -143,9 +143,9 @@ def test_node_selector_and_tolerations_are_honoured(
     test, _ = run_check(
         pytester,
         fc,
-        "--node-selector",
+        "--aicr-node-selector",
         "kubernetes.io/hostname=h100-2",
-        "--toleration",
+        "--aicr-toleration",
         "nvidia.com/gpu:NoSchedule",
     )
     assert test["status"] == "passed", test.get("message")
@@ -161,7 +161,7 @@ def test_node_selector_and_tolerations_are_honoured(
 def test_nvidia_smi_image_flag_is_used(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     fc = aicr_fake_cluster_factory("h100-eks-training")
     image = "registry.internal.example/mirror/cuda:13.0.0-base-ubuntu22.04"
-    test, report = run_check(pytester, fc, "--nvidia-smi-image", image, "--no-cleanup")
+    test, report = run_check(pytester, fc, "--aicr-nvidia-smi-image", image, "--aicr-no-cleanup")
     assert test["status"] == "passed", test.get("message")
     pods = verify_pods(fc, run_id_of(report))  # kept by --no-cleanup
     assert sorted(p["spec"]["nodeName"] for p in pods) == GPU_NODES
@@ -184,7 +184,7 @@ def test_nvidia_smi_image_env_is_used(
 def test_two_runs_use_different_pod_names(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     fc = aicr_fake_cluster_factory("h100-eks-training")
     created = record_verify_pods(fc)
-    first, first_report = run_check(pytester, fc, "--no-cleanup")  # its pods stay, as leftovers would
+    first, first_report = run_check(pytester, fc, "--aicr-no-cleanup")  # its pods stay, as leftovers would
     second, second_report = run_check(pytester, fc)
     assert first["status"] == second["status"] == "passed", (first.get("message"), second.get("message"))
     first_id, second_id = run_id_of(first_report), run_id_of(second_report)
@@ -252,7 +252,7 @@ def test_node_selector_matching_no_gpu_node_fails(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     fc = aicr_fake_cluster_factory("h100-eks-training")
-    test, _ = run_check(pytester, fc, "--node-selector", "pool=nope")
+    test, _ = run_check(pytester, fc, "--aicr-node-selector", "pool=nope")
     assert test["status"] == "failed"
     assert test["message"] == "[INVALID_REQUEST] --node-selector pool=nope matches zero of 4 GPU nodes"
     assert verify_pods(fc) == []

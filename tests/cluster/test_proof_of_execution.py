@@ -98,7 +98,7 @@ def refused_then_allowed(
     """Run ``check`` on a cluster whose nodes are all KWOK's fakes twice: without
     ``--allow-fake-nodes`` it is ``other`` (its message is returned), with it it passes."""
     outcomes = []
-    for extra in ((), ("--allow-fake-nodes",)):
+    for extra in ((), ("--aicr-allow-fake-nodes",)):
         fc = factory(profile)
         fake_nodes(fc)
         outcomes.append(run_check(pytester, fc, phase, check, *extra, base=base))
@@ -157,7 +157,7 @@ def test_the_config_key_allows_fake_nodes(pytester: pytest.Pytester, aicr_fake_c
     fake_nodes(fc)
     config = pytester.path / "aicr-config.yaml"
     config.write_text("kind: AICRConfig\nspec:\n  validate:\n    execution: {allowFakeNodes: true}\n")
-    test = run_check(pytester, fc, "deployment", "check-nvidia-smi", "--config", str(config))
+    test = run_check(pytester, fc, "deployment", "check-nvidia-smi", "--aicr-config", str(config))
     assert test["status"] == "passed", test.get("message")
 
 
@@ -191,7 +191,7 @@ def test_a_failing_diag_still_fails_on_its_document(
 ) -> None:
     """dcgmi diag exits non-zero when a test fails: the proof accepts the exit code, the document decides."""
     fc = aicr_fake_cluster_factory(PROFILE, ["gpu-diag-fail"])
-    test = run_check(pytester, fc, "deployment", "gpu-diagnostics", "--dcgm-diag-level", "2")
+    test = run_check(pytester, fc, "deployment", "gpu-diagnostics", "--aicr-dcgm-diag-level", "2")
     assert test["status"] == "failed"
     assert test["message"].startswith(f"node {LAST_NODE} GPU 7 (serial ")
 

@@ -77,7 +77,7 @@ def test_nccl_all_reduce_h100_passes_with_least_privilege(
     k8s_backend.seed_profile(PROFILE)
     evidence = tmp_path / "evidence"
     started = time.monotonic()
-    tests, run_id = run_performance(pytester, k8s_backend, "--evidence-dir", str(evidence))
+    tests, run_id = run_performance(pytester, k8s_backend, "--aicr-evidence-dir", str(evidence))
     elapsed = time.monotonic() - started
     t = tests[BW]
     assert t["status"] == "passed", (t.get("message"), k8s_backend.controller_errors())
@@ -118,7 +118,7 @@ def test_nccl_slow_node_is_named_by_bad_node_isolation(
     ``--isolate-bad-nodes``: the reruns, pinned to one node each by node affinity (on the control
     plane: the real scheduler), name that node; nothing of the reruns is left."""
     k8s_backend.seed_profile(PROFILE, ["nccl-slow-node"])
-    tests, run_id = run_performance(pytester, k8s_backend, "--isolate-bad-nodes")
+    tests, run_id = run_performance(pytester, k8s_backend, "--aicr-isolate-bad-nodes")
     t = tests[BW]
     assert t["status"] == "failed", (t.get("message"), k8s_backend.controller_errors())
     nodes = sorted(t["extra"]["aicr.ncclRun"]["nodes"])

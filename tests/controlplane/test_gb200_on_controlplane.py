@@ -111,7 +111,7 @@ def test_nccl_gb200_net_and_nvls_pass_with_least_privilege(
     k8s_backend.seed_profile(PROFILE)
     evidence = tmp_path / "evidence"
     started = time.monotonic()
-    tests, run_id = run_gb200(pytester, k8s_backend, "--evidence-dir", str(evidence))
+    tests, run_id = run_gb200(pytester, k8s_backend, "--aicr-evidence-dir", str(evidence))
     elapsed = time.monotonic() - started
     workers = len(k8s_backend.gpu_nodes(2)) if k8s_backend.name == "controlplane" else 4
     expected = {

@@ -23,7 +23,7 @@ def test_every_run_option_is_a_row_with_both_spellings_env_default_and_config_ke
     page = gen.run_options_page("# intro\n")
     assert page.startswith("# intro\n\n## Every option\n")
     row = next(line for line in page.splitlines() if line.startswith("| `-n`, `--namespace`"))
-    expected = "| `-n`, `--namespace` | `--namespace` | `NAME` | `aicr-validation` | `AICR_NAMESPACE` |"
+    expected = "| `-n`, `--namespace` | `--aicr-namespace` | `NAME` | `aicr-validation` | `AICR_NAMESPACE` |"
     assert row.startswith(expected)
     assert "`spec.validate.agent.namespace`" in row
     for opt in options.OPTIONS:
@@ -37,8 +37,8 @@ def test_every_run_option_is_a_row_with_both_spellings_env_default_and_config_ke
 def test_a_validate_only_and_a_pytest_only_option_show_a_dash_on_the_other_side() -> None:
     table = gen.run_options_table()
     output = next(line for line in table.splitlines() if line.startswith("| `-o`, `--output`"))
-    ctrf = next(line for line in table.splitlines() if "`--ctrf-report`" in line)
-    assert output.split(" | ")[1] == "—" and ctrf.startswith("| — | `--ctrf-report` |")
+    ctrf = next(line for line in table.splitlines() if "`--aicr-ctrf-report`" in line)
+    assert output.split(" | ")[1] == "—" and ctrf.startswith("| — | `--aicr-ctrf-report` |")
 
 
 def test_an_option_added_to_the_table_appears_on_its_subcommand_page() -> None:

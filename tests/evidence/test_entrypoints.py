@@ -55,7 +55,7 @@ def run_pytest(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
         str(rp),
         "--snapshot",
         str(sp),
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         "test_user.py",
         *args,
     )
@@ -88,7 +88,7 @@ def validate(
 
 def test_plain_pytest_failed_run_still_emits_a_bundle(pytester: pytest.Pytester, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = run_pytest(pytester, "--emit-attestation", str(out))
+    result = run_pytest(pytester, "--aicr-emit-attestation", str(out))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     pointer = out / "pointer.yaml"
     assert pointer.is_file() and (out / "summary-bundle" / "ctrf" / "deployment.json").is_file()
@@ -112,9 +112,11 @@ def test_plain_pytest_failed_run_still_emits_a_bundle(pytester: pytest.Pytester,
 def test_plain_pytest_evidence_flags_need_emit_and_bad_values_are_usage_errors(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    result = run_pytest(pytester, "--push", "ghcr.io/x/y", "--full")
+    result = run_pytest(pytester, "--aicr-push", "ghcr.io/x/y", "--aicr-full")
     assert "warning: --full, --push ignored without --emit-attestation" in result.stderr.str()
-    result = run_pytest(pytester, "--emit-attestation", str(tmp_path / "o"), "--push", "ghcr.io/UPPER/y")
+    result = run_pytest(
+        pytester, "--aicr-emit-attestation", str(tmp_path / "o"), "--aicr-push", "ghcr.io/UPPER/y"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "invalid OCI reference 'ghcr.io/UPPER/y': invalid repository 'UPPER/y'" in result.stderr.str()
     assert not (tmp_path / "o").exists(), "nothing runs, nothing is written"
@@ -138,7 +140,12 @@ def test_plain_pytest_declined_disclosure_stops_before_any_check(
     monkeypatch.delenv("COSIGN_IDENTITY_TOKEN", raising=False)
     monkeypatch.delenv("ACTIONS_ID_TOKEN_REQUEST_URL", raising=False)
     result = run_pytest(
-        pytester, "--emit-attestation", str(tmp_path / "o"), "--push", "127.0.0.1:9/x/y", "--oidc-device-flow"
+        pytester,
+        "--aicr-emit-attestation",
+        str(tmp_path / "o"),
+        "--aicr-push",
+        "127.0.0.1:9/x/y",
+        "--aicr-oidc-device-flow",
     )
     assert result.ret == 6
     err = result.stderr.str() + result.stdout.str()
@@ -249,8 +256,8 @@ def test_planted_secrets_never_reach_a_bundle_file(
     out = tmp_path / "out"
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp),
-        "--no-bundled-checks", "test_user.py", "--emit-attestation", str(out), "--full",
-        "--push", referrers_registry.repo(), "--plain-http", "--identity-token", token,
+        "--aicr-no-bundled-checks", "test_user.py", "--aicr-emit-attestation", str(out), "--aicr-full",
+        "--aicr-push", referrers_registry.repo(), "--aicr-plain-http", "--aicr-identity-token", token,
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stderr.str()
     files = [p for p in out.rglob("*") if p.is_file()]

@@ -152,7 +152,7 @@ def test_flipping_one_byte_in_any_bundle_file_fails_naming_it(
     assert code == 0
     for rel in files:
         if rel == C.STATEMENT_FILE and not signed:
-            continue  # unsigned: the statement is the anchor itself (self-consistency only); see below
+            continue  # unsigned: only its file-bound fields are checked (see the tests below)
         copy = tmp_path / rel.replace("/", "_")
         shutil.copytree(pristine, copy)
         _flip_middle_byte(copy / C.SUMMARY_DIR / rel)
@@ -191,6 +191,70 @@ def test_unsigned_statement_edits_that_break_consistency_are_caught(
         and doc["failureCause"]["class"] == "schema"
     )
     assert "render-summary" not in [s["name"] for s in doc["steps"]]
+
+
+def _statement_edit(tmp_path: Path, name: str, edit: Any) -> Path:
+    out = tmp_path / name
+    emitted(out)
+    path = out / C.SUMMARY_DIR / C.STATEMENT_FILE
+    stmt = json.loads(path.read_bytes())
+    edit(stmt["predicate"])
+    path.write_bytes(json.dumps(stmt).encode())
+    return out
+
+
+def test_an_unsigned_statement_is_bound_to_its_bom_and_manifest_beyond_the_go_verifier(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AICR's verifier reads neither ``bom.digest`` nor ``manifest.fileCount``; ours holds both
+    against the files, so a statement that no longer describes them fails."""
+    zero = "sha256:" + "0" * 64
+    out = _statement_edit(tmp_path, "bom", lambda p: p["bom"].update(digest=zero))
+    code, doc = verify_json(capsys, str(out))
+    bom_hex = sha256_digest((out / C.SUMMARY_DIR / C.BOM_FILE).read_bytes())
+    assert code == 2 and doc["failureCause"]["class"] == "integrity"
+    assert failing_step(doc)["subRows"] == [
+        {"key": C.STATEMENT_FILE, "value": f"predicate.bom.digest ({zero}) is not bom.cdx.json ({bom_hex})"}
+    ]
+    out = _statement_edit(tmp_path, "count", lambda p: p["manifest"].update(fileCount=99))
+    code, doc = verify_json(capsys, str(out))
+    assert code == 2 and failing_step(doc)["subRows"] == [
+        {
+            "key": C.STATEMENT_FILE,
+            "value": "predicate.manifest.fileCount is 99, manifest.json lists 5 file(s)",
+        }
+    ]
+
+
+def test_flipping_a_byte_of_any_file_bound_statement_field_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every byte of the values that describe files — the subject, the manifest and BOM digests,
+    the file count, each phase's CTRF digest and counts — fails when flipped in an unsigned bundle.
+    (The advisory fields — fingerprint, criteriaMatch, attestedAt, versions, redaction — are bound
+    only by a signature: docs/evidence-bundles.md says so.)"""
+    pristine = tmp_path / "pristine"
+    emitted(pristine)
+    path = pristine / C.SUMMARY_DIR / C.STATEMENT_FILE
+    raw = path.read_bytes()
+    stmt = json.loads(raw)
+    pred = stmt["predicate"]
+    values = [
+        stmt["subject"][0]["digest"]["sha256"],
+        pred["manifest"]["digest"],
+        pred["bom"]["digest"],
+        *(phase["ctrfDigest"] for phase in pred["phases"].values()),
+    ]
+    positions = [raw.index(v.encode()) + k for v in values for k in range(0, len(v), 7)]
+    positions.append(raw.index(b'"fileCount":') + len(b'"fileCount":'))
+    for i in positions:
+        flipped = bytearray(raw)
+        flipped[i] ^= 0x01
+        path.write_bytes(bytes(flipped))
+        code, _ = verify_json(capsys, str(pristine))
+        assert code == 2, raw[i - 20 : i + 20]
+    path.write_bytes(raw)
+    assert verify_json(capsys, str(pristine))[0] == 0
 
 
 def test_added_and_deleted_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -99,7 +99,7 @@ def _run(pytester: pytest.Pytester, write_inputs: Inputs, expected: str) -> tupl
     rp, sp = write_inputs(_recipe(expected))
     out = pytester.path / "ctrf.json"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out)
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out)
     )
     return result, out
 
@@ -216,8 +216,8 @@ def test_a_conformance_check_is_one_row_and_one_function(
     rp, sp = write_inputs(make_recipe(conformance=["toy-conformance"]))
     out = pytester.path / "ctrf.json"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out),
-        "--kubeconfig", str(cluster.kubeconfig_path),
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out),
+        "--aicr-kubeconfig", str(cluster.kubeconfig_path),
     )  # fmt: skip
     (test,) = read_ctrf(out)["results"]["tests"]
     assert (test["name"], test["status"], test.get("message")) == ("toy-conformance", status, message)

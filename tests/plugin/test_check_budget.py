@@ -66,7 +66,7 @@ def _validate(tmp_path: Path, fc: FakeCluster, *pytest_args: str) -> tuple[int, 
         sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", rp, "-s", sp,
         "--kubeconfig", str(fc.kubeconfig_path), "--phase", "deployment", "--data", str(_data_dir(tmp_path)),
         "-o", str(tmp_path / "ctrf.json"),
-        "--", "-p", "no:cacheprovider", "-p", "no:timeout", "--no-bundled-checks",
+        "--", "-p", "no:cacheprovider", "-p", "no:timeout", "--aicr-no-bundled-checks",
         str(tmp_path / "test_checks.py"),
         *pytest_args,
     ]  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -11,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from aicr_pytest import cli as cli_module
 from aicr_pytest.core import yamlio
+from aicr_pytest.plugin import options
 from tests.plugin.helpers import SNAPSHOT, make_recipe
 
 REPO = Path(__file__).resolve().parents[2]
@@ -129,7 +133,7 @@ def test_exit_codes_failed_other_and_fail_on_error(
         "--",
         "-p",
         "no:cacheprovider",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         str(tmp_path / "test_user_checks.py"),
         cwd=tmp_path,
     )
@@ -324,7 +328,7 @@ def test_sigterm_exits_5(tmp_path: Path) -> None:
             "--",
             "-p",
             "no:cacheprovider",
-            "--no-bundled-checks",
+            "--aicr-no-bundled-checks",
             str(tmp_path / "test_slow.py"),
         ],
         cwd=tmp_path,
@@ -340,3 +344,28 @@ def test_sigterm_exits_5(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 5, err
+
+
+def test_the_validate_request_reads_only_options_of_validate() -> None:
+    """Each field of the request is a row of the option table on ``validate``: one resolution
+    fills it, and no option is read by a string key."""
+    names = {opt.name for opt in options.entries(options.VALIDATE)}
+    fields = {f.name for f in dataclasses.fields(cli_module.ValidateRequest)}
+    assert fields <= names, fields - names
+    ns = cli_module.build_parser().parse_args(["validate", "-r", "r.yaml", "--fault", "x", "-n", "team"])
+    given = options.values_from(ns, options.VALIDATE)
+    request = cli_module.ValidateRequest.of(options.resolved(given, options.VALIDATE, environ={}))
+    assert (request.recipe, request.fault, request.namespace, request.timeout) == (
+        "r.yaml",
+        ["x"],
+        "team",
+        "5m",
+    )
+    assert request.captures and not request.alongside
+
+
+def test_every_subcommand_is_one_entry_of_the_table() -> None:
+    parser = cli_module.build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(cli_module.SUBCOMMANDS) == set(subparsers.choices)
+    assert cli_module.main([]) == cli_module.EXIT_INVALID  # no subcommand: the help, exit 2

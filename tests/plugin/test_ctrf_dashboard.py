@@ -62,10 +62,10 @@ def _run(pytester: pytest.Pytester, write_inputs: Inputs, *args: str) -> tuple[d
         "-p",
         "no:randomly",
         "test_user.py",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         f"--recipe={rp}",
         f"--snapshot={sp}",
-        f"--ctrf-report={out}",
+        f"--aicr-ctrf-report={out}",
         f"--junitxml={xml}",
         *args,
     )

@@ -52,8 +52,8 @@ def _run(pytester: pytest.Pytester, rp: Path, sp: Path, *args: str) -> dict[str,
     """Run :data:`CHECKS` in place of the bundled checks; returns the CTRF report."""
     out = pytester.path / "ctrf.json"
     pytester.makepyfile(test_user=CHECKS)
-    inputs = [f"--recipe={rp}", f"--snapshot={sp}", f"--ctrf-report={out}"]
-    pytester.runpytest("-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks", *inputs, *args)
+    inputs = [f"--recipe={rp}", f"--snapshot={sp}", f"--aicr-ctrf-report={out}"]
+    pytester.runpytest("-p", "no:cacheprovider", "test_user.py", "--aicr-no-bundled-checks", *inputs, *args)
     return read_ctrf(out)
 
 
@@ -98,7 +98,7 @@ def test_domain_skip_codes_and_check_skip(
 
 def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any) -> None:
     rp, sp = write_inputs(make_recipe(deployment=["operator-health", "gpu-operator-version"]))
-    report = _run(pytester, rp, sp, "--skip-check", "operator-health")
+    report = _run(pytester, rp, sp, "--aicr-skip-check", "operator-health")
     _valid(report, ctrf_validator)
     assert _entries(report)["operator-health"]["extra"] == {"skipReason": "named-in-skip-checks"}
     assert "stdout" not in _entries(report)["operator-health"]  # the run skipped it: message only
@@ -108,8 +108,8 @@ def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, ctrf_v
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--no-cluster",), "skipped - no-cluster mode"),
-        (("--fail-fast",), "skipped due to previous phase failure"),
+        (("--aicr-no-cluster",), "skipped - no-cluster mode"),
+        (("--aicr-fail-fast",), "skipped due to previous phase failure"),
     ],
     ids=["no-cluster", "fail-fast"],
 )

@@ -92,8 +92,8 @@ def test_our_ctrf_passes_strict_validation(
     out = pytester.path / "ctrf.json"
     pytester.makepyfile(test_user=CHECKS)
     pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
-        f"--recipe={rp}", f"--snapshot={sp}", f"--ctrf-report={out}", *extra_args,
+        "-p", "no:cacheprovider", "test_user.py", "--aicr-no-bundled-checks",
+        f"--recipe={rp}", f"--snapshot={sp}", f"--aicr-ctrf-report={out}", *extra_args,
     )  # fmt: skip
     report = read_ctrf(out)
     assert report["results"]["summary"]["tests"] == 3

@@ -19,7 +19,8 @@ import pytest
 
 from aicr_pytest import cli as cli_mod
 from aicr_pytest.core import runflags
-from aicr_pytest.plugin import BUNDLED_HEADER, bundled, options
+from aicr_pytest.plugin import bundled, options
+from aicr_pytest.plugin.hooks import BUNDLED_HEADER
 from tests.plugin.helpers import SNAPSHOT, make_recipe, read_ctrf
 
 Inputs = Callable[..., tuple[Path, Path]]
@@ -106,10 +107,10 @@ def test_skip_check_is_reported_skipped_with_the_reason_under_pytest(
         str(rp),
         "--snapshot",
         str(sp),
-        "--no-cluster",
-        "--skip-check",
+        "--aicr-no-cluster",
+        "--aicr-skip-check",
         "operator-health",
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(out),
     )
     assert result.ret == 0
@@ -159,7 +160,7 @@ def test_namespace_env_and_default_under_pytest(
         str(rp),
         "--snapshot",
         str(sp),
-        "--no-cluster",
+        "--aicr-no-cluster",
         "test_probe.py",
     )
     pytester.runpytest(*base)
@@ -167,7 +168,7 @@ def test_namespace_env_and_default_under_pytest(
     monkeypatch.setenv("AICR_NAMESPACE", "from-env")
     pytester.runpytest(*base)
     assert json.loads((pytester.path / "scope.json").read_text())["namespace"] == "from-env"
-    pytester.runpytest(*base, "--namespace", "from-flag", "--image-pull-secret", "regcred")
+    pytester.runpytest(*base, "--aicr-namespace", "from-flag", "--aicr-image-pull-secret", "regcred")
     assert json.loads((pytester.path / "scope.json").read_text()) == {
         "namespace": "from-flag",
         "secrets": "regcred",
@@ -218,7 +219,7 @@ def test_require_gpu_fails_a_snapshot_without_gpu(tmp_path: Path, write_inputs: 
             str(rp),
             "--snapshot",
             str(sp),
-            "--no-cluster",
+            "--aicr-no-cluster",
         ]
         env = {**os.environ, "AICR_REQUIRE_GPU": "true"}
         proc = subprocess.run(
@@ -281,7 +282,7 @@ def test_a_recipe_without_checks_says_so(tmp_path: Path, write_inputs: Inputs, e
             str(rp),
             "--snapshot",
             str(sp),
-            "--no-cluster",
+            "--aicr-no-cluster",
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False)
         assert line in (proc.stdout + proc.stderr).splitlines()
@@ -338,6 +339,6 @@ def test_help_lists_exit_codes_and_simulate_lists_profiles_and_faults(tmp_path: 
 
 def test_pytest_spellings_avoid_pytests_own_flags() -> None:
     by = options.by_name()
-    assert by["namespace"].flags_for(options.PYTEST) == ("--namespace",)  # -n stays xdist's
+    assert by["namespace"].flags_for(options.PYTEST) == ("--aicr-namespace",)  # -n stays xdist's
     assert by["debug"].flags_for(options.PYTEST) == ("--aicr-debug",)
     assert by["timeout"].long_flag(options.PYTEST) == "--aicr-timeout"

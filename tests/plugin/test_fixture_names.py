@@ -27,7 +27,13 @@ UNPREFIXED = (
 
 RUN_MODES = {
     "without-recipe": (),
-    "with-recipe": ("--recipe", str(EXAMPLE_RECIPE), "--snapshot", str(EXAMPLE_SNAPSHOT), "--no-cluster"),
+    "with-recipe": (
+        "--recipe",
+        str(EXAMPLE_RECIPE),
+        "--snapshot",
+        str(EXAMPLE_SNAPSHOT),
+        "--aicr-no-cluster",
+    ),
 }
 
 SYRUPY_SUITE = """
@@ -159,7 +165,7 @@ def test_a_check_without_its_marker_names_the_prefixed_fixture(
 ) -> None:
     pytester.makepyfile(test_user="def test_unmarked(aicr_check):\n    pass\n")
     rp, sp = write_inputs()
-    args = ("test_user.py", "--no-bundled-checks", "--recipe", str(rp), "--snapshot", str(sp))
+    args = ("test_user.py", "--aicr-no-bundled-checks", "--recipe", str(rp), "--snapshot", str(sp))
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
     assert result.ret != 0
     result.stdout.fnmatch_lines(

@@ -57,7 +57,7 @@ def test_dra(aicr_check):
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", "--no-bundled-checks", *args)
+    return pytester.runpytest("-p", "no:cacheprovider", "--aicr-no-bundled-checks", *args)
 
 
 def articles(dom: Dom) -> list[tuple[str, str]]:
@@ -80,9 +80,9 @@ def test_html_lists_every_check_failing_first(pytester: pytest.Pytester, write_i
         str(rp),
         "--snapshot",
         str(sp),
-        "--html",
+        "--aicr-html",
         str(page),
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(ctrf),
     )
     assert result.ret != 0
@@ -117,15 +117,15 @@ def test_xdist_figures_reach_the_controller_and_stay_out_of_ctrf(
         "no:cacheprovider",
         "-n",
         "2",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         "test_user.py",
         "--recipe",
         str(rp),
         "--snapshot",
         str(sp),
-        "--html",
+        "--aicr-html",
         str(page),
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(ctrf),
     )
     assert result.ret != 0
@@ -151,13 +151,13 @@ def test_interrupted_run_still_writes_the_page(pytester: pytest.Pytester, write_
     result = pytester.runpytest(
         "-p",
         "no:cacheprovider",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         "test_user.py",
         "--recipe",
         str(rp),
         "--snapshot",
         str(sp),
-        "--html",
+        "--aicr-html",
         str(page),
         no_reraise_ctrlc=True,
     )
@@ -176,7 +176,7 @@ def test_interrupted_run_still_writes_the_page(pytester: pytest.Pytester, write_
 
 def test_html_to_a_directory_is_a_usage_error(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     rp, sp = write_inputs()
-    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--html", str(pytester.path))
+    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--aicr-html", str(pytester.path))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: --html {pytester.path}: is a directory"])
 
@@ -189,7 +189,9 @@ def test_readiness_block_page(pytester: pytest.Pytester, write_inputs: Inputs) -
         )
     )
     page = pytester.path / "report.html"
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--html", str(page))
+    result = run(
+        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-html", str(page)
+    )
     assert result.ret != 0
     dom = read_page(page)
     assert dom.find("p", id="verdict")[0][0]["data-status"] == "failed"
@@ -199,23 +201,14 @@ def test_readiness_block_page(pytester: pytest.Pytester, write_inputs: Inputs) -
     assert articles(dom) == [("operator-health", "skipped")]
 
 
-def test_html_spelling_leaves_pytest_html_alone(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_html_spelling_leaves_pytest_html_alone(pytester: pytest.Pytester) -> None:
     opt = options.by_name()["html"]
-    assert options.module_installed("pytest_html") is False  # not a dependency of the test suite
-    assert opt.flags_for(options.PYTEST) == ("--html", "--aicr-html")
-    assert opt.flags_for(options.VALIDATE) == ("--html",)
-    # validate forwards the spelling that is never ceded, whoever owns --html
-    assert opt.to_args(options.PYTEST, "r.html") == ["--aicr-html=r.html"]
-    assert pytester.parseconfig("--html", "a.html").option.aicr_html == "a.html"
-    real = options.module_installed
-    monkeypatch.setattr(options.spec, "module_installed", lambda name: name == "pytest_html" or real(name))
+    # plain pytest: the namespaced spelling only, so pytest-html's --html never clashes with ours
     assert opt.flags_for(options.PYTEST) == ("--aicr-html",)
+    assert opt.flags_for(options.VALIDATE) == ("--html",)
     assert opt.to_args(options.PYTEST, "r.html") == ["--aicr-html=r.html"]
-    config = pytester.parseconfig("--aicr-html", "b.html")
-    assert config.option.aicr_html == "b.html"
-    with pytest.raises(pytest.UsageError):  # --html is no longer ours to register
+    assert pytester.parseconfig("--aicr-html", "b.html").option.aicr_html == "b.html"
+    with pytest.raises(pytest.UsageError):  # --html is not ours under plain pytest
         pytester.parseconfig("--html", "c.html")
 
 
@@ -261,7 +254,7 @@ def test_validate_sigterm_writes_an_interrupted_page(tmp_path: Path) -> None:
             "--",
             "-p",
             "no:cacheprovider",
-            "--no-bundled-checks",
+            "--aicr-no-bundled-checks",
             str(tmp_path / "test_slow.py"),
         ],
         cwd=tmp_path,

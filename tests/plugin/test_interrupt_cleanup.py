@@ -79,7 +79,7 @@ def _start(tmp_path: Path, fc: FakeCluster, checks: str, *flags: str) -> subproc
         sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", rp, "-s", sp,
         "--kubeconfig", str(fc.kubeconfig_path), "--phase", "deployment",
         "-o", str(tmp_path / "ctrf.json"), *flags,
-        "--", "-p", "no:cacheprovider", "--no-bundled-checks", str(tmp_path / "test_checks.py"),
+        "--", "-p", "no:cacheprovider", "--aicr-no-bundled-checks", str(tmp_path / "test_checks.py"),
     ]  # fmt: skip
     return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -112,9 +112,7 @@ def _report(tmp_path: Path) -> dict[str, dict[str, object]]:
     return {"": doc, **{t["name"]: t for t in doc["results"]["tests"]}}
 
 
-def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(
-    tmp_path: Path, fc: FakeCluster
-) -> None:
+def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(tmp_path: Path, fc: FakeCluster) -> None:
     proc = _start(tmp_path, fc, CHECKS)
     run_id = _wait_started(proc, tmp_path)
     proc.send_signal(signal.SIGTERM)

@@ -137,7 +137,7 @@ def test_every_entry_is_in_both_help_texts_with_the_same_default_and_env(
     assert set(on_validate) - {("-h", "--help")} == shown[VALIDATE]
     # spot checks of the uniform wording
     assert on_validate[("--fail-on-error",)].body.endswith("(default: true)")
-    assert squash(on_pytest[("--nvidia-smi-image",)].body).endswith(
+    assert squash(on_pytest[("--aicr-nvidia-smi-image",)].body).endswith(
         squash(f"(default: {DEFAULT_NVIDIA_SMI_IMAGE}; env AICR_NVIDIA_SMI_IMAGE)")
     )
 
@@ -156,7 +156,7 @@ def test_a_new_entry_appears_on_both_without_any_other_edit(
     # parsed by validate, forwarded to pytest, parsed there into the same value
     ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--namespace-for-test", "team-a"])
     args = options.forwarded_args(options.values_from(ns, VALIDATE))
-    assert "--namespace-for-test=team-a" in args
+    assert "--aicr-namespace-for-test=team-a" in args
     config = pytester.parseconfig(*args)
     assert options.values_from(config.option, PYTEST)["namespace_for_test"] == "team-a"
     # resolution order: flag, then env var, then default
@@ -204,6 +204,7 @@ def test_each_option_is_declared_once_and_shared_through_its_row() -> None:
         (options.SIMULATE,),
         (options.RECIPE,),
         (options.SNAPSHOT,),
+        (options.SCHEDULE,),
     ]
     # a subcommand's use takes the row's name and flags, and nothing of the run's settings
     snapshot_use = kubeconfig[3]
@@ -299,6 +300,13 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--gpu-health-threshold",
         "ecc_dbe_max=1",
         "--isolate-bad-nodes",
+        "--label-bad-nodes",
+        "--taint-bad-nodes",
+        # metrics
+        "--metrics-file",
+        "run.prom",
+        "--pushgateway",
+        "http://pushgateway.example:9091",
     ]
     ns = cli.build_parser().parse_args(argv)
     given = options.values_from(ns, VALIDATE)
@@ -316,9 +324,9 @@ def test_pytest_args_of_validate() -> None:
     values = options.values_from(ns, VALIDATE)
     args = cli._pytest_args(values, output="out.json", simulated="h100-eks-training", extra=ns.pytest_args)
     assert args[0] == "--recipe=r.yaml"
-    assert "--ctrf-report=out.json" in args and "--aicr-simulated=h100-eks-training" in args
+    assert "--aicr-ctrf-report=out.json" in args and "--aicr-simulated=h100-eks-training" in args
     assert args[-2:] == ["-n", "2"]
-    assert "--ctrf-report=-" not in cli._pytest_args(values, output="-", simulated=None, extra=())
+    assert "--aicr-ctrf-report=-" not in cli._pytest_args(values, output="-", simulated=None, extra=())
     # an empty value is not forwarded (validate itself rejects an empty --recipe with AICR's line)
     assert options.forwarded_args({"recipe": "", "data": "", "snapshot": ""}) == []
     with pytest.raises(UsageError, match="pass pytest arguments after --"):
@@ -368,6 +376,7 @@ COMMAND_ARGV: dict[EntryPoint, list[str]] = {
     options.PARSE_AIPERF: ["parse", "aiperf"],
     options.CNCF_CHECK: ["cncf", "check"],
     options.PARSE_DCGM: ["parse", "dcgm"],
+    options.SCHEDULE: ["schedule"],
 }
 
 

@@ -45,7 +45,7 @@ def test_dra(aicr_check):
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     if "test_user.py" in args:  # user-defined checks stand in for the bundled ones
-        args = (*args, "--no-bundled-checks")
+        args = (*args, "--aicr-no-bundled-checks")
     return pytester.runpytest("-p", "no:cacheprovider", *args)
 
 
@@ -55,15 +55,20 @@ def test_inactive_without_recipe(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_bundled_checks_collected_without_paths(
-    pytester: pytest.Pytester, write_inputs: Inputs
-) -> None:
+def test_bundled_checks_collected_without_paths(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     rp, sp = write_inputs(
         make_recipe(deployment=["operator-health", "check-nvidia-smi"], performance=["inference-perf"])
     )
     out = pytester.path / "ctrf.json"
     result = run(
-        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out)
+        pytester,
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
+        str(out),
     )
     assert result.ret == 0
     report = read_ctrf(out)
@@ -81,7 +86,14 @@ def test_every_catalog_check_has_a_bundled_implementation(
     rp, sp = write_inputs(every_check_recipe())
     out = pytester.path / "ctrf.json"
     result = run(
-        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out)
+        pytester,
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
+        str(out),
     )
     tests = read_ctrf(out)["results"]["tests"]
     assert sorted(t["name"] for t in tests) == sorted(c.name for c in catalog.CATALOG)
@@ -93,10 +105,12 @@ def test_every_catalog_check_has_a_bundled_implementation(
 def test_a_declared_check_nothing_implements_is_named_not_dropped_silently(
     pytester: pytest.Pytester, write_inputs: Inputs
 ) -> None:
-    """With --no-bundled-checks and no user implementation, the declared check is named in a warning."""
+    """With --aicr-no-bundled-checks and no user implementation, the declared check is named in a warning."""
     pytester.makepyfile(test_user="def test_unrelated():\n    assert True\n")
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["gang-scheduling"]))
-    result = run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--no-bundled-checks")
+    result = run(
+        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-bundled-checks"
+    )
     result.stdout.fnmatch_lines(
         ["*declared check(s) with no collected implementation, not run: operator-health, gang-scheduling*"]
     )
@@ -120,9 +134,9 @@ def test_outcome_mapping_and_ctrf_schema(
         str(rp),
         "--snapshot",
         str(sp),
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(out),
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
     )
     assert result.ret != 0
     report = read_ctrf(out)
@@ -200,11 +214,11 @@ def test_phase_option_orders_and_filters(pytester: pytest.Pytester, write_inputs
         str(rp),
         "--snapshot",
         str(sp),
-        "--phase",
+        "--aicr-phase",
         "conformance",
-        "--phase",
+        "--aicr-phase",
         "deployment",
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(out),
     )
     assert [t["name"] for t in read_ctrf(out)["results"]["tests"]] == ["dra-support", "operator-health"]
@@ -251,7 +265,7 @@ def test_readiness_block_skips_everything_and_reports_readiness(
     rp, sp = write_inputs(recipe)
     out = pytester.path / "ctrf.json"
     result = run(
-        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out)
+        pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out)
     )
     assert result.ret != 0
     result.stdout.fnmatch_lines(
@@ -290,7 +304,7 @@ def test_missing_snapshot_value_blocks_fail_closed(pytester: pytest.Pytester, wr
         constraints=[{"name": "GPU.smi.nonexistent", "value": ">= 1"}], deployment=["operator-health"]
     )
     rp, sp = write_inputs(recipe)
-    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster")
+    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-cluster")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["readiness constraint failed: name=GPU.smi.nonexistent*"])
 
@@ -323,8 +337,8 @@ def test_no_cluster_skips_behavioral_and_opens_no_connection(
         str(rp),
         "--snapshot",
         str(sp),
-        "--no-cluster",
-        "--ctrf-report",
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
         str(out),
     )
     assert result.ret == 0
@@ -345,7 +359,14 @@ def test_snapshot_phase_constraint_fails_closed_on_missing_value(
     rp, sp = write_inputs(recipe)
     out = pytester.path / "ctrf.json"
     result = run(
-        pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster", "--ctrf-report", str(out)
+        pytester,
+        "--recipe",
+        str(rp),
+        "--snapshot",
+        str(sp),
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
+        str(out),
     )
     assert result.ret != 0
     (test,) = read_ctrf(out)["results"]["tests"]
@@ -355,7 +376,7 @@ def test_snapshot_phase_constraint_fails_closed_on_missing_value(
 
 def test_no_cluster_requires_snapshot(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     rp, _ = write_inputs()
-    result = run(pytester, "--recipe", str(rp), "--no-cluster")
+    result = run(pytester, "--recipe", str(rp), "--aicr-no-cluster")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --no-cluster requires --snapshot*"])
 
@@ -371,8 +392,8 @@ def test_fail_fast_skips_later_phases(pytester: pytest.Pytester, write_inputs: I
         str(rp),
         "--snapshot",
         str(sp),
-        "--fail-fast",
-        "--ctrf-report",
+        "--aicr-fail-fast",
+        "--aicr-ctrf-report",
         str(out),
     )
     tests = read_ctrf(out)["results"]["tests"]
@@ -381,7 +402,7 @@ def test_fail_fast_skips_later_phases(pytester: pytest.Pytester, write_inputs: I
         ("dra-support", "skipped", "skipped due to previous phase failure"),
     ]
     # without --fail-fast every phase runs
-    run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out))
+    run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out))
     assert [t["status"] for t in read_ctrf(out)["results"]["tests"]] == ["failed", "passed"]
 
 
@@ -396,8 +417,8 @@ def test_other_trips_fail_fast(pytester: pytest.Pytester, write_inputs: Inputs) 
         str(rp),
         "--snapshot",
         str(sp),
-        "--fail-fast",
-        "--ctrf-report",
+        "--aicr-fail-fast",
+        "--aicr-ctrf-report",
         str(out),
     )
     assert [t["status"] for t in read_ctrf(out)["results"]["tests"]] == ["other", "skipped"]
@@ -416,7 +437,7 @@ def test_many(aicr_check):
     )
     rp, sp = write_inputs()
     out = pytester.path / "ctrf.json"
-    run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out))
+    run(pytester, "test_user.py", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out))
     (test,) = read_ctrf(out)["results"]["tests"]
     assert len(test["stdout"]) == 1000
     assert test["stdout"][0] == "line 201"
@@ -425,7 +446,7 @@ def test_many(aicr_check):
 
 def test_ctrf_to_stdout_and_empty_tests_list(pytester: pytest.Pytester, write_inputs: Inputs) -> None:
     rp, sp = write_inputs(make_recipe())
-    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", "-")
+    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", "-")
     text = result.stdout.str()
     start = text.index("{")
     doc, _ = json.JSONDecoder().raw_decode(text[start:])
@@ -454,9 +475,9 @@ def test_xdist_keeps_collection_order(
         str(rp),
         "--snapshot",
         str(sp),
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(out),
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
     )
     assert result.ret != 0
     report = read_ctrf(out)
@@ -489,7 +510,7 @@ def test_yaml_12_scalars_in_recipe(pytester: pytest.Pytester, write_inputs: Inpu
     )
     assert "value: on" in text
     rp, sp = write_inputs(text)
-    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster")
+    result = run(pytester, "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-cluster")
     result.stdout.fnmatch_lines(
         ['readiness constraint failed: name=OS.release.ID expected="on" actual=ubuntu*']
     )
@@ -512,10 +533,10 @@ def test_xdist_fail_fast_and_phase_barrier(pytester: pytest.Pytester, write_inpu
         str(rp),
         "--snapshot",
         str(sp),
-        "--fail-fast",
-        "--ctrf-report",
+        "--aicr-fail-fast",
+        "--aicr-ctrf-report",
         str(out),
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
     )
     tests = read_ctrf(out)["results"]["tests"]
     assert [(t["name"], t["status"]) for t in tests] == [

@@ -126,8 +126,8 @@ def test_a_check_on_the_public_api_reports_each_status(
     )
     out = pytester.path / "ctrf.json"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
-        "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out),
+        "-p", "no:cacheprovider", "test_user.py", "--aicr-no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out),
     )  # fmt: skip
     assert result.ret == 1
     tests = {t["name"]: t for t in read_ctrf(out)["results"]["tests"]}
@@ -189,8 +189,8 @@ def test_the_context_raises_our_own_outcomes_and_the_plugin_maps_them(
     )
     out = pytester.path / "ctrf.json"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
-        "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(out),
+        "-p", "no:cacheprovider", "test_user.py", "--aicr-no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(out),
     )  # fmt: skip
     assert result.ret == 1
     tests = {t["name"]: t for t in read_ctrf(out)["results"]["tests"]}

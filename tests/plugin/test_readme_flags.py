@@ -32,6 +32,7 @@ CODE = re.compile(r"`([^`]+)`")
 
 #: flags a hand-written page may name that are no option of aicr-pytest, and why it names them
 OTHER_FLAGS = {
+    "--aicr-": "the prefix of every plain-pytest spelling (`--aicr-<flag>`)",
     "--junitxml": "pytest's own spelling of --junit-xml (its --help shows only the other)",
     "--X": "the placeholder of the message `flag --X can only be specified once`",
     "--enable-multi-networking": "the GKE cluster setting gke-gpu-nic-networks' failure names",
@@ -105,8 +106,7 @@ def hand_written_pages() -> list[Path]:
 def known_flags() -> frozenset[str]:
     """The option table's flags, pytest's own (``pytest --help``, every plugin installed here) and
     the benchmark scripts' options."""
-    table = {flag for opt in options.OPTIONS for flag in (*opt.flags, *(opt.pytest_flags or ()))}
-    table |= {flag for opt in options.OPTIONS for flag in opt.validate_flags or ()}
+    table = {flag for opt in options.OPTIONS for ep in opt.entry_points for flag in opt.flags_for(ep)}
     helped = subprocess.run(
         [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
         capture_output=True,

@@ -67,7 +67,7 @@ def run_user_checks(
     pytester.makepyfile(test_user=source)
     receiver = Receiver()
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
+        "-p", "no:cacheprovider", "test_user.py", "--aicr-no-bundled-checks",
         "--recipe", str(recipe), "--snapshot", str(snapshot), *args,
         plugins=[receiver],
     )  # fmt: skip
@@ -84,8 +84,8 @@ def test_a_conftest_receives_the_final_report_once_on_the_controller(
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"], conformance=["dra-support"]))
     ctrf = pytester.path / "ctrf.json"
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "test_user.py", "--no-bundled-checks",
-        "--recipe", str(rp), "--snapshot", str(sp), "--ctrf-report", str(ctrf), *xdist,
+        "-p", "no:cacheprovider", "test_user.py", "--aicr-no-bundled-checks",
+        "--recipe", str(rp), "--snapshot", str(sp), "--aicr-ctrf-report", str(ctrf), *xdist,
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     calls = [json.loads(line) for line in (pytester.path / "calls.jsonl").read_text().splitlines()]
@@ -116,15 +116,18 @@ FEATURES = [
     # name, class, the arguments added to an active run that ask for it
     pytest.param(htmlreport.NAME, htmlreport.HtmlReport, ["--aicr-html", "page.html"], id="html"),
     pytest.param(
-        evidence_wiring.NAME, evidence_wiring.EvidenceEmitter, ["--emit-attestation", "out"], id="attestation"
+        evidence_wiring.NAME,
+        evidence_wiring.EvidenceEmitter,
+        ["--aicr-emit-attestation", "out"],
+        id="attestation",
     ),
     pytest.param(
-        cncf_wiring.RENDERER_NAME, cncf_wiring.CncfRenderer, ["--evidence-dir", "ev"], id="evidence-dir"
+        cncf_wiring.RENDERER_NAME, cncf_wiring.CncfRenderer, ["--aicr-evidence-dir", "ev"], id="evidence-dir"
     ),
     pytest.param(
         cncf_wiring.SUBMISSION_NAME,
         cncf_wiring.CncfSubmission,
-        ["--cncf-submission", "--evidence-dir", "ev"],
+        ["--aicr-cncf-submission", "--aicr-evidence-dir", "ev"],
         id="cncf-submission",
     ),
 ]
@@ -158,7 +161,7 @@ def test_the_run_features_are_registered_only_for_an_active_run(
     active = pytester.parseconfigure("-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp))
     assert isinstance(active.pluginmanager.get_plugin(name), kind)
     submission = pytester.parseconfigure(
-        "-p", "no:cacheprovider", "--recipe", str(rp), "--cncf-submission", "--evidence-dir", "ev"
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--aicr-cncf-submission", "--aicr-evidence-dir", "ev"
     )
     assert submission.pluginmanager.get_plugin(name) is None  # the collector replaces the session
 
@@ -184,7 +187,7 @@ def test_a_render_failure_fails_the_run_and_reaches_the_outcome(
 ) -> None:
     rp, sp = write_inputs(make_recipe(conformance=["dra-support"]))
     result, outcome = run_user_checks(
-        pytester, BREAKS_EVIDENCE_DIR, rp, sp, "--evidence-dir", str(pytester.path / "ev")
+        pytester, BREAKS_EVIDENCE_DIR, rp, sp, "--aicr-evidence-dir", str(pytester.path / "ev")
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the check passed; rendering did not
     assert outcome.statuses == ("passed",)
@@ -206,7 +209,7 @@ def test_a_declined_disclosure_before_any_check_reaches_the_outcome(
     monkeypatch.setattr(session, "configure", decline)
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"]))
     result, outcome = run_user_checks(
-        pytester, CHECKS, rp, sp, "--emit-attestation", str(pytester.path / "out")
+        pytester, CHECKS, rp, sp, "--aicr-emit-attestation", str(pytester.path / "out")
     )
     assert result.ret == evidence_wiring.EVIDENCE_EXIT
     assert outcome.evidence_error == "evidence: keyless signing declined"

@@ -75,7 +75,7 @@ def test_simulate_in_process_leaves_no_environment_and_says_simulated(
     user = pytester.makepyfile(test_user=PASSING_CHECK)
     rp, sp = write_inputs(make_recipe(conformance=["dra-support"]))
     argv = ["validate", "-r", str(rp), "-s", str(sp), "--simulate", "h100-eks-training"]
-    code = cli.main([*argv, "--", "-p", "no:cacheprovider", "--no-bundled-checks", str(user)])
+    code = cli.main([*argv, "--", "-p", "no:cacheprovider", "--aicr-no-bundled-checks", str(user)])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "AICR_PYTEST_SIMULATED" not in os.environ
@@ -96,7 +96,7 @@ def test_without_simulate_the_header_says_live_cluster(
         "-p",
         "no:cacheprovider",
         "test_user.py",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         "--recipe",
         str(rp),
         "--snapshot",
@@ -108,7 +108,7 @@ def test_without_simulate_the_header_says_live_cluster(
         "-p",
         "no:cacheprovider",
         "test_user.py",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         "--recipe",
         str(rp),
         "--snapshot",
@@ -130,7 +130,7 @@ def test_a_plugin_object_receives_the_run_outcome(pytester: pytest.Pytester, wri
         "-p",
         "no:cacheprovider",
         "test_user.py",
-        "--no-bundled-checks",
+        "--aicr-no-bundled-checks",
         "--recipe",
         str(rp),
         "--snapshot",
@@ -183,7 +183,7 @@ def test_user_conftest_prevalidate_usage_error_under_pytest(
     pytester.makeconftest(REJECTING_CONFTEST)
     rp, sp = write_inputs(make_recipe(deployment=["operator-health"]))
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster"
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-cluster"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
@@ -192,7 +192,7 @@ def test_user_conftest_prevalidate_usage_error_under_pytest(
     # a recipe without that check passes the user's prevalidation
     rp, sp = write_inputs(make_recipe(conformance=["dra-support"]))
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--no-cluster"
+        "-p", "no:cacheprovider", "--recipe", str(rp), "--snapshot", str(sp), "--aicr-no-cluster"
     )
     assert result.ret == 0
 

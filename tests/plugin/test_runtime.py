@@ -36,7 +36,7 @@ def test_never(aicr_check):
     pass
 """
 
-#: under plain pytest ``--timeout`` is ours unless pytest-timeout is installed; --aicr-timeout always is
+#: the run deadline: validate keeps aicr's ``--timeout``; plain pytest spells it ``--aicr-timeout``
 TIMEOUT_FLAGS = {"validate": ["--timeout", "2s"], "pytest": ["--aicr-timeout=2s"]}
 
 NO_DEADLINE_CHECK = """
@@ -52,7 +52,7 @@ def test_no_alarm(aicr_check):
 def _entry(
     kind: str, rp: str, sp: str, out: Path, junit: Path, tests: Path, flags: Sequence[str] = ()
 ) -> list[str]:
-    extra = ["-p", "no:cacheprovider", "--no-bundled-checks", f"--junitxml={junit}", str(tests)]
+    extra = ["-p", "no:cacheprovider", "--aicr-no-bundled-checks", f"--junitxml={junit}", str(tests)]
     if kind == "validate":
         return [
             sys.executable,
@@ -69,7 +69,7 @@ def _entry(
             "--",
             *extra,
         ]
-    entry = [sys.executable, "-m", "pytest", "--recipe", rp, "--snapshot", sp, f"--ctrf-report={out}"]
+    entry = [sys.executable, "-m", "pytest", "--recipe", rp, "--snapshot", sp, f"--aicr-ctrf-report={out}"]
     return [*entry, *flags, *extra]
 
 
@@ -231,7 +231,7 @@ def test_readiness_logs_each_passing_constraint(tmp_path: Path, kind: str) -> No
                 rp,
                 "--snapshot",
                 sp,
-                "--no-cluster",
+                "--aicr-no-cluster",
             ],
             capture_output=True,
             text=True,
@@ -270,7 +270,7 @@ def test_waits(aicr_check):
 def test_progress_lines_reach_stderr_while_the_check_runs(tmp_path: Path, kind: str) -> None:
     (tmp_path / "test_waits.py").write_text(PROGRESS_CHECK)
     rp, sp = write(tmp_path, make_recipe(deployment=["operator-health"]))
-    extra = ["-p", "no:cacheprovider", "--no-bundled-checks", str(tmp_path / "test_waits.py")]
+    extra = ["-p", "no:cacheprovider", "--aicr-no-bundled-checks", str(tmp_path / "test_waits.py")]
     if kind.endswith("xdist"):
         extra += ["-n", "2"]
     if kind.startswith("validate"):
@@ -342,7 +342,7 @@ def _failing_run(
         performance=["nccl-all-reduce-bw", "inference-perf"],
     )
     rp, sp = write(tmp_path, recipe)
-    args = ["-p", "no:cacheprovider", "--no-bundled-checks", str(tmp_path / "test_failing.py"), *extra]
+    args = ["-p", "no:cacheprovider", "--aicr-no-bundled-checks", str(tmp_path / "test_failing.py"), *extra]
     if kind == "validate":
         cmd = [
             sys.executable,
@@ -367,7 +367,7 @@ def _failing_run(
             rp,
             "--snapshot",
             sp,
-            "--ctrf-report=c.json",
+            "--aicr-ctrf-report=c.json",
             *args,
         ]
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}

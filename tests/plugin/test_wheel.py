@@ -18,7 +18,7 @@ import pytest
 from tests.plugin.helpers import SNAPSHOT, make_recipe
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLED = ("checks", "recipes", "runtimes")
+BUNDLED = ("checks", "recipes", "runtimes", "deploy")
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +64,7 @@ def test_wheel_has_no_top_level_bundled_packages(wheel: Path) -> None:
         assert any(n.startswith(f"aicr_pytest/{name}/") for n in names), name
     assert "aicr_pytest/checks/deployment/test_deployment.py" in names
     assert "aicr_pytest/recipes/registry.yaml" in names
+    assert "aicr_pytest/deploy/rbac.yaml" in names  # aicr-pytest schedule renders its RBAC from it
     assert not any("harness" in n or "controlplane" in n for n in names)
 
 
@@ -121,8 +122,8 @@ def test_installed_wheel_collects_the_bundled_checks_from_an_empty_directory(
         str(rp),
         "--snapshot",
         str(sp),
-        "--no-cluster",
-        "--ctrf-report",
+        "--aicr-no-cluster",
+        "--aicr-ctrf-report",
         str(report),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -159,7 +160,7 @@ def test_a_project_with_its_own_checks_package_and_a_user_check_runs_both(
         str(rp),
         "--snapshot",
         str(sp),
-        "--ctrf-report",
+        "--aicr-ctrf-report",
         str(report),
         "-rA",
     )

@@ -49,8 +49,8 @@ def test_importing_the_plugin_and_cli_loads_neither() -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--no-cluster"],
-        ["--no-cluster", "-n", "2"],
+        ["--aicr-no-cluster"],
+        ["--aicr-no-cluster", "-n", "2"],
     ],
     ids=["pytest-no-cluster", "pytest-no-cluster-xdist"],
 )
@@ -157,3 +157,41 @@ def test_validate_no_cluster_skips_unneeded_imports(tmp_path: Path) -> None:
         "assert ret == 0, ret\n"
     )
     assert _loaded(code, tmp_path) == "LOADED []"
+
+
+#: what a pytest run that does not use aicr-pytest must not pay for (models, YAML, templates, the
+#: cluster client, signing) and the run's own hooks
+_START_UP = (
+    "\nimport sys\n"
+    "roots = ('pydantic', 'kubernetes', 'jinja2', 'sigstore', 'yaml', 'ruamel', 'urllib3')\n"
+    "found = sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in roots}"
+    " | {m for m in sys.modules if m == 'aicr_pytest.plugin.hooks'})\n"
+    "print('STARTUP', found)\n"
+)
+
+
+def test_the_pytest11_modules_import_nothing_heavy() -> None:
+    code = "import pytest, aicr_pytest.plugin, aicr_pytest.plugin.testkit, aicr_pytest.plugin.fixtures"
+    assert _report_line(code, _START_UP, "STARTUP", REPO) == "STARTUP []"
+
+
+def test_a_pytest_run_without_a_recipe_imports_nothing_heavy(tmp_path: Path) -> None:
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    code = (
+        "import pytest\n"
+        f"ret = pytest.main(['-q', '-p', 'no:cacheprovider', {str(tmp_path)!r}])\n"
+        "assert int(ret) == 0, int(ret)\n"
+    )
+    assert _report_line(code, _START_UP, "STARTUP", tmp_path) == "STARTUP []"
+
+
+def test_a_run_asked_for_registers_the_run_hooks(tmp_path: Path) -> None:
+    """The control: the same check sees the heavy modules once ``--recipe`` asks for a run."""
+    code = (
+        "import pytest\n"
+        f"ret = pytest.main(['-q', '-p', 'no:cacheprovider', '--recipe', {str(EXAMPLE)!r}, "
+        f"'--snapshot', {str(SNAPSHOT)!r}, '--aicr-no-cluster'])\n"
+        "assert int(ret) == 0, int(ret)\n"
+    )
+    line = _report_line(code, _START_UP, "STARTUP", tmp_path)
+    assert "'aicr_pytest.plugin.hooks'" in line and "'pydantic'" in line

@@ -237,3 +237,13 @@ def test_is_granted_wildcards() -> None:
     assert is_granted(Permission("delete", "batch", "jobs"), granted)
     assert is_granted(Permission("get", "", "/apis/apps/v1"), granted)
     assert not is_granted(Permission("get", "", "/metrics"), granted)
+
+
+def test_node_marks_manifest_grants_exactly_node_patch() -> None:
+    """``deploy/rbac-node-marks.yaml`` (opt-in: --label-bad-nodes/--taint-bad-nodes) grants node patch
+    and nothing else; the main role never grants it."""
+    from aicr_pytest.kube.rbac import NODE_MARK_PERMISSIONS
+
+    docs = [d for d in yaml.safe_load_all((REPO / "deploy" / "rbac-node-marks.yaml").read_text()) if d]
+    assert granted_permissions(docs) == set(NODE_MARK_PERMISSIONS) == {Permission("patch", "", "nodes")}
+    assert Permission("patch", "", "nodes") not in granted_permissions(manifest_docs())

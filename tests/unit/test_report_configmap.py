@@ -70,6 +70,10 @@ def test_a_report_over_1_mib_is_refused_not_truncated() -> None:
     )
 
 
+#: a validate request with no kubeconfig or context named
+REQUEST = cli.ValidateRequest.of({"fail_on_error": True})
+
+
 def test_validate_says_so_in_one_line_and_writes_nothing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -81,13 +85,13 @@ def test_validate_says_so_in_one_line_and_writes_nothing(
 
     monkeypatch.setattr("aicr_pytest.kube.connect", lambda *a: Cluster())
     big = {"timestamp": "t", "results": {"tests": [{"name": "x" * cm.MAX_CONFIGMAP_BYTES}]}}
-    assert not cli._write_report_configmap(("ns", "r"), big, {}, {"kube_context": None})
+    assert not cli._write_report_configmap(("ns", "r"), big, REQUEST)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
         "aicr-pytest: error: cannot write the CTRF report to cm://ns/r: it is "
     )
     assert applied == []
     small = {"timestamp": "t", "results": {}}
-    assert cli._write_report_configmap(("ns", "r"), small, {}, {"kube_context": None})
+    assert cli._write_report_configmap(("ns", "r"), small, REQUEST)
     assert json.loads(applied[0]["data"]["snapshot.json"]) == small
     assert capsys.readouterr().err.strip() == "CTRF report written to cm://ns/r (key snapshot.json)"

@@ -131,7 +131,7 @@ def test_precedence_is_flag_then_env_then_config_then_default() -> None:
 def test_namespace_short_flag_is_validate_only() -> None:
     opt = options.by_name()["namespace"]
     assert opt.flags_for(options.VALIDATE) == ("-n", "--namespace")
-    assert opt.flags_for(options.PYTEST) == ("--namespace",)
+    assert opt.flags_for(options.PYTEST) == ("--aicr-namespace",)
     assert options.by_name()["debug"].flags_for(options.PYTEST) == ("--aicr-debug",)
 
 
@@ -146,15 +146,17 @@ def test_report_destinations_are_probed_and_a_late_failure_has_a_fallback(tmp_pa
     assert fallback.parent == tmp_path and fallback.name.startswith("ctrf-") and fallback.suffix == ".json"
 
 
-def test_late_report_write_failure_goes_to_the_printed_fallback(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_late_report_write_failure_goes_to_the_named_fallback(tmp_path: Path) -> None:
     from aicr_pytest.report import ctrf
 
-    ctrf.write({"results": {"tests": []}}, "/proc/ctrf.json", io.StringIO())
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("could not write the report to /proc/ctrf.json (")
-    written = Path(err.rsplit(" instead", 1)[0].rsplit("wrote it to ", 1)[1])
+    with pytest.raises(writable.OutputError) as err:
+        ctrf.write({"results": {"tests": []}}, "/proc/ctrf.json", io.StringIO())
+    line = str(err.value)
+    assert line.startswith(
+        "CTRF report /proc/ctrf.json: the output could not be written: ENOENT (No such file or directory); "
+        "it was written to "
+    )
+    written = Path(line.rsplit(" instead", 1)[0].rsplit("written to ", 1)[1])
     assert json.loads(written.read_text()) == {"results": {"tests": []}}
     written.unlink()
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import http.server
 import shutil
+import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,6 +205,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     routes: ClassVar[dict[str, tuple[int, bytes, dict[str, str]]]] = {}
 
     def do_GET(self) -> None:
+        if self.path == "/trickle.yaml":  # one byte every 0.2 s: never idle long, never done
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            try:
+                for _ in range(1000):
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass  # the client cut the fetch
+            return
         status, body, headers = self.routes.get(self.path, (404, b"not found", {}))
         self.send_response(status)
         for k, v in headers.items():
@@ -336,3 +350,30 @@ def test_https_redirect_to_https_followed(trust_test_cert: TlsServer) -> None:
 def test_https_connection_refused(trust_test_cert: TlsServer) -> None:
     with pytest.raises(UsageError, match=r"^failed to fetch recipe from https://127\.0\.0\.1:1/r\.yaml: "):
         load_source("https://127.0.0.1:1/r.yaml", kind="recipe", configmap_reader=None)
+
+
+def test_https_a_trickling_server_is_cut_at_the_total_bound(
+    trust_test_cert: TlsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The idle timeout never trips on a byte every 0.2 s; the total bound does (here 0.6 s)."""
+    monkeypatch.setattr(sources, "HTTP_TOTAL_S", 0.6)
+    uri = f"{trust_test_cert.base}/trickle.yaml"
+    start = time.monotonic()
+    with pytest.raises(UsageError) as exc:
+        load_source(uri, kind="recipe", configmap_reader=None)
+    assert time.monotonic() - start < 3
+    assert str(exc.value) == (
+        f"failed to fetch recipe from {uri}: no complete response within 0.6s "
+        "(the server is too slow or stalls)"
+    )
+
+
+def test_https_a_silent_server_is_cut_at_the_total_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts and never answers (not even the TLS handshake)."""
+    monkeypatch.setattr(sources, "HTTP_TOTAL_S", 0.5)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        uri = f"https://127.0.0.1:{server.getsockname()[1]}/r.yaml"
+        start = time.monotonic()
+        with pytest.raises(UsageError, match=r"no complete response within 0\.5s"):
+            load_source(uri, kind="recipe", configmap_reader=None)
+        assert time.monotonic() - start < 3

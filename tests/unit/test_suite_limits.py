@@ -123,7 +123,7 @@ def test_the_bundled_checks_run_from_this_checkout_have_no_time_limit(tmp_path: 
     cmd = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "limits_probe", "--co", "-q",
         "--recipe", str(example / "h100-eks-training.yaml"),
-        "--snapshot", str(example / "h100-eks-training-snapshot.yaml"), "--no-cluster",
+        "--snapshot", str(example / "h100-eks-training-snapshot.yaml"), "--aicr-no-cluster",
     ]  # fmt: skip
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False)
     limits = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("LIMIT ")]

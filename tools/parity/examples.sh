@@ -34,7 +34,7 @@ run inference-no-cluster    -r $I -s $IS --no-cluster
 run inference-fault-lowtp   -r $I -s $IS --simulate h100-eks-inference --phase performance --fault inference-low-throughput
 
 # the plain-pytest entry point
-"$py" -m pytest -p no:cacheprovider -q --recipe $T --snapshot $TS --no-cluster \
-  --ctrf-report "$out/pytest-training-no-cluster.json" >"$out/pytest-training-no-cluster.log" 2>&1
+"$py" -m pytest -p no:cacheprovider -q --recipe $T --snapshot $TS --aicr-no-cluster \
+  --aicr-ctrf-report "$out/pytest-training-no-cluster.json" >"$out/pytest-training-no-cluster.log" 2>&1
 echo $? >"$out/pytest-training-no-cluster.rc"
 echo "pytest-training-no-cluster: exit $(cat "$out/pytest-training-no-cluster.rc")"

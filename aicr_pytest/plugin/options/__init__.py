@@ -34,9 +34,11 @@ Generated from :data:`OPTIONS`:
 An entry belongs either to a validation run (:data:`RUN`: pytest and ``validate``) or to other
 subcommands (:data:`COMMANDS`); a name is unique per entry point.
 
-A pytest spelling that another plugin owns when it is installed (``--html`` of pytest-html) is
-declared in ``ceded_flags``: pytest then registers the option without it (two plugins cannot
-register one flag), and ``validate`` always forwards a spelling that is never ceded.
+Plain pytest spells every option ``--aicr-<flag>`` (``--aicr-kubeconfig``), except the design's
+``--recipe`` and ``--snapshot``: pytest options share one namespace with every plugin and
+``conftest.py`` in the environment, so a generic name (``--config``, ``--timeout``, ``--html``) would
+clash.  ``aicr-pytest validate`` keeps ``aicr validate``'s names; ``validate`` forwards the
+namespaced spellings (:func:`forwarded_args`).
 
 Adding a flag is one row in the module of its topic (plus, when checks read it, the ``Settings``
 field it names; a test keeps the table and the model in step).  The help of every run option ends
@@ -48,12 +50,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import pytest
+
 from aicr_pytest.core.defaults import parse_bool
 from aicr_pytest.core.errors import UsageError
-from aicr_pytest.plugin.options import evidence, execution, inputs, outputs, snapshot_command, subcommands
+from aicr_pytest.plugin.options import (
+    evidence,
+    execution,
+    inputs,
+    outputs,
+    schedule_command,
+    snapshot_command,
+    subcommands,
+)
 from aicr_pytest.plugin.options.spec import (
     BOTH,
     CNCF_CHECK,
@@ -67,8 +80,10 @@ from aicr_pytest.plugin.options.spec import (
     PROGRAM,
     PYTEST,
     PYTEST_GROUP,
+    PYTEST_PREFIX,
     RECIPE,
     RUN,
+    SCHEDULE,
     SIMULATE,
     SNAPSHOT,
     SNAPSHOT_NAMESPACE,
@@ -77,7 +92,7 @@ from aicr_pytest.plugin.options.spec import (
     EntryPoint,
     Model,
     Option,
-    module_installed,
+    namespaced,
 )
 
 if TYPE_CHECKING:  # models are imported when settings are built, not at pytest start-up
@@ -92,6 +107,7 @@ OPTIONS: tuple[Option, ...] = (
     *evidence.ROWS,
     *subcommands.ROWS,
     *snapshot_command.ROWS,
+    *schedule_command.ROWS,
 )
 
 
@@ -118,6 +134,24 @@ def by_name(
 
 class _AddOption(Protocol):
     def addoption(self, *opts: str, **attrs: Any) -> None: ...
+
+
+#: another plugin or ``conftest.py`` registers a pytest option of ours (pytest's own error names no plugin)
+MSG_CLASH = (
+    "option {flag} belongs to aicr-pytest (pytest plugin 'aicr'), and another plugin or conftest.py "
+    "registers it too: rename that option, or run without aicr-pytest (-p no:aicr)"
+)
+
+
+def clash_message(exc: BaseException, options: Sequence[Option] | None = None) -> str | None:
+    """:data:`MSG_CLASH` for pytest's error on registering an option twice (argparse's conflict or
+    pytest's shared ``dest``) when the option is ours; ``None`` when it is not."""
+    text = str(exc)
+    ours = {opt.dest_for(PYTEST): opt.long_flag(PYTEST) for opt in entries(PYTEST, options)}
+    flags = set(ours.values())
+    named = [f for f in re.findall(r"--[a-z][a-z0-9-]*", text) if f in flags]
+    named += [ours[d] for d in re.findall(r"'(aicr_[a-z0-9_]+)'", text) if d in ours]
+    return MSG_CLASH.format(flag=named[0]) if named else None
 
 
 def add_pytest_options(group: _AddOption, options: Sequence[Option] | None = None) -> None:
@@ -153,6 +187,11 @@ def values_from(
         for opt in table(options)
         if opt.takes(entry_point)
     }
+
+
+def any_given(namespace: Any, options: Sequence[Option] | None = None) -> bool:
+    """Whether any pytest option of ours was given (a run is asked for): a value, a switch set."""
+    return any(value not in (None, False, []) for value in values_from(namespace, PYTEST, options).values())
 
 
 def resolve(
@@ -256,6 +295,17 @@ def resolved(
     }
 
 
+def fields_of(
+    values: Mapping[str, Any], model: Model, options: Sequence[Option] | None = None
+) -> dict[str, Any]:
+    """``{field: value}`` of ``model``'s fields, from values already resolved (:func:`resolved`)."""
+    return {
+        opt.setting: values.get(opt.name)
+        for opt in table(options)
+        if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
+    }
+
+
 def setting_values(
     values: Mapping[str, Any],
     model: Model,
@@ -264,11 +314,39 @@ def setting_values(
     config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``{field: resolved value}`` of ``model``'s fields, from pytest option values."""
-    return {
-        opt.setting: resolve(opt, values.get(opt.name), environ, config)
-        for opt in table(options)
-        if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
-    }
+    mine = [opt for opt in table(options) if opt.setting is not None and opt.model == model]
+    return fields_of(resolved(values, PYTEST, mine, environ, config), model, mine)
+
+
+#: a pytest session's options, resolved once (:func:`session_values`)
+SESSION_VALUES = pytest.StashKey[dict[str, Any]]()
+
+
+def session_values(config: pytest.Config) -> dict[str, Any]:
+    """Every pytest option of ours for this session, resolved once (flag, else env var, else
+    ``--config``, else default; the ``--config`` file read once) and kept in ``config.stash``:
+    the run's settings, the CNCF and the evidence options all read this one resolution.
+    Raises ``UsageError`` (nothing is kept then)."""
+    values = config.stash.get(SESSION_VALUES, None)
+    if values is None:
+        given = values_from(config.option, PYTEST)
+        values = resolved(given, PYTEST, config=config_values(given))
+        config.stash[SESSION_VALUES] = values
+    return values
+
+
+def session_settings(config: pytest.Config) -> Settings:
+    """The session's :class:`Settings`, from :func:`session_values` (raises ``UsageError``)."""
+    from aicr_pytest.core.settings import build_settings
+
+    return build_settings(fields_of(session_values(config), "run"))
+
+
+def session_evidence_settings(config: pytest.Config) -> EvidenceSettings:
+    """The session's evidence options, from :func:`session_values` (raises ``UsageError``)."""
+    from aicr_pytest.evidence import settings as evidence_settings
+
+    return evidence_settings.build_evidence_settings(fields_of(session_values(config), "evidence"))
 
 
 def build_run_settings(
@@ -315,6 +393,7 @@ __all__ = [
     "COMMANDS",
     "EVIDENCE_VERIFY",
     "MSG_BAD_ENV_BOOL",
+    "MSG_CLASH",
     "MSG_REPEATED",
     "OPTIONS",
     "PARSE_AIPERF",
@@ -323,8 +402,11 @@ __all__ = [
     "PROGRAM",
     "PYTEST",
     "PYTEST_GROUP",
+    "PYTEST_PREFIX",
     "RECIPE",
     "RUN",
+    "SCHEDULE",
+    "SESSION_VALUES",
     "SIMULATE",
     "SNAPSHOT",
     "SNAPSHOT_NAMESPACE",
@@ -335,17 +417,23 @@ __all__ = [
     "Option",
     "add_argparse_options",
     "add_pytest_options",
+    "any_given",
     "build_evidence_settings",
     "build_run_settings",
     "by_name",
+    "clash_message",
     "command_values",
     "config_values",
     "entries",
+    "fields_of",
     "forwarded_args",
-    "module_installed",
+    "namespaced",
     "parse_bool",
     "resolve",
     "resolved",
+    "session_evidence_settings",
+    "session_settings",
+    "session_values",
     "setting_values",
     "table",
     "values_from",

@@ -73,9 +73,6 @@ TIMEOUT = Option(
     "Go duration (5m, 90s, 1h30m): how long to wait for the snapshot agent; "
     "given explicitly, it also bounds the whole run (exit 5)",
     setting="timeout_s",
-    # pytest-timeout owns --timeout when it is installed; --aicr-timeout always works
-    pytest_flags=("--timeout", "--aicr-timeout"),
-    ceded_flags=(("--timeout", "pytest_timeout"),),
     default=DEFAULT_TIMEOUT,
     metavar="DURATION",
     config_key="execution.timeout",
@@ -102,18 +99,55 @@ NO_CLEANUP = Option(
     config_key="execution.noCleanup",
 )
 
+PHASE = Option(
+    "phase",
+    ("--phase",),
+    "deployment|conformance|performance|all; repeatable, run in the order given",
+    setting="phases",
+    action="append",
+    default_text="all",
+    metavar="PHASE",
+    config_key="execution.phases",
+)
+
+NODE_HEALTH = Option(
+    "node_health",
+    ("--node-health",),
+    "add the node-health checks (gpu-inventory, gpu-diagnostics, gpu-health) to the deployment "
+    "phase; an aicr-pytest extension (a recipe may also name them; AICR's aicr rejects that recipe)",
+    setting="node_health",
+    action="store_true",
+    default=False,
+    config_key="execution.nodeHealth",
+)
+
+LABEL_BAD_NODES = Option(
+    "label_bad_nodes",
+    ("--label-bad-nodes",),
+    "after the run, label every node a node-health check or bad-node isolation named "
+    "aicr.run/validation=failed (with the reason in the aicr.run/validation-reason annotation) and the "
+    "nodes it checked and found healthy aicr.run/validation=passed; opt-in: needs node patch",
+    setting="label_bad_nodes",
+    action="store_true",
+    default=False,
+    config_key="execution.labelBadNodes",
+)
+
+TAINT_BAD_NODES = Option(
+    "taint_bad_nodes",
+    ("--taint-bad-nodes",),
+    "after the run, taint the nodes a node-health check or bad-node isolation named "
+    "aicr.run/validation=failed:NoSchedule and remove that taint from checked nodes that now pass; "
+    "opt-in: needs node patch",
+    setting="taint_bad_nodes",
+    action="store_true",
+    default=False,
+    config_key="execution.taintBadNodes",
+)
+
 #: the rows, in the order the help lists them
 ROWS: tuple[Option, ...] = (
-    Option(
-        "phase",
-        ("--phase",),
-        "deployment|conformance|performance|all; repeatable, run in the order given",
-        setting="phases",
-        action="append",
-        default_text="all",
-        metavar="PHASE",
-        config_key="execution.phases",
-    ),
+    PHASE,
     Option(
         "no_cluster",
         ("--no-cluster",),
@@ -191,16 +225,7 @@ ROWS: tuple[Option, ...] = (
     ),
     # --- node health (gpu-inventory, gpu-diagnostics, gpu-health): read by checks/deployment/
     # test_node_health.py; the knobs are validated up front by aicr_pytest.health.hooks ---------
-    Option(
-        "node_health",
-        ("--node-health",),
-        "add the node-health checks (gpu-inventory, gpu-diagnostics, gpu-health) to the deployment "
-        "phase; an aicr-pytest extension (a recipe may also name them; AICR's aicr rejects that recipe)",
-        setting="node_health",
-        action="store_true",
-        default=False,
-        config_key="execution.nodeHealth",
-    ),
+    NODE_HEALTH,
     # --- NCCL bad-node isolation: read by checks/performance/test_nccl_all_reduce.py; refused up
     # front (aicr_pytest.core.inputs) when the run selects no NCCL check -------------------------
     Option(
@@ -213,6 +238,10 @@ ROWS: tuple[Option, ...] = (
         default=False,
         config_key="execution.isolateBadNodes",
     ),
+    # --- bad nodes labelled or tainted after the run (aicr_pytest.health.nodemarks); refused up
+    # front (aicr_pytest.core.inputs) when no node-health check or bad-node isolation is selected -----
+    LABEL_BAD_NODES,
+    TAINT_BAD_NODES,
     Option(
         "dcgm_image",
         ("--dcgm-image",),
@@ -255,8 +284,6 @@ ROWS: tuple[Option, ...] = (
         ("--debug",),
         "debug logging (aicr_pytest logger) and full tracebacks",
         setting="debug",
-        # pytest owns --debug (its own trace file): under plain pytest the flag is --aicr-debug
-        pytest_flags=("--aicr-debug",),
         action="store_true",
         default=False,
         env="AICR_DEBUG",

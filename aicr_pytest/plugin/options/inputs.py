@@ -64,6 +64,8 @@ SNAPSHOT_OPTION = Option(
     "cluster snapshot for readiness and snapshot constraints: a file, https:// URL or "
     "cm://namespace/name; `aicr-pytest validate` captures one when it is omitted",
     setting="snapshot",
+    # the design card's spelling, kept plain under pytest like --recipe
+    pytest_flags=("--snapshot",),
     validate_flags=("-s", "--snapshot"),
     metavar="PATH|URL|cm://NS/NAME",
     config_key="input.snapshot",
@@ -118,21 +120,23 @@ FAULT = Option(
     metavar="NAME",
 )
 
+RECIPE_OPTION = Option(
+    "recipe",
+    ("--recipe",),
+    "recipe (RecipeResult) to validate against: a file, https:// URL or cm://namespace/name; "
+    "activates the validator (`aicr-pytest validate` requires it unless --cncf-submission)",
+    setting="recipe",
+    pytest_flags=("--recipe", "--aicr-recipe"),
+    validate_flags=("-r", "--recipe"),
+    metavar="PATH|URL|cm://NS/NAME",
+    # argparse does not enforce it: `aicr-pytest validate` does (or --config gives it), unless
+    # --cncf-submission
+    config_key="input.recipe",
+)
+
 #: the rows, in the order the help lists them
 ROWS: tuple[Option, ...] = (
-    Option(
-        "recipe",
-        ("--recipe",),
-        "recipe (RecipeResult) to validate against: a file, https:// URL or cm://namespace/name; "
-        "activates the validator (`aicr-pytest validate` requires it unless --cncf-submission)",
-        setting="recipe",
-        pytest_flags=("--recipe", "--aicr-recipe"),
-        validate_flags=("-r", "--recipe"),
-        metavar="PATH|URL|cm://NS/NAME",
-        # argparse does not enforce it: `aicr-pytest validate` does (or --config gives it), unless
-        # --cncf-submission
-        config_key="input.recipe",
-    ),
+    RECIPE_OPTION,
     SNAPSHOT_OPTION,
     DATA,
     # --- `aicr validate` drop-in flags: same names, aliases, env vars and defaults -------------

@@ -16,6 +16,26 @@ OUTPUT = Option(
     metavar="PATH|cm://NS/NAME|-",
 )
 
+METRICS_FILE = Option(
+    "metrics_file",
+    ("--metrics-file",),
+    "write the run's Prometheus metrics (text exposition format) to PATH, e.g. for node-exporter's "
+    "textfile collector",
+    setting="metrics_file",
+    metavar="PATH",
+    env="AICR_METRICS_FILE",
+)
+
+PUSHGATEWAY = Option(
+    "pushgateway",
+    ("--pushgateway",),
+    "push the run's Prometheus metrics to this Pushgateway (job aicr-pytest); a push that fails is a "
+    "warning and never changes the run's verdict",
+    setting="pushgateway",
+    metavar="URL",
+    env="AICR_PUSHGATEWAY",
+)
+
 #: the rows, in the order the help lists them
 ROWS: tuple[Option, ...] = (
     OUTPUT,
@@ -32,9 +52,8 @@ ROWS: tuple[Option, ...] = (
         ("--html",),
         "write a self-contained HTML report of the run (one page, opens offline)",
         setting="html",
-        # pytest-html owns --html when it is installed; --aicr-html always works
-        pytest_flags=("--html", "--aicr-html"),
-        ceded_flags=(("--html", "pytest_html"),),
         metavar="PATH",
     ),
+    METRICS_FILE,
+    PUSHGATEWAY,
 )

@@ -7,8 +7,6 @@ imports no model, no cluster client and no template engine.
 from __future__ import annotations
 
 import argparse
-import functools
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -29,6 +27,7 @@ EntryPoint = Literal[
     "parse aiperf",
     "cncf check",
     "parse dcgm",
+    "schedule",
 ]
 PYTEST: Final = "pytest"
 VALIDATE: Final = "validate"
@@ -41,6 +40,7 @@ PARSE_NCCL: Final = "parse nccl"
 PARSE_AIPERF: Final = "parse aiperf"
 CNCF_CHECK: Final = "cncf check"
 PARSE_DCGM: Final = "parse dcgm"
+SCHEDULE: Final = "schedule"
 BOTH: Final[tuple[EntryPoint, ...]] = (PYTEST, VALIDATE)
 #: the entry points of a validation run, whose options resolve through :func:`resolve`
 RUN: Final[tuple[EntryPoint, ...]] = BOTH
@@ -55,6 +55,7 @@ COMMANDS: Final[tuple[EntryPoint, ...]] = (
     PARSE_AIPERF,
     CNCF_CHECK,
     PARSE_DCGM,
+    SCHEDULE,
 )
 
 #: ``store`` a value; ``store_true`` a switch; ``append`` a repeatable value; ``bool`` ``--x[=BOOL]``;
@@ -77,10 +78,14 @@ MSG_REPEATED: Final = "flag --{flag} can only be specified once"
 MSG_BAD_ENV_BOOL: Final = 'invalid {name}="{value}" (use true or false)'
 
 
-@functools.cache
-def module_installed(module: str) -> bool:
-    """Whether ``module`` can be imported here (checked once per process)."""
-    return importlib.util.find_spec(module) is not None
+#: the prefix of every plain-pytest spelling but ``--recipe`` and ``--snapshot``: pytest options
+#: share one namespace with every other plugin and conftest.py in the environment
+PYTEST_PREFIX: Final = "--aicr-"
+
+
+def namespaced(flags: tuple[str, ...]) -> tuple[str, ...]:
+    """``--kubeconfig`` -> ``--aicr-kubeconfig`` (a flag already namespaced is kept)."""
+    return tuple(f if f.startswith(PYTEST_PREFIX) else PYTEST_PREFIX + f.removeprefix("--") for f in flags)
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,8 @@ class Option:
     #: ``None``: the entry point consumes it itself
     setting: str | None
     entry_points: tuple[EntryPoint, ...] = BOTH
-    #: spellings that differ per entry point (pytest reserves lowercase short flags: ``-k``, ``-o``)
+    #: spellings that differ per entry point (pytest reserves lowercase short flags: ``-k``, ``-o``);
+    #: plain pytest's default is each long flag namespaced (:func:`namespaced`)
     pytest_flags: tuple[str, ...] | None = None
     validate_flags: tuple[str, ...] | None = None
     action: Action = "store"
@@ -111,8 +117,6 @@ class Option:
     required_by: tuple[EntryPoint, ...] = ()
     #: an internal channel between entry points: not listed in any ``--help``
     hidden: bool = False
-    #: ``(flag, module)``: a pytest spelling left to the plugin ``module`` when it is installed
-    ceded_flags: tuple[tuple[str, str], ...] = ()
     model: Model = "run"
     #: dotted key under an AICRConfig's ``spec.validate`` (``--config``): flag/env > config > default
     config_key: str | None = None
@@ -146,12 +150,9 @@ class Option:
     def flags_for(self, entry_point: EntryPoint) -> tuple[str, ...]:
         if self.positional:
             return (self.name,)
-        override = self.pytest_flags if entry_point == PYTEST else self.validate_flags
-        flags = override if override is not None else self.flags
-        if entry_point == PYTEST and self.ceded_flags:
-            owners = dict(self.ceded_flags)
-            flags = tuple(f for f in flags if f not in owners or not module_installed(owners[f]))
-        return flags
+        if entry_point == PYTEST:
+            return self.pytest_flags if self.pytest_flags is not None else namespaced(self.flags)
+        return self.validate_flags if self.validate_flags is not None else self.flags
 
     def dest_for(self, entry_point: EntryPoint) -> str:
         return f"aicr_{self.name}" if entry_point == PYTEST else self.name
@@ -214,9 +215,8 @@ class Option:
         return kwargs
 
     def long_flag(self, entry_point: EntryPoint) -> str:
-        """The spelling :meth:`to_args` uses: the first long flag that is never ceded."""
-        ceded = {flag for flag, _ in self.ceded_flags} if entry_point == PYTEST else set()
-        flags = [f for f in self.flags_for(entry_point) if f not in ceded]
+        """The spelling :meth:`to_args` uses: the first long flag."""
+        flags = self.flags_for(entry_point)
         return next((f for f in flags if f.startswith("--")), flags[0])
 
     def to_args(self, entry_point: EntryPoint, value: Any) -> list[str]:
