@@ -48,7 +48,7 @@ from aicr_pytest.core.settings import build_placement, parse_timeout
 from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
 from aicr_pytest.evidence.cncf.settings import settings_from_values
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.interrupt import SIGTERM_REASON, RunInterrupted
+from aicr_pytest.plugin.interrupt import RunInterrupted, signal_reason
 from aicr_pytest.plugin.options.request import ValidateRequest
 from aicr_pytest.plugin.validate_outputs import (
     junitxml_of,
@@ -172,16 +172,21 @@ def build_parser(table: Sequence[options.Option] | None = None) -> argparse.Argu
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM unwinds like Ctrl-C, so every ``finally:`` cleanup runs."""
+    """SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so every ``finally:`` cleanup runs."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise RunInterrupted(SIGTERM_REASON)
+        raise RunInterrupted(signal_reason(signum))
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    wanted = [signal.SIGTERM]
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:  # `nohup` keeps it ignored
+        wanted.append(hup)
+    previous = {s: signal.signal(s, handler) for s in wanted}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 #: what ``validate`` always passes to pytest
@@ -420,6 +425,7 @@ def _capture_snapshot(
         timeout=timeout_s,
         job_name=request.job_name,
         provider_subtypes=provider_data,
+        reach_timeout=request.reach_s,
     )
     return captured, code, errors[-1] if errors else "the snapshot capture failed"
 

@@ -177,7 +177,7 @@ def load_run_state(
     recipe, warnings = parse_recipe(raw_recipe, settings.recipe)
     warnings[:0] = hydrated
     if isinstance(raw_recipe, dict) and (
-        phase_key_error := unknown_phase_keys_error(raw_recipe.get("validation"), settings.recipe)
+        phase_key_error := unknown_phase_keys_error(raw_recipe.get("validation"), recipe.source)
     ):
         raise phase_key_error
     check_coherence([(ref, ref.enabled) for ref in recipe.component_refs], data.registry_entry)
@@ -239,7 +239,7 @@ def load_run_state(
     return RunState(
         settings=settings,
         recipe=recipe,
-        recipe_source=settings.recipe,
+        recipe_source=recipe.source,  # redacted (a presigned URL's signature stays out of reports)
         snapshot=snapshot,
         data=data,
         policy=policy,

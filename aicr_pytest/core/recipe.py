@@ -371,8 +371,12 @@ def parse_recipe(data: object, source: str) -> tuple[Recipe, list[str]]:
     """Validate a decoded YAML document as a recipe.
 
     Returns the recipe and warnings (one line each).  Raises :class:`UsageError` with one line
-    for anything that is not a readable ``RecipeResult``.
+    for anything that is not a readable ``RecipeResult``.  A ``source`` URL is kept redacted
+    (:func:`~aicr_pytest.core.redact.redact_url`): it reaches every report.
     """
+    from aicr_pytest.core.redact import redact_url
+
+    source = redact_url(source)
     if not isinstance(data, dict):
         raise UsageError(MSG_NOT_A_MAPPING.format(source=source, what=_describe(data)))
     warnings: list[str] = []

@@ -61,6 +61,17 @@ def parse_timeout(value: str) -> float:
         raise UsageError(MSG_BAD_TIMEOUT.format(value=value)) from None
 
 
+MSG_BAD_DURATION = 'invalid value "{value}" for flag {flag}: parse error (a Go duration such as 10s, 1m, 1h)'
+
+
+def parse_duration_flag(value: str, flag: str) -> float:
+    """A positive Go duration flag (``--reach-timeout``, ``--stale-after``) in seconds; else one line."""
+    try:
+        return parse_positive_go_duration(value)
+    except ValueError:
+        raise UsageError(MSG_BAD_DURATION.format(value=value, flag=flag)) from None
+
+
 def parse_node_selector(values: Sequence[str] | None) -> dict[str, str] | None:
     """``--node-selector key=value`` (repeatable; later duplicates of a key win)."""
     if not values:
@@ -197,6 +208,12 @@ class Settings(BaseModel):
     service_account_name: str | None = None
     #: ``--timeout``: seconds (Go duration parsed)
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: ``--reach-timeout``: seconds the one reachability request may take (kube.reach)
+    reach_timeout_s: float = 10.0
+    #: ``--clean-stale``: delete what earlier runs left, idle over ``stale_after_s`` (kube.stale)
+    clean_stale: bool = False
+    #: ``--stale-after``: seconds after which an earlier run's leftovers count as stale
+    stale_after_s: float = 3600.0
     #: ``--require-gpu``: a snapshot without a GPU measurement fails the pre-flight
     require_gpu: bool = False
     #: ``--skip-check``: catalog checks reported skipped instead of run
@@ -244,6 +261,9 @@ def build_settings(raw: Mapping[str, Any]) -> Settings:
     evidence_dir = values.pop("evidence_dir", None)
     timeout = values.pop("timeout_s", None)
     timeout_s = parse_timeout(timeout) if isinstance(timeout, str) else timeout
+    for key, flag in (("reach_timeout_s", "--reach-timeout"), ("stale_after_s", "--stale-after")):
+        if isinstance(values.get(key), str):
+            values[key] = parse_duration_flag(values[key], flag)
     values["skip_checks"] = tuple(v for v in (values.get("skip_checks") or ()) if v)
     values["gpu_health_thresholds"] = tuple(values.get("gpu_health_thresholds") or ())
     return Settings(

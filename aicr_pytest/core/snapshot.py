@@ -479,6 +479,9 @@ def parse_snapshot(data: object, source: str, *, json_numbers: bool = False) -> 
     ``apiVersion`` (only ``aicr.run/v1alpha2``, today's ``aicr.run/v1``, or none), missing/empty
     ``measurements``, or a malformed measurement/subtype.  Unknown fields are ignored.
     """
+    from aicr_pytest.core.redact import redact_url
+
+    source = redact_url(source)
     if not isinstance(data, Mapping):
         raise UsageError(MSG_NOT_A_MAPPING.format(source=source, got=_type_name(data)))
     kind = data.get("kind")

@@ -25,6 +25,7 @@ import yaml
 
 from aicr_pytest.core import inputfile, yamlio
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # ssl and urllib load only when a recipe or snapshot is fetched over HTTPS
     import ssl
@@ -199,7 +200,7 @@ def _fetch_https(uri: str, kind: SourceKind, sockets: list[socket.socket]) -> tu
             newurl: str,
         ) -> urllib.request.Request | None:
             if not newurl.lower().startswith("https://"):
-                raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=newurl))
+                raise urllib.error.URLError(MSG_REDIRECT_REJECTED.format(target=redact_url(newurl)))
             return super().redirect_request(req, fp, code, msg, headers, newurl)  # type: ignore[arg-type]
 
     opener = urllib.request.build_opener(TrackedHandler(_ssl_context()), HttpsOnlyRedirects())
@@ -271,12 +272,16 @@ def load_source(
         return _load_file(uri, kind)
     scheme = match.group(1).lower()
     if scheme == "https":
-        return _load_https(uri, kind)
+        try:
+            body, label = _load_https(uri, kind)
+        except UsageError as err:  # whatever a failure quoted, the URL's credentials stay out
+            raise UsageError(redact_text(str(err))) from None
+        return body, redact_url(label)
     if scheme == "http":
-        raise UsageError(MSG_HTTP_REJECTED.format(kind=kind, uri=uri))
+        raise UsageError(MSG_HTTP_REJECTED.format(kind=kind, uri=redact_url(uri)))
     if scheme == "cm":
         return _load_configmap(uri, kind, configmap_reader)
-    raise UsageError(MSG_UNSUPPORTED_SCHEME.format(kind=kind, uri=uri))
+    raise UsageError(MSG_UNSUPPORTED_SCHEME.format(kind=kind, uri=redact_url(uri)))
 
 
 def parse_yaml_document(body: bytes | str, label: str, *, kind: str = "document") -> object:

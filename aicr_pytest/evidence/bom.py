@@ -19,6 +19,7 @@ from typing import Any
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.inputfile import check_regular
 from aicr_pytest.core.recipe import ComponentRef, Recipe
+from aicr_pytest.core.redact import redact_url
 from aicr_pytest.core.snapshot import Snapshot
 from aicr_pytest.evidence import constants as C
 
@@ -88,13 +89,13 @@ def _component_result(ref: ComponentRef, registry: Mapping[str, Any] | None) -> 
         version = ref.tag or ""
         props = [
             ("aicr:component:type", kind),
-            ("aicr:kustomize:source", ref.source or ""),
+            ("aicr:kustomize:source", redact_url(ref.source or "")),
             ("aicr:kustomize:tag", version),
             ("aicr:kustomize:namespace", ref.namespace or ""),
         ]
     else:
         version = ref.version or ""
-        source = ref.source or str(helm.get("defaultRepository") or "")
+        source = redact_url(ref.source or str(helm.get("defaultRepository") or ""))
         chart = ref.chart or str(helm.get("defaultChart") or "") or ref.name
         props = [
             ("aicr:component:type", kind or "helm"),

@@ -33,8 +33,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from aicr_pytest.kube.errors import Conflict, Gone, NotFound
-from aicr_pytest.kube.kubeconfig import load_configuration
+from aicr_pytest.kube.kubeconfig import load_target
+from aicr_pytest.kube.kubeconfigs import DEFAULT_EXEC_TIMEOUT_S
 from aicr_pytest.kube.paging import _continue_from_status, _peek_continue, _Prefetch
+from aicr_pytest.kube.reach import reach_checker
 from aicr_pytest.kube.resources import ResourceType
 from aicr_pytest.kube.rest import PREFETCH_PAGES_DEFAULT, RestClient
 from aicr_pytest.kube.streams import Stream, WatchStream, streams_in_hand
@@ -361,13 +363,20 @@ def connect(
     retry_policy: RetryPolicy | None = None,
     enforce_declared: bool = False,
     prefetch_pages: bool = PREFETCH_PAGES_DEFAULT,
+    reach_timeout: float | None = None,
 ) -> Cluster:
     """Connect using, in order: ``kubeconfig`` (explicit path), ``$KUBECONFIG``, the in-cluster
-    service account, ``~/.kube/config``. Raises :class:`UsageError` naming what was tried."""
+    service account, ``~/.kube/config``. Raises :class:`UsageError` naming what was tried.
+
+    With ``reach_timeout`` the server is probed at once (:mod:`~aicr_pytest.kube.reach`), and again
+    when a request fails at the transport level or exhausts its retries: an unreachable verdict
+    trips :attr:`Cluster.tripped`, and every request from then on raises it at once (the caller
+    reads ``tripped`` to print its one line)."""
     from kubernetes import client as k8s_client
 
-    cfg, source = load_configuration(kubeconfig, context)
-    return Cluster(
+    exec_timeout = max(DEFAULT_EXEC_TIMEOUT_S, 2 * reach_timeout) if reach_timeout else DEFAULT_EXEC_TIMEOUT_S
+    cfg, source, where = load_target(kubeconfig, context, exec_timeout=exec_timeout)
+    cluster = Cluster(
         k8s_client.ApiClient(cfg),
         sleep=sleep,
         retry_policy=retry_policy,
@@ -375,6 +384,11 @@ def connect(
         source=source,
         prefetch_pages=prefetch_pages,
     )
+    cluster.where = where
+    if reach_timeout:
+        cluster.reach_check = reach_checker(cluster.api_client, where, reach_timeout)
+        cluster.check_reach()
+    return cluster
 
 
 __all__ = [

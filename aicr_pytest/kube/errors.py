@@ -79,6 +79,16 @@ class ApiUnreachable(ApiError):
     """Transient failures (429, 5xx, dropped connections) persisted past the retry budget."""
 
 
+class ClusterUnreachable(ApiUnreachable):
+    """The reachability probe (:mod:`aicr_pytest.kube.reach`) found the cluster unreachable: the
+    message is the probe's one line; ``reach`` the :class:`~aicr_pytest.kube.reach.Reach` verdict.
+    Once raised on a client every later request raises it at once (no retry budget is spent)."""
+
+    def __init__(self, message: str, *, reach: object = None) -> None:
+        super().__init__(message)
+        self.reach = reach
+
+
 class WaitTimeout(Inconclusive):
     """A wait reached its deadline; the message carries the last observed state."""
 
@@ -101,6 +111,7 @@ __all__ = [
     "AdmissionDenied",
     "ApiError",
     "ApiUnreachable",
+    "ClusterUnreachable",
     "Conflict",
     "Gone",
     "Invalid",

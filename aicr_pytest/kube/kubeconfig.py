@@ -1,10 +1,12 @@
 """Where the facade's connection comes from: a kubeconfig or the in-cluster service account.
 
-:func:`load_configuration` tries, in order: ``kubeconfig`` (an explicit path), ``$KUBECONFIG``,
-the in-cluster service account, ``~/.kube/config``, and raises
+:func:`load_target` tries, in order: ``kubeconfig`` (an explicit path), ``$KUBECONFIG`` (a list,
+merged as kubectl merges it: :mod:`.kubeconfigs`), the in-cluster service account,
+``~/.kube/config``, and raises
 :class:`~aicr_pytest.core.errors.UsageError` naming what was tried.  The configuration it returns
 has urllib3's own retries off: the facade's :class:`~aicr_pytest.kube.transport.RetryPolicy` is
-the one retry policy (bounded and counted).
+the one retry policy (bounded and counted).  A user's ``exec`` credential plugin is run once under a
+bound before the client runs it (:func:`~aicr_pytest.kube.kubeconfigs.run_exec_plugin`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.kube.kubeconfigs import (
+    DEFAULT_EXEC_TIMEOUT_S,
+    read_merged,
+    regular_or_refuse,
+    run_exec_plugin,
+    select,
+)
+from aicr_pytest.kube.reach import Where
 
 _IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 _IN_CLUSTER_CA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
@@ -58,43 +66,89 @@ def _new_configuration() -> Any:
     return cfg
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """``not valid YAML: <problem> (line L, column C)`` from a parser error (a multi-line text)."""
-    problem = getattr(exc, "problem", None) or "cannot parse"
-    mark = getattr(exc, "problem_mark", None)
-    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-    return f"not valid YAML: {problem}{where}"
+def _exec_cache_key(exe: Any) -> str:
+    import json
+
+    return json.dumps(exe, sort_keys=True, default=str)
 
 
-def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any, str]:
-    """The ``kubernetes`` client configuration to connect with, and where it came from (the
-    :attr:`~aicr_pytest.kube.client.Cluster.source` text)."""
+#: exec plugins that already ran successfully in this process (the client runs them again itself)
+_EXEC_OK: set[str] = set()
+
+
+def _bound_client_exec(timeout: float) -> None:
+    """The ``kubernetes`` client runs an exec plugin itself (at load, and again to refresh an
+    expired credential) and waits for it for ever: its runs get the same bound as ours."""
+    from kubernetes.config import kube_config
+    from kubernetes.config.config_exception import ConfigException
+
+    current: Any = getattr(kube_config, "ExecProvider")  # noqa: B009 - not re-exported for mypy
+    if getattr(current, "aicr_timeout", None) is not None:
+        current.aicr_timeout = timeout
+        return
+
+    class BoundedExecProvider(current):  # type: ignore[misc]
+        aicr_timeout = timeout
+
+        def run(self, previous_response: Any = None) -> Any:
+            exe = {
+                "command": self.args[0],
+                "args": self.args[1:],
+                "apiVersion": self.api_version,
+                "env": [{"name": k, "value": v} for k, v in self.env.items()],
+            }
+            try:
+                return run_exec_plugin(exe, "(kubeconfig user)", float(type(self).aicr_timeout))
+            except UsageError as err:  # the client logs and goes on without a credential: 401
+                raise ConfigException(str(err)) from None
+
+    setattr(kube_config, "ExecProvider", BoundedExecProvider)  # noqa: B010 - the module's own name
+
+
+def _from_merged(
+    doc: dict[str, Any], context: str | None, source_label: str, source: str, exec_timeout: float
+) -> tuple[Any, str, Where]:
     from kubernetes import config as k8s_config
     from kubernetes.config.config_exception import ConfigException
 
-    def from_file(path: str, label: str) -> tuple[Any, str]:
-        cfg = _new_configuration()
-        try:
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=path, context=context, client_configuration=cfg, persist_config=False
-            )
-        except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"cannot load kubeconfig {path} ({label}): {exc}") from exc
-        except yaml.YAMLError as exc:  # one line: what is wrong and where
-            raise UsageError(f"cannot load kubeconfig {path} ({label}): {_yaml_problem(exc)}") from exc
-        source = f"kubeconfig {path}" + (f" (context {context})" if context else "")
-        return cfg, source
+    name, where, user = select(doc, context, source)
+    exe = user.get("exec")
+    if isinstance(exe, dict) and _exec_cache_key(exe) not in _EXEC_OK:
+        run_exec_plugin(exe, where.user or "(unnamed)", exec_timeout)
+        _EXEC_OK.add(_exec_cache_key(exe))
+    if isinstance(exe, dict):
+        _bound_client_exec(exec_timeout)
+    cfg = _new_configuration()
+    try:
+        k8s_config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
+            doc, context=name, client_configuration=cfg, persist_config=False
+        )
+    except (ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot load kubeconfig {source} ({source_label}): {exc}") from exc
+    text = f"kubeconfig {source}" + (f" (context {context})" if context else "")
+    return cfg, text, where
+
+
+def load_target(
+    kubeconfig: str | None, context: str | None, *, exec_timeout: float = DEFAULT_EXEC_TIMEOUT_S
+) -> tuple[Any, str, Where]:
+    """The ``kubernetes`` client configuration, where it came from (the
+    :attr:`~aicr_pytest.kube.client.Cluster.source` text) and the :class:`Where` it points at."""
+    from kubernetes.config.config_exception import ConfigException
 
     if kubeconfig:
-        if not Path(kubeconfig).expanduser().is_file():
+        path = Path(kubeconfig).expanduser()
+        if not regular_or_refuse(path, "--kubeconfig"):
             raise UsageError(f"kubeconfig not found: {kubeconfig}")
-        return from_file(str(Path(kubeconfig).expanduser()), "--kubeconfig")
+        doc = read_merged([path], "--kubeconfig") or {}
+        return _from_merged(doc, context, "--kubeconfig", str(path), exec_timeout)
     env = os.environ.get("KUBECONFIG", "")
     if env.strip():
-        paths = [p for p in env.split(os.pathsep) if p]
-        if not any(Path(p).expanduser().is_file() for p in paths):
+        paths = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+        merged = read_merged(paths, "$KUBECONFIG")
+        if merged is None:
             raise UsageError(f"KUBECONFIG is set but names no existing file: {env}")
-        return from_file(env, "$KUBECONFIG")
+        return _from_merged(merged, context, "$KUBECONFIG", env, exec_timeout)
     tried = ["--kubeconfig (not given)", "$KUBECONFIG (not set)"]
     if os.environ.get("KUBERNETES_SERVICE_HOST") and Path(_IN_CLUSTER_TOKEN).is_file():
         try:
@@ -104,14 +158,22 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any
         else:
             if context:
                 raise UsageError("--context cannot be used with the in-cluster service account")
-            return cfg, IN_CLUSTER_SOURCE
+            return cfg, IN_CLUSTER_SOURCE, Where(server=str(cfg.host), user="service account")
     else:
         tried.append("in-cluster service account (not running in a pod)")
     default = Path("~/.kube/config").expanduser()
-    if default.is_file():
-        return from_file(str(default), "~/.kube/config")
+    if regular_or_refuse(default, "~/.kube/config"):
+        doc = read_merged([default], "~/.kube/config") or {}
+        return _from_merged(doc, context, "~/.kube/config", str(default), exec_timeout)
     tried.append(f"{default} (missing)")
     raise UsageError("no Kubernetes configuration found; tried " + ", ".join(tried))
 
 
-__all__ = ["IN_CLUSTER_SOURCE", "in_cluster", "load_configuration"]
+def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Any, str]:
+    """The ``kubernetes`` client configuration to connect with, and where it came from (the
+    :attr:`~aicr_pytest.kube.client.Cluster.source` text)."""
+    cfg, source, _ = load_target(kubeconfig, context)
+    return cfg, source
+
+
+__all__ = ["IN_CLUSTER_SOURCE", "in_cluster", "load_configuration", "load_target"]

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from aicr_pytest.kube.client import Cluster
-from aicr_pytest.kube.errors import MSG_UNREACHABLE, AccessDenied, ApiUnreachable
+from aicr_pytest.kube.errors import MSG_UNREACHABLE, AccessDenied, ApiUnreachable, ClusterUnreachable
 from aicr_pytest.kube.transport import Query, Target, _transport_errors, map_status_error
 
 __all__ = ["RawResponse", "apiserver_status", "pod_proxy_path", "send_once", "service_proxy_path"]
@@ -85,6 +85,8 @@ def send_once(
     max_bytes: int = 1 << 20,
 ) -> RawResponse:
     """Send one request (no retry) and return its answer, whatever the status (module docstring)."""
+    if cluster.tripped is not None:
+        raise ClusterUnreachable(str(cluster.tripped), reach=cluster.tripped.reach)
     cluster._record(target)
     api_client = cluster.api_client
     headers: dict[str, str] = dict(api_client.default_headers)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Self
 from urllib.parse import quote, urlencode
 
-from aicr_pytest.kube.errors import MSG_UNREACHABLE, ApiUnreachable, NotFound
+from aicr_pytest.kube.errors import MSG_UNREACHABLE, ApiUnreachable, ClusterUnreachable, NotFound
 from aicr_pytest.kube.rbac import (
     DECLARED_PERMISSIONS,
     Permission,
@@ -29,6 +29,7 @@ from aicr_pytest.kube.rbac import (
     UndeclaredPermission,
     non_resource_pattern,
 )
+from aicr_pytest.kube.reach import Where
 from aicr_pytest.kube.resources import ResourceType, lookup_builtin, split_api_version
 from aicr_pytest.kube.streams import Stream
 from aicr_pytest.kube.transport import (
@@ -87,6 +88,15 @@ class RestClient:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._discovery: dict[str, list[JSON]] = {}
+        #: the reachability check (:mod:`~aicr_pytest.kube.reach`): set by whoever connects with a
+        #: reach bound; returns the :class:`ClusterUnreachable` to raise, or ``None`` when reachable
+        self.reach_check: Callable[[], ClusterUnreachable | None] | None = None
+        #: the circuit breaker: once the cluster was found unreachable every request raises this
+        self.tripped: ClusterUnreachable | None = None
+        #: called once with the one line when the breaker trips (a run cuts its running check short)
+        self.on_trip: Callable[[str], None] | None = None
+        #: the kubeconfig entries this client came from (server, context, cluster, user)
+        self.where: Where | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     @property
@@ -110,6 +120,22 @@ class RestClient:
     @property
     def request_count(self) -> int:
         return self.stats.requests
+
+    # -- the circuit breaker -------------------------------------------------------------------
+    def check_reach(self) -> ClusterUnreachable | None:
+        """Probe the server (when a reach check is set); unreachable trips the breaker."""
+        if self.tripped is not None:
+            return self.tripped
+        if self.reach_check is None:
+            return None
+        verdict = self.reach_check()
+        if verdict is not None:
+            with self._lock:
+                first = self.tripped is None
+                self.tripped = self.tripped or verdict
+            if first and self.on_trip is not None:
+                self.on_trip(str(verdict))
+        return self.tripped
 
     # -- the one request path ------------------------------------------------------------------
     def _record(self, target: Target) -> None:
@@ -157,11 +183,18 @@ class RestClient:
                 _request_timeout=timeout or self.request_timeout,
             )
         except _transport_errors() as exc:
+            # a transport-level failure: is the server there at all? (then no retry budget is spent)
+            tripped = self.check_reach()
+            if tripped is not None:
+                raise tripped from exc
             raise _Transient(f"{type(exc).__name__}: {exc}") from exc
         except Exception as exc:
             # The client wraps TLS errors as ApiException(status=0): not transient, not ours to hide.
             status = getattr(exc, "status", None)
             if status == 0:
+                tripped = self.check_reach()
+                if tripped is not None:
+                    raise tripped from exc
                 raise ApiUnreachable(
                     MSG_UNREACHABLE.format(method=method, path=path, cause=exc, attempts=1),
                     verb=target.verb,
@@ -219,6 +252,8 @@ class RestClient:
         """``cancel`` (a prefetch whose caller went away): once set, no further retry is tried."""
         import tenacity
 
+        if self.tripped is not None:
+            raise ClusterUnreachable(str(self.tripped), reach=self.tripped.reach)
         self._record(target)
         policy = self.retry_policy
 
@@ -248,6 +283,9 @@ class RestClient:
                     attempts += 1
                     return self._send_once(method, path, query, body, content_type, target, stream, timeout)
         except _Transient as exc:
+            tripped = self.check_reach()  # every retry failed: still there?
+            if tripped is not None:
+                raise tripped from exc
             raise ApiUnreachable(
                 MSG_UNREACHABLE.format(method=method, path=path, cause=exc, attempts=attempts),
                 verb=target.verb,

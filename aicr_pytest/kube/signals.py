@@ -24,8 +24,11 @@ class CleanupAbandoned(Terminated):
     """A third SIGINT/SIGTERM during cleanup: the user gives up on it (what is left is reported)."""
 
 
-#: the signals :func:`defer_signals` holds: Ctrl-C, ``kill``/CI cancellation, the whole-run deadline
-HELD_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+#: the signals :func:`defer_signals` holds: Ctrl-C, ``kill``/CI cancellation, a closed terminal,
+#: the whole-run deadline
+HELD_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)
+#: what unwinds like Ctrl-C within :func:`install_signal_handlers` (SIGHUP: a closed terminal or SSH)
+UNWINDING_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
 #: how many SIGINT/SIGTERM cleanup sits out; one more abandons it
 CLEANUP_INSIST = 3
 MSG_CLEANUP_HOLDING = (
@@ -40,7 +43,7 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def install_signal_handlers() -> Iterator[None]:
-    """Within the block SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``).
+    """Within the block SIGTERM and SIGHUP raise :class:`Terminated` (a ``KeyboardInterrupt``).
 
     pytest already turns SIGINT (Ctrl-C) into ``KeyboardInterrupt`` and unwinds fixtures; SIGTERM
     (``kubectl delete pod``, CI cancellation, ``timeout``) would otherwise kill the process with no
@@ -51,15 +54,17 @@ def install_signal_handlers() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    current = signal.getsignal(signal.SIGTERM)
-    if callable(current):
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous: dict[signal.Signals, Any] = {}
+    for s in UNWINDING_SIGNALS:
+        current = signal.getsignal(s)
+        if callable(current) or current is signal.SIG_IGN:  # the run's own handler; or `nohup`
+            continue
+        previous[s] = signal.signal(s, _raise_terminated)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def _notify(line: str) -> None:
@@ -122,6 +127,7 @@ __all__ = [
     "CLEANUP_INSIST",
     "HELD_SIGNALS",
     "MSG_CLEANUP_HOLDING",
+    "UNWINDING_SIGNALS",
     "CleanupAbandoned",
     "Terminated",
     "defer_signals",

@@ -19,7 +19,7 @@ import contextlib
 import ctypes
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Final
 
@@ -41,24 +41,27 @@ def _raise_in(thread_id: int, kind: type[CheckTimeout]) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(kind))
 
 
+#: ``cut(message)``: end the check now, as its budget would, with ``message`` (any thread may call it)
+Cut = Callable[[str], None]
+
+
 @contextlib.contextmanager
-def enforced(seconds: float | None, message: str) -> Iterator[None]:
-    """Within the block, :class:`CheckTimeout` (``message``) once ``seconds`` have passed."""
-    if seconds is None or seconds <= 0:
-        yield
-        return
+def enforced(seconds: float | None, message: str) -> Iterator[Cut]:
+    """Within the block, :class:`CheckTimeout` (``message``) once ``seconds`` have passed; the
+    block gets a :data:`Cut` that ends the check at once with another line (the cluster was found
+    unreachable: :mod:`aicr_pytest.kube.reach`)."""
     thread_id = threading.get_ident()
     main = threading.current_thread() is threading.main_thread()
     use_signal = main and BUDGET_SIGNAL is not None and hasattr(signal, "pthread_kill")
-    state = {"fired": False, "done": False}
+    state: dict[str, object] = {"fired": False, "done": False, "message": message}
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if state["fired"] and not state["done"]:
             state["done"] = True
-            raise CheckTimeout(message)
+            raise CheckTimeout(str(state["message"]))
 
     def fire() -> None:
-        if state["done"]:
+        if state["done"] or state["fired"]:
             return
         state["fired"] = True
         if use_signal:
@@ -66,20 +69,28 @@ def enforced(seconds: float | None, message: str) -> Iterator[None]:
             signal.pthread_kill(thread_id, BUDGET_SIGNAL)
         else:
             state["done"] = True
-            _raise_in(thread_id, type("CheckTimeout", (CheckTimeout,), {"message": message}))
+            _raise_in(thread_id, type("CheckTimeout", (CheckTimeout,), {"message": str(state["message"])}))
+
+    def cut(line: str) -> None:
+        if not state["fired"]:
+            state["message"] = line
+        fire()
 
     previous = signal.signal(BUDGET_SIGNAL, handler) if use_signal and BUDGET_SIGNAL is not None else None
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
+    timer = None
+    if seconds is not None and seconds > 0:
+        timer = threading.Timer(seconds, fire)
+        timer.daemon = True
+        timer.start()
     try:
-        yield
+        yield cut
     finally:
         state["done"] = True
-        timer.cancel()
-        timer.join()
+        if timer is not None:
+            timer.cancel()
+            timer.join()
         if use_signal and BUDGET_SIGNAL is not None:
             signal.signal(BUDGET_SIGNAL, previous if previous is not None else signal.SIG_DFL)
 
 
-__all__ = ["BUDGET_SIGNAL", "CheckTimeout", "enforced"]
+__all__ = ["BUDGET_SIGNAL", "CheckTimeout", "Cut", "enforced"]

@@ -132,12 +132,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     header = state.run.recipe.header_line()
-    # only a live run asks (the kube package loads the cluster client: not for --no-cluster)
-    service_account = False
-    if not s.no_cluster and not s.simulated:
+    pod = False  # as the pod's service account (in-cluster mode): asked only where a cluster is used
+    if not s.simulated and not s.no_cluster:
         from aicr_pytest.kube.kubeconfig import in_cluster
 
-        service_account = in_cluster(s.kubeconfig)
+        pod = in_cluster(s.kubeconfig)
     lines = [
         terminal.header_line(
             header,
@@ -145,7 +144,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
             no_cluster=s.no_cluster,
             simulated=s.simulated,
             run_id=state.run_id,
-            in_cluster=service_account,
+            in_cluster=pod,
         )
     ]
     if collection.only_bundled_checks(config):
@@ -210,7 +209,12 @@ def pytest_runtest_setup_skips(item: pytest.Item) -> Generator[None, None, None]
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     seconds, message = outcomes.budget_of(item)
-    with outcomes.domain_skips(), budget.enforced(seconds, message):
+    with (
+        outcomes.cluster_gate(item),
+        outcomes.domain_skips(),
+        budget.enforced(seconds, message) as cut,
+        outcomes.cut_on_trip(item, cut),
+    ):
         return (yield)
 
 

@@ -1,10 +1,10 @@
-"""How a run ends early: SIGINT, SIGTERM, or the whole-run deadline, all the same way.
+"""How a run ends early: SIGINT, SIGTERM, SIGHUP, or the whole-run deadline, all the same way.
 
 Each raises :class:`RunInterrupted` (a ``KeyboardInterrupt``) in the main thread, so pytest unwinds
 as on Ctrl-C: every fixture finalizer (cluster cleanup) runs, ``pytest_sessionfinish`` writes the
 reports, and ``aicr-pytest validate`` exits 5.  The plugin then marks every item that did not
 finish ``other`` with the reason (:func:`reason_of`): ``interrupted by SIGINT``, ``interrupted by
-SIGTERM`` or ``timed out after 5m0s``.
+SIGTERM``, ``interrupted by SIGHUP`` (a closed terminal or SSH session) or ``timed out after 5m0s``.
 
 * :class:`StopSignals` and :func:`install_stop_signals` — SIGINT and SIGTERM stop the run once, with their
   reason, and are held while it stops (a second interrupt cannot cut cleanup or the reports short);
@@ -32,6 +32,8 @@ from aicr_pytest.report import results as r
 
 SIGINT_REASON = "interrupted by SIGINT"
 SIGTERM_REASON = "interrupted by SIGTERM"
+#: a closed terminal or SSH session: handled like SIGTERM (cleanup, full reports), recorded as itself
+SIGHUP_REASON = "interrupted by SIGHUP"
 TIMEOUT_REASON = "timed out after {duration}"
 
 
@@ -86,16 +88,27 @@ class StopSignals:
         self._notify(MSG_STOPPING)
 
     def handler(self, signum: int, frame: FrameType | None) -> None:
-        self.stop(SIGINT_REASON if signum == signal.SIGINT else SIGTERM_REASON)
+        self.stop(signal_reason(signum))
+
+
+def signal_reason(signum: int) -> str:
+    """``interrupted by SIGINT`` / ``SIGHUP`` / ``SIGTERM`` (any other signal reads as SIGTERM)."""
+    if signum == signal.SIGINT:
+        return SIGINT_REASON
+    if signum == getattr(signal, "SIGHUP", None):
+        return SIGHUP_REASON
+    return SIGTERM_REASON
 
 
 def install_stop_signals(stop: StopSignals) -> Callable[[], None]:
-    """SIGTERM (and SIGINT, unless the process ignores it) go to ``stop``; returns the undo."""
+    """SIGTERM (and SIGINT and SIGHUP, unless the process ignores them: a background job, ``nohup``)
+    go to ``stop``; returns the undo."""
     if not _main_thread():
         return lambda: None
     wanted = [signal.SIGTERM]
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job stays deaf to it
-        wanted.append(signal.SIGINT)
+    for optional in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if optional is not None and signal.getsignal(optional) is not signal.SIG_IGN:
+            wanted.append(optional)
     previous = {s: signal.signal(s, stop.handler) for s in wanted}
 
     def undo() -> None:
@@ -149,6 +162,7 @@ def arm_deadline(seconds: float, stop: StopSignals | None = None) -> Callable[[]
 
 __all__ = [
     "MSG_STOPPING",
+    "SIGHUP_REASON",
     "SIGINT_REASON",
     "SIGTERM_REASON",
     "STOP_INSIST",
@@ -158,6 +172,7 @@ __all__ = [
     "arm_deadline",
     "install_stop_signals",
     "reason_of",
+    "signal_reason",
     "timeout_seconds",
 ]
 

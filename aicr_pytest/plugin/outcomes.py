@@ -13,6 +13,8 @@ turns them into pytest outcomes and CTRF statuses:
   message; such a check-level skip also ends the check's ``stdout`` with
   ``level=INFO msg=SKIP reason="…"``, while a phase-level skip (:func:`phase_skip`: fail-fast,
   ``--no-cluster``, readiness, ``--skip-check``) keeps its reason in the message only;
+* a check of a run whose cluster was found unreachable (:func:`cluster_gate`) → ``other`` with
+  the reachability probe's one line, whether it had not run yet or failed while it ran;
 * :class:`~aicr_pytest.Inconclusive` → ``other`` with its message; a check past its time budget
   (:class:`~aicr_pytest.plugin.budget.CheckTimeout`) → ``other`` with its one timeout line;
   :class:`~aicr_pytest.UsageError` → ``other``, and the run exits 2;
@@ -27,7 +29,7 @@ workers to the controller); :class:`ResultCollector` reads them back into
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -67,6 +69,61 @@ def domain_skips() -> Iterator[None]:
     except CheckSkip as skip:
         # chained, so the report can read the skip's reason code (CTRF extra.skipReason)
         raise pytest.skip.Exception(skip.reason) from skip
+
+
+#: the fixtures through which a check reaches the cluster (every bundled check uses one)
+CLUSTER_FIXTURES = frozenset({"aicr_cluster", "aicr_run"})
+
+
+def _unreachable(item: pytest.Item) -> str | None:
+    state = get_state(item.config)
+    info = item.stash.get(ITEM_KEY, None)
+    if state is None or state.cluster_handle is None or info is None or info.kind != "check":
+        return None
+    if not CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return None  # a check of the user's that never touches the cluster runs as ever
+    return state.cluster_handle.unreachable()
+
+
+@contextlib.contextmanager
+def cluster_gate(item: pytest.Item) -> Iterator[None]:
+    """A check ends ``other`` with the reachability probe's one line (:mod:`aicr_pytest.kube.reach`)
+    when the cluster was found unreachable: before it runs (it is not run), or while it ran (a
+    failure it reported then is the outage's, not the cluster's verdict)."""
+    line = _unreachable(item)
+    if line is not None:
+        raise Inconclusive(line)
+    try:
+        yield
+    except (AssertionError, pytest.fail.Exception) as exc:
+        line = _unreachable(item)
+        if line is None:
+            raise
+        raise Inconclusive(line) from exc
+
+
+@contextlib.contextmanager
+def cut_on_trip(item: pytest.Item, cut: Callable[[str], None]) -> Iterator[None]:
+    """While a check runs, a cluster found unreachable ends it at once (``other`` with the line)."""
+    state = get_state(item.config)
+    handle = state.cluster_handle if state is not None else None
+    if handle is None or item.stash.get(ITEM_KEY, None) is None:
+        yield
+        return
+    handle.on_trip = cut
+    try:
+        yield
+    finally:
+        handle.on_trip = None
+        line = handle.unreachable()
+        if line is not None and not handle.announced:
+            handle.announced = True
+            reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+            capture = item.config.pluginmanager.get_plugin("capturemanager")
+            if reporter is not None:
+                paused = capture.global_and_fixture_disabled() if capture is not None else None
+                with paused or contextlib.nullcontext():  # the check's output is being captured
+                    reporter.write_line(f"aicr-pytest: error: {line}")
 
 
 def budget_of(item: pytest.Item) -> tuple[float | None, str]:

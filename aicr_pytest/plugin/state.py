@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,8 @@ from aicr_pytest.report.outcome import is_failing
 from aicr_pytest.report.results import RunIdentity, RunResults, build_ctrf
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from aicr_pytest.core.datatree import DataTree
     from aicr_pytest.core.inputs import RunState
     from aicr_pytest.core.recipe import Recipe
@@ -58,13 +60,41 @@ class ClusterHandle:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._cluster: Cluster | None = None
+        #: called with the one line when the cluster is found unreachable mid-run (the running
+        #: check's cut: it ends ``other`` at once instead of polling until its budget)
+        self.on_trip: Callable[[str], None] | None = None
+        #: whether the unreachable line was printed already (at start, or after the check it cut)
+        self.announced = True
+
+    def _tripped(self, line: str) -> None:
+        """The breaker tripped mid-run: the running check is cut short (its line is announced
+        once, on the terminal, when that check ends: :func:`~aicr_pytest.plugin.outcomes.cut_on_trip`)."""
+        self.announced = False
+        if self.on_trip is not None:
+            self.on_trip(line)
 
     def get(self) -> Cluster:
+        """The connected cluster, probed once (:mod:`aicr_pytest.kube.reach`): when it cannot be
+        reached every request raises the probe's one line at once, so each check ends ``other``
+        with it instead of waiting out its own budget."""
         if self._cluster is None:
             from aicr_pytest.kube.client import connect
 
-            self._cluster = connect(self._settings.kubeconfig, self._settings.kube_context)
+            self._cluster = connect(
+                self._settings.kubeconfig,
+                self._settings.kube_context,
+                reach_timeout=self._settings.reach_timeout_s or None,
+            )
+            self._cluster.on_trip = self._tripped
         return self._cluster
+
+    def connected(self) -> bool:
+        return self._cluster is not None
+
+    def unreachable(self) -> str | None:
+        """The probe's one line when the cluster (connected) was found unreachable, else ``None``."""
+        tripped = self._cluster.tripped if self._cluster is not None else None
+        return str(tripped) if tripped is not None else None
 
     def read_configmap(self, namespace: str, name: str) -> dict[str, str]:
         return self.get().read_configmap(namespace, name)
@@ -252,26 +282,38 @@ def run_outcome(
 
 
 def needs_cluster(
-    run: RunState, environ: Mapping[str, str] | None = None, *, kit_writes_kubeconfig: bool = False
+    run: RunState,
+    environ: Mapping[str, str] | None = None,
+    *,
+    kit_writes_kubeconfig: bool = False,
+    bundled: bool = False,
 ) -> bool:
     """Whether to load the kubeconfig now, so one that is missing or unreadable stops the run before
     any check: when a check of this run will talk to the cluster and the user named a kubeconfig or
     context.  Under ``aicr-pytest validate`` (``check_kubeconfig``) ``--kubeconfig``,
-    ``$KUBECONFIG`` and ``--kube-context`` count; under plain pytest only the flags do, and not when
+    ``$KUBECONFIG`` and ``--kube-context`` count, and with the bundled checks (every one of them
+    talks to the cluster) always: no configuration at all is then one line before any check, not
+    one ``other`` per check.  Under plain pytest only the flags count, and not when
     a conftest's fixture uses the test kit (``aicr_fake_cluster_factory``), which may write that
     kubeconfig during the session.  With none named the cluster connects on first use, as before
     (in-cluster config, then ``~/.kube/config``)."""
     s = run.settings
-    env = os.environ if environ is None else environ
     if s.no_cluster or run.readiness.blocked:
         return False
+    env = os.environ if environ is None else environ
     if s.check_kubeconfig:
-        named = bool(s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip())
+        # with the bundled checks: found (or not) now, whatever the source (in-cluster, ~/.kube/config)
+        named = bundled or bool(s.kubeconfig or s.kube_context or env.get("KUBECONFIG", "").strip())
     else:
         named = bool(s.kubeconfig or s.kube_context) and not kit_writes_kubeconfig
     if not named:
         return False
     return any(sel.spec.name not in s.skip_checks for sel in run.selected)
+
+
+def _bundled(config: pytest.Config) -> bool:
+    """Whether the run collects the bundled checks (they all talk to the cluster in a live run)."""
+    return not getattr(config.option, "aicr_no_bundled_checks", False)
 
 
 def _kit_writes_kubeconfig(config: pytest.Config) -> bool:
@@ -346,12 +388,17 @@ def load(config: pytest.Config, state: PluginState) -> None:
         from aicr_pytest.core.budgets import check_budgets
 
         state.budgets = check_budgets(state.run.data)
-        if needs_cluster(state.run, kit_writes_kubeconfig=_kit_writes_kubeconfig(config)):
-            from aicr_pytest.kube.kubeconfig import load_configuration
-
-            load_configuration(settings.kubeconfig, settings.kube_context)  # named on the terminal
+        if needs_cluster(
+            state.run, kit_writes_kubeconfig=_kit_writes_kubeconfig(config), bundled=_bundled(config)
+        ):
+            state.cluster_handle.get()  # kubeconfig problems: one line now; the server probed
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
+
+    unreachable = state.cluster_handle.unreachable()
+    if unreachable and not is_worker(config):
+        # one line before any check; every check that needs the cluster then ends `other` with it
+        print(f"aicr-pytest: error: {unreachable}", file=sys.stderr, flush=True)
 
     if is_worker(config):
         winput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
@@ -362,6 +409,26 @@ def load(config: pytest.Config, state: PluginState) -> None:
         state.run_id = uuid.uuid4().hex[:8]
         state.start_ms = int(time.time() * 1000)
         state.ledger = PhaseLedger(ledger_dir(state) if uses_xdist(config) else None)
+        if state.cluster_handle.connected() and not unreachable:
+            _leftovers(state)
+
+
+def _leftovers(state: PluginState) -> None:
+    """What earlier runs left in the cluster: named in one line; deleted with ``--clean-stale``
+    (:mod:`aicr_pytest.kube.stale`: never a run that may still be going)."""
+    from aicr_pytest.kube.stale import scan
+
+    assert state.cluster_handle is not None
+    s = state.settings
+    # no run is judged stale before the longest check it could be running has had its time
+    bound = max([s.stale_after_s, *state.budgets.values()])
+    scan(
+        state.cluster_handle.get(),
+        state.run_id,
+        bound=bound,
+        clean_stale=s.clean_stale,
+        emit=lambda line: print(line, file=sys.stderr, flush=True),
+    )
 
 
 __all__ = [

@@ -36,7 +36,7 @@ def probe_report_configmap(target: tuple[str, str], request: ValidateRequest) ->
 
     namespace, name = target
     try:
-        cluster = connect(request.kubeconfig, request.kube_context)
+        cluster = connect(request.kubeconfig, request.kube_context, reach_timeout=request.reach_s)
         cluster.create(configmap_object(namespace, name, "{}", ""), dry_run=True)
     except Conflict:
         return
@@ -57,7 +57,7 @@ def write_report_configmap(target: tuple[str, str], report: dict[str, Any], requ
     uri = f"cm://{namespace}/{name}"
     try:
         obj = configmap_object(namespace, name, dumps(report), str(report.get("timestamp") or ""))
-        connect(request.kubeconfig, request.kube_context).apply(obj)
+        connect(request.kubeconfig, request.kube_context, reach_timeout=request.reach_s).apply(obj)
     except ReportTooLarge as err:
         print(f"aicr-pytest: error: {err}", file=sys.stderr)
         return False

@@ -62,8 +62,9 @@ class _ClusterHandle:
     def get(self) -> Cluster:
         if self._cluster is None:
             from aicr_pytest.kube import connect
+            from aicr_pytest.kube.reach import DEFAULT_REACH_TIMEOUT_S
 
-            self._cluster = connect(self.kubeconfig, self.context)
+            self._cluster = connect(self.kubeconfig, self.context, reach_timeout=DEFAULT_REACH_TIMEOUT_S)
         return self._cluster
 
     def read_configmap(self, namespace: str, name: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aicr_pytest.core.constraints import format_readiness_failure
+from aicr_pytest.core.redact import redact_text
 
 if TYPE_CHECKING:
     from aicr_pytest.core.inputs import RunState
@@ -75,7 +76,7 @@ def run_info(
     if run.snapshot is not None:
         s = run.snapshot
         snap = SnapshotFacts(
-            source=settings.snapshot or "",
+            source=redact_text(settings.snapshot or ""),
             server_version=s.get("K8s.server.version"),
             node_count=s.get("NodeTopology.summary.node-count"),
             gpu_count=s.get("GPU.hardware.gpu-count") or s.get("GPU.smi.gpu-count"),
@@ -98,7 +99,7 @@ def run_info(
     return RunInfo(
         recipe_name=recipe.display_name,
         recipe_criteria=recipe.criteria.summary(),
-        recipe_source=recipe.source or run.recipe_source,
+        recipe_source=redact_text(recipe.source or run.recipe_source),
         recipe_version=recipe.metadata.version,
         snapshot=snap,
         phases=tuple(settings.phases),

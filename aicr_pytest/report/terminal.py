@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from aicr_pytest.core import records
 from aicr_pytest.core.constraints import ConstraintResult, format_readiness_line
+from aicr_pytest.core.redact import redact_text
 from aicr_pytest.core.textsafe import printable
 from aicr_pytest.report import outcome
 from aicr_pytest.report.results import ResultAccumulator, phase_table
@@ -46,7 +47,8 @@ def header_line(
         mode = "live cluster (in-cluster service account)"
     if simulated and not no_cluster:
         mode = "SIMULATED cluster (aicr-pytest simulate; no real GPUs)"
-    return f"aicr-pytest: {recipe_header} | snapshot {snapshot or 'none'} | {mode} | run {run_id}"
+    line = f"aicr-pytest: {recipe_header} | snapshot {snapshot or 'none'} | {mode} | run {run_id}"
+    return redact_text(line)  # a presigned recipe or snapshot URL keeps its signature to itself
 
 
 def preflight_lines(

@@ -28,6 +28,7 @@ from aicr_pytest.core.recipe import is_overlay, parse_recipe
 from aicr_pytest.core.settings import Placement
 from aicr_pytest.core.sources import load_yaml_document
 from aicr_pytest.kube.errors import ApiError
+from aicr_pytest.kube.reach import DEFAULT_REACH_TIMEOUT_S
 from aicr_pytest.snapshot.agent import JOB_BASE
 from aicr_pytest.snapshot.cluster import DEFAULT_TIMEOUT_S, CaptureError, CaptureOptions, capture_live
 from aicr_pytest.snapshot.output import dumps
@@ -56,6 +57,7 @@ def capture_for_validate(
     timeout: float = DEFAULT_TIMEOUT_S,
     job_name: str | None = None,
     provider_subtypes: Sequence[dict[str, Any]] = (),
+    reach_timeout: float = DEFAULT_REACH_TIMEOUT_S,
 ) -> tuple[str | None, int]:
     """Capture the snapshot validate evaluates: ``(path, 0)``, or ``(None, exit code)`` after one
     ``aicr-pytest: error: failed to capture snapshot: ...`` line (5: the agent timed out; 8: it
@@ -67,13 +69,16 @@ def capture_for_validate(
 
     cluster = None
     if recipe.strip().startswith("cm://"):
-        cluster = connect(kubeconfig, kube_context)
+        cluster = connect(kubeconfig, kube_context, reach_timeout=reach_timeout)
     reader = cluster.read_configmap if cluster is not None else None
     raw = load_yaml_document(recipe, "recipe", reader)
     if not is_overlay(raw):  # a bad recipe fails first (an overlay is hydrated by the run)
         parse_recipe(raw, recipe)
     if cluster is None:
-        cluster = connect(kubeconfig, kube_context)
+        cluster = connect(kubeconfig, kube_context, reach_timeout=reach_timeout)
+    if cluster.tripped is not None:  # one line naming the server and what is wrong, in seconds
+        emit(f"aicr-pytest: error: {MSG_FAILED.format(err=cluster.tripped)}")
+        return None, 8
     opts = CaptureOptions(
         image=image,
         namespace=placement.namespace,

@@ -121,9 +121,10 @@ def run(args: Mapping[str, Any], *, stdout: TextIO | None = None, stderr: TextIO
         template = load_template(str(args["template"]), fmt=fmt, output_is_configmap=cm_uri)
 
     from aicr_pytest.kube import ApiError, connect
+    from aicr_pytest.kube.reach import DEFAULT_REACH_TIMEOUT_S
     from aicr_pytest.snapshot.cluster import CaptureError, capture_live
 
-    cluster = connect(args["kubeconfig"], args["kube_context"])
+    cluster = connect(args["kubeconfig"], args["kube_context"], reach_timeout=DEFAULT_REACH_TIMEOUT_S)
     if destination.kind == "configmap":  # before the capture: a missing namespace is found now
         probe_configmap(destination, fmt, cluster.create)
 

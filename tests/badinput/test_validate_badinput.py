@@ -34,6 +34,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for rel in FIFOS:  # nothing ever writes to them: a reader that opens one hangs
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         os.mkfifo(tmp / rel)
+    if not (tmp / "fifo-kubeconfig").exists():
+        os.mkfifo(tmp / "fifo-kubeconfig")  # read, it would block the run for ever
     return tmp
 
 
@@ -63,7 +65,7 @@ def test_validate_bad_input(
     environ = {k: v for k, v in os.environ.items() if k not in _CLEARED}
     environ["KUBECONFIG"] = str(scratch / "no-kubeconfig")
     environ.pop("KUBERNETES_SERVICE_HOST", None)
-    environ.update(env)
+    environ.update({k: _fill(v, scratch) for k, v in env.items()})
     proc = subprocess.run(
         _command(entry, [_fill(a, scratch) for a in argv]),
         capture_output=True,

@@ -31,7 +31,22 @@ def alias_bomb(indent: str, levels: int = 9) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _exec_kubeconfig(script: str) -> str:
+    """A kubeconfig whose user ``sso`` gets its credential from ``sh -c SCRIPT``."""
+    return (
+        "apiVersion: v1\nkind: Config\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\n"
+        "users:\n- name: sso\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+        f"      command: sh\n      args: ['-c', {script!r}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: sso}}]\ncurrent-context: c\n"
+    )
+
+
 FILES: dict[str, str] = {
+    "kubeconfig-exec-fail": _exec_kubeconfig(
+        "echo refreshing >&2; echo 'error: login expired: run sso login' >&2; exit 1"
+    ),
+    "kubeconfig-exec-garbage": _exec_kubeconfig("echo '<html>login</html>'"),
     "ok.yaml": _recipe(DEPLOY),
     "snap.yaml": (
         "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements:\n  - type: K8s\n    subtypes:\n"
@@ -138,9 +153,10 @@ CFG = "--config {tmp}/"
 SAME, OWN = "the same file as", "give each output its own path"
 ON_INPUT, OVER = "the same file as the input", "it would be overwritten"
 PREDICATE_VERSIONS = "want 1 (recipe-evidence/v1, the default) or 3 (recipe-evidence/v3)"
-NO_CONTEXT = (
-    "cannot load kubeconfig {tmp}/kubeconfig-empty (--kubeconfig): Invalid kube-config file. "
-    "Expected object with name nope in {tmp}/kubeconfig-empty/contexts list"
+NO_CONTEXT = 'cannot load kubeconfig {tmp}/kubeconfig-empty: context "nope" not found (contexts: none)'
+
+FIFO_IN_LIST = (
+    "kubeconfig {tmp}/fifo-kubeconfig ($KUBECONFIG) is not a regular file (a FIFO): refusing to read it"
 )
 
 Case = tuple[str, list[str], dict[str, str], int, str]
@@ -854,6 +870,48 @@ CASES: list[Case] = [
         "to the host engine",
     ),
     ("parse", ["dcgm", "{tmp}/missing.json"], {}, 2, E + "DCGM diagnostic {tmp}/missing.json: no such file"),
+    # cluster access: one line before any check (exec credential plugins, non-regular kubeconfig
+    # files, no configuration at all, the reach bound)
+    *_both(
+        [*OK, "--kubeconfig", "{tmp}/kubeconfig-exec-fail"],
+        {},
+        "kubeconfig user sso: credential plugin sh failed (exit 1): error: login expired: run sso login",
+    ),
+    *_both(
+        [*OK, "--kubeconfig", "{tmp}/kubeconfig-exec-garbage"],
+        {},
+        "kubeconfig user sso: credential plugin sh printed no ExecCredential: '<html>login</html>'",
+    ),
+    *_both(
+        [*OK, "--kubeconfig", "{tmp}/fifo-kubeconfig"],
+        {},
+        "kubeconfig {tmp}/fifo-kubeconfig (--kubeconfig) is not a regular file (a FIFO): refusing to read it",
+    ),
+    (
+        V,
+        OK,
+        {"KUBECONFIG": "{tmp}/kubeconfig-exec-fail:{tmp}/fifo-kubeconfig"},
+        2,
+        P + FIFO_IN_LIST,
+    ),
+    (
+        V,
+        OK,
+        {"KUBECONFIG": "", "HOME": "{tmp}/home"},
+        2,
+        P + "no Kubernetes configuration found; tried --kubeconfig (not given), $KUBECONFIG (not set), "
+        "in-cluster service account (not running in a pod), {tmp}/home/.kube/config (missing)",
+    ),
+    *_both(
+        [*OK, "--reach-timeout", "5x"],
+        {},
+        'invalid value "5x" for flag --reach-timeout: parse error (a Go duration such as 10s, 1m, 1h)',
+    ),
+    *_both(
+        [*OK, "--stale-after", "0s"],
+        {},
+        'invalid value "0s" for flag --stale-after: parse error (a Go duration such as 10s, 1m, 1h)',
+    ),
     # simulate
     ("simulate", [], {}, 2, E + "simulate needs --profile PROFILE (aicr-pytest simulate --list shows them)"),
     *PROVIDER_CASES,

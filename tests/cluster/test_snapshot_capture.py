@@ -3,7 +3,7 @@
 The API collectors read what the cluster holds (compared with independent reads of the backend); the
 agent runs the real ``collect.sh`` (the fake's ``snapshot-agent`` player, the control plane's
 :class:`~tests.harness.controlplane_players.SnapshotAgent`); every run leaves nothing labelled with
-its run id, also after Ctrl-C, SIGTERM and a timeout. The facade runs as the least-privilege user of
+its run id, also after Ctrl-C, SIGTERM, SIGHUP and a timeout. The facade runs as the least-privilege user of
 ``deploy/rbac.yaml`` (validate captures a snapshot with these rights) and refuses undeclared requests.
 """
 
@@ -202,7 +202,8 @@ def signal_once_watching(cluster: Cluster, signum: int) -> None:
 
 @pytest.mark.usefixtures("sigint_raises")
 @pytest.mark.parametrize(
-    ("signum", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
+    ("signum", "raised"),
+    [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated), (signal.SIGHUP, Terminated)],
 )
 def test_signal_mid_capture_leaves_nothing_behind(
     k8s_backend: K8sBackend, signum: int, raised: type[BaseException]

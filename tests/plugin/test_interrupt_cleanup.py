@@ -1,10 +1,11 @@
 """What an interrupt leaves: cleanup runs to completion and reports what it kept or left, a check
-that finished keeps its verdict, SIGTERM is named as such, and a second Ctrl-C cannot empty the
+that finished keeps its verdict, SIGTERM and SIGHUP are named as such, and a second Ctrl-C cannot empty the
 reports.  Real ``aicr-pytest validate`` processes against an in-process fake cluster (wall clock)."""
 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -112,15 +113,24 @@ def _report(tmp_path: Path) -> dict[str, dict[str, object]]:
     return {"": doc, **{t["name"]: t for t in doc["results"]["tests"]}}
 
 
-def test_sigterm_in_a_check_that_created_objects_is_named_sigterm(tmp_path: Path, fc: FakeCluster) -> None:
+@pytest.mark.parametrize(
+    ("signum", "reason"),
+    [(signal.SIGTERM, interrupt.SIGTERM_REASON), (signal.SIGHUP, interrupt.SIGHUP_REASON)],
+    ids=["SIGTERM", "SIGHUP"],
+)
+def test_sigterm_or_sighup_in_a_check_that_created_objects_is_named_as_itself(
+    tmp_path: Path, fc: FakeCluster, signum: int, reason: str
+) -> None:
+    """SIGHUP (a closed terminal or SSH session) is handled as SIGTERM is: cleanup, full reports."""
     proc = _start(tmp_path, fc, CHECKS)
     run_id = _wait_started(proc, tmp_path)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     code, err = _finish(proc)
     assert code == 5, err
     tests = _report(tmp_path)
-    assert tests["operator-health"]["message"] == interrupt.SIGTERM_REASON
-    assert tests[""]["extra"]["aicr.interrupted"] == interrupt.SIGTERM_REASON  # type: ignore[index]
+    assert tests["operator-health"]["message"] == reason
+    assert tests["expected-resources"]["status"] == "other"
+    assert tests[""]["extra"]["aicr.interrupted"] == reason  # type: ignore[index]
     assert _left(fc, run_id) == []
 
 
@@ -203,3 +213,37 @@ def test_a_deadline_while_already_stopping_is_held_too() -> None:
     finally:
         disarm()
     assert lines == [interrupt.MSG_STOPPING]
+
+
+QUICK = """
+import pytest
+
+@pytest.mark.check("operator-health")
+def test_quick(aicr_check):
+    pass
+
+@pytest.mark.check("expected-resources")
+def test_quick_too(aicr_check):
+    pass
+"""
+
+
+def test_the_next_run_names_what_a_killed_run_left(tmp_path: Path, fc: FakeCluster) -> None:
+    """SIGKILL leaves no chance to clean up; the next run finds the objects by their labels."""
+    proc = _start(tmp_path, fc, CHECKS)
+    run_id = _wait_started(proc, tmp_path)
+    proc.kill()
+    proc.communicate(timeout=30)
+    left = _left(fc, run_id)
+    assert left, "the killed run left nothing to find"
+    (tmp_path / "started").unlink()
+    code, err = _finish(_start(tmp_path, fc, QUICK))
+    assert code == 0, err
+    line = next(ln for ln in err.splitlines() if "left in the cluster" in ln)
+    assert line.startswith(
+        f"aicr-pytest: {len(left)} object(s) left in the cluster by 1 earlier aicr-pytest run(s): "
+        f"run {run_id} ({len(left)} object(s), newest "
+    )
+    # the bound is --stale-after (1h) or the longest check budget of the catalog, whichever is longer
+    assert re.search(r"; none idle over 1h\d+m0s yet \(they may belong to a run still going\)$", line), line
+    assert sorted(_left(fc, run_id)) == sorted(left)  # named, not deleted: it may still be going

@@ -87,6 +87,25 @@ def test_a_blocking_wait_is_cut_short_at_the_budget() -> None:
     assert time.monotonic() - started < 5
 
 
+def test_a_cut_ends_a_blocking_wait_at_once_with_its_own_line() -> None:
+    """The cluster found unreachable mid-check (kube.reach): the check ends now, with that line,
+    whether or not it has a budget, even from another thread."""
+    import threading
+
+    for seconds in (None, 600.0):
+        started = time.monotonic()
+        with (
+            pytest.raises(CheckTimeout, match=r"^cannot reach the cluster$"),
+            enforced(seconds, "late") as cut,
+        ):
+            threading.Timer(0.05, cut, args=("cannot reach the cluster",)).start()
+            try:
+                time.sleep(30)
+            except Exception:
+                pytest.fail("the cut was swallowed by except Exception")
+        assert time.monotonic() - started < 5
+
+
 def test_a_check_within_its_budget_is_left_alone_and_nothing_fires_later() -> None:
     with enforced(0.2, "late"):
         time.sleep(0.01)

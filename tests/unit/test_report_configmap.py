@@ -11,6 +11,7 @@ import pytest
 
 from aicr_pytest import cli
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.plugin import validate_outputs
 from aicr_pytest.report import configmap as cm
 
 
@@ -83,15 +84,15 @@ def test_validate_says_so_in_one_line_and_writes_nothing(
         def apply(self, obj: Any) -> None:
             applied.append(obj)
 
-    monkeypatch.setattr("aicr_pytest.kube.connect", lambda *a: Cluster())
+    monkeypatch.setattr("aicr_pytest.kube.connect", lambda *a, **k: Cluster())
     big = {"timestamp": "t", "results": {"tests": [{"name": "x" * cm.MAX_CONFIGMAP_BYTES}]}}
-    assert not cli._write_report_configmap(("ns", "r"), big, REQUEST)
+    assert not validate_outputs.write_report_configmap(("ns", "r"), big, REQUEST)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
         "aicr-pytest: error: cannot write the CTRF report to cm://ns/r: it is "
     )
     assert applied == []
     small = {"timestamp": "t", "results": {}}
-    assert cli._write_report_configmap(("ns", "r"), small, REQUEST)
+    assert validate_outputs.write_report_configmap(("ns", "r"), small, REQUEST)
     assert json.loads(applied[0]["data"]["snapshot.json"]) == small
     assert capsys.readouterr().err.strip() == "CTRF report written to cm://ns/r (key snapshot.json)"

@@ -26,6 +26,14 @@ from aicr_pytest.core.sources import (
     parse_yaml_document,
 )
 
+#: a presigned object URL's path and query (S3 style): the signature must never be echoed
+PRESIGNED_PATH = "/r.yaml?X-Amz-Credential=AKIAEXAMPLE%2Fus-east-1&X-Amz-Signature=feedfacecafe0123"
+PRESIGNED_RECIPE = (
+    b"kind: RecipeResult\napiVersion: aicr.run/v1alpha2\n"
+    b"componentRefs:\n  - {name: gpu-operator, namespace: gpu-operator, type: Helm, "
+    b"source: 'https://ci:hunter2@charts.example.com/nvidia', version: v25.10.1}\n"
+    b"validation:\n  deployment: {checks: [operator-health]}\n"
+)
 RECIPE_YAML = b"kind: RecipeResult\napiVersion: aicr.run/v1alpha2\ncriteria: {service: on}\n"
 
 # -- files ----------------------------------------------------------------------------------
@@ -258,6 +266,7 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsServer]:
         "/to-http": (302, b"", {"Location": f"http://127.0.0.1:{port}/recipe.yaml"}),
         "/to-https": (302, b"", {"Location": f"{base}/recipe.yaml"}),
         "/gone": (500, b"boom", {}),
+        PRESIGNED_PATH: (200, PRESIGNED_RECIPE, {"Content-Type": "application/yaml"}),
     }
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -350,6 +359,41 @@ def test_https_redirect_to_https_followed(trust_test_cert: TlsServer) -> None:
 def test_https_connection_refused(trust_test_cert: TlsServer) -> None:
     with pytest.raises(UsageError, match=r"^failed to fetch recipe from https://127\.0\.0\.1:1/r\.yaml: "):
         load_source("https://127.0.0.1:1/r.yaml", kind="recipe", configmap_reader=None)
+
+
+def test_a_presigned_recipe_url_leaves_no_credential_in_any_output(
+    tls_server: TlsServer, tmp_path: Path
+) -> None:
+    """Terminal, CTRF and HTML report of a real run: the URL is named, its signature never."""
+    import json
+    import os
+    import sys
+
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(
+        "kind: Snapshot\napiVersion: aicr.run/v1alpha2\nmeasurements:\n  - type: K8s\n    subtypes:\n"
+        "      - subtype: server\n        data: {version: v1.33.0}\n"
+    )
+    url = tls_server.base + PRESIGNED_PATH
+    env = {**os.environ, "SSL_CERT_FILE": str(tls_server.cert)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "aicr_pytest.cli", "validate", "-r", url, "-s", str(snapshot), "--no-cluster",
+         "-o", str(tmp_path / "ctrf.json"), "--html", str(tmp_path / "report.html")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    outputs = {
+        "stderr": proc.stderr,
+        "stdout": proc.stdout,
+        "ctrf": (tmp_path / "ctrf.json").read_text(),
+        "html": (tmp_path / "report.html").read_text(),
+    }
+    for name, text in outputs.items():
+        for secret in ("feedfacecafe0123", "AKIAEXAMPLE", "hunter2"):
+            assert secret not in text, f"{secret} in {name}"
+    assert "X-Amz-Signature=REDACTED" in outputs["stderr"]  # named, redacted
+    assert "X-Amz-Signature=REDACTED" in outputs["html"]
+    assert json.loads(outputs["ctrf"])["results"]["summary"]["tests"] >= 1
 
 
 def test_https_a_trickling_server_is_cut_at_the_total_bound(

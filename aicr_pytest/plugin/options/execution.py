@@ -99,6 +99,39 @@ NO_CLEANUP = Option(
     config_key="execution.noCleanup",
 )
 
+REACH_TIMEOUT = Option(
+    "reach_timeout",
+    ("--reach-timeout",),
+    "Go duration: the bound of the one request that checks the cluster can be reached before any "
+    "check (refused, DNS, TLS, 401, 403, 5xx, 429 or silent: one line, every check other)",
+    setting="reach_timeout_s",
+    default="10s",
+    metavar="DURATION",
+    config_key="execution.reachTimeout",
+)
+
+CLEAN_STALE = Option(
+    "clean_stale",
+    ("--clean-stale",),
+    "delete what earlier aicr-pytest runs left in the cluster once idle past --stale-after (never a "
+    "run that may still be going); without it they are only named",
+    setting="clean_stale",
+    action="store_true",
+    default=False,
+    config_key="execution.cleanStale",
+)
+
+STALE_AFTER = Option(
+    "stale_after",
+    ("--stale-after",),
+    "Go duration: how long an earlier run's newest object must be idle before --clean-stale deletes "
+    "its objects (at least the longest check budget)",
+    setting="stale_after_s",
+    default="1h",
+    metavar="DURATION",
+    config_key="execution.staleAfter",
+)
+
 PHASE = Option(
     "phase",
     ("--phase",),
@@ -204,6 +237,9 @@ ROWS: tuple[Option, ...] = (
     TIMEOUT,
     REQUIRE_GPU,
     NO_CLEANUP,
+    REACH_TIMEOUT,
+    CLEAN_STALE,
+    STALE_AFTER,
     Option(
         "allow_fake_nodes",
         ("--allow-fake-nodes",),

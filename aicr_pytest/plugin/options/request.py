@@ -33,6 +33,7 @@ class ValidateRequest:
     debug: bool
     log_json: bool
     timeout: str
+    reach_timeout: str | None
     node_selector: list[str] | None
     toleration: list[str] | None
     image_pull_secret: list[str] | None
@@ -57,6 +58,16 @@ class ValidateRequest:
         plugin's ``cncf_wiring.alongside_run``), so the snapshot is captured as for any run."""
         to_file = bool(self.output and self.output != "-")
         return bool(self.recipe and (self.emit_attestation or self.html or to_file))
+
+    @property
+    def reach_s(self) -> float:
+        """``--reach-timeout`` in seconds (a bad value: one line, exit 2, before any cluster work)."""
+        from aicr_pytest.core.settings import parse_duration_flag
+        from aicr_pytest.kube.reach import DEFAULT_REACH_TIMEOUT_S
+
+        if not self.reach_timeout:
+            return DEFAULT_REACH_TIMEOUT_S
+        return parse_duration_flag(str(self.reach_timeout), "--reach-timeout")
 
     @property
     def captures(self) -> bool:
