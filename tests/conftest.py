@@ -19,8 +19,10 @@ import pytest
 # In-process pytester runs restore sys.modules afterwards, so a module first imported inside one
 # run is imported again by the next: two copies of cryptography's classes, and the simulator's
 # TLS certificate code (``validate --simulate`` called in-process) then fails with a TypeError.
-# The same holds for the run's hooks, which the plugin imports only when a run is asked for: the
-# next run would mix one copy's stash keys with a fresh copy's (the plugin state looks absent).
+# The same holds for the run's hooks and features, which the plugin imports only when a run is
+# asked for: the next run would mix one copy's stash keys with a fresh copy's (the plugin state
+# looks absent).
+import aicr_pytest.plugin.features
 import aicr_pytest.plugin.fixtures
 import aicr_pytest.plugin.hooks
 import aicr_pytest.testing.server.tls  # noqa: F401

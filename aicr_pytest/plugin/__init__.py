@@ -68,8 +68,10 @@ def register_run(config: pytest.Config) -> ModuleType | None:
         return None
     plugin = config.pluginmanager.get_plugin(RUN_PLUGIN)
     if plugin is None:
-        from aicr_pytest.plugin import hooks
+        from aicr_pytest.plugin import features, hooks
 
+        # the features first: registered late, the run's hooks run their pytest_configure at once
+        features.register(config.pluginmanager)
         config.pluginmanager.register(hooks, RUN_PLUGIN)
         plugin = hooks
     assert isinstance(plugin, ModuleType)
@@ -77,12 +79,12 @@ def register_run(config: pytest.Config) -> ModuleType | None:
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """Registers the run's hooks before ``pytest_configure`` runs; ``--aicr-cncf-submission``
-    replaces the session with the evidence collector."""
+    """Registers the run's hooks before ``pytest_configure`` runs; a feature may replace the
+    session (``--aicr-cncf-submission``: the evidence collector)."""
     run = register_run(config)
     if run is None:
         return None
-    main: Callable[[pytest.Config], int | None] = run.cncf_main
+    main: Callable[[pytest.Config], int | None] = run.session_main
     return main(config)
 
 

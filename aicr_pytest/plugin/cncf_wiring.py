@@ -1,12 +1,16 @@
 """CNCF AI-conformance evidence in the pytest plugin: ``--cncf-submission`` and path A.
 
-* :func:`configure` (``pytest_configure``): the options ``--cncf-submission``, ``--feature``,
-  ``--evidence-dir``, ``--cncf-checklist`` and its metadata (flags or ``--config``) are checked
-  and the template loaded before anything else happens (one line, exit 4 under pytest, 2 under
-  ``aicr-pytest validate``).  With ``--cncf-submission`` the recipe, when given, is loaded
-  and its GPU allocation policy resolved (errors are usage errors too), a :class:`CncfSubmission`
-  is registered, and the phases are not prepared at all.
-* :func:`submit` (``pytest_cmdline_main``, after ``pytest_configure``): with ``--cncf-submission``
+A feature module (:mod:`~aicr_pytest.plugin.features`); its hooks call the functions below and
+unregister its objects in ``pytest_unconfigure``.
+
+* :func:`configure` (``pytest_aicr_configure``, first of the features): the options
+  ``--cncf-submission``, ``--feature``, ``--evidence-dir``, ``--cncf-checklist`` and its metadata
+  (flags or ``--config``) are checked and the template loaded before anything else happens (one
+  line, exit 4 under pytest, 2 under ``aicr-pytest validate``).  With ``--cncf-submission`` the
+  recipe, when given, is loaded and its GPU allocation policy resolved (errors are usage errors
+  too), a :class:`CncfSubmission` is registered, and the phases are not prepared at all
+  (``pytest_aicr_replaces_run``).
+* :func:`submit` (``pytest_aicr_main``, after ``pytest_configure``): with ``--cncf-submission``
   the session is replaced by the registered :class:`CncfSubmission`, which runs the collector
   (:mod:`aicr_pytest.evidence.cncf.collector`), the way pytest's own ``--markers`` replaces it,
   and with ``--cncf-checklist`` writes ``PRODUCT.yaml`` and ``results/``
@@ -19,8 +23,9 @@
   well, so each output is what it would be alone; the collector runs on the controller once the
   phases are over (:meth:`CncfSubmission.pytest_runtestloop`), and a FAIL fails the run.
 * :class:`CncfRenderer` (``--evidence-dir`` without ``--cncf-submission``, registered by
-  :func:`register_renderer` on the controller of an active run): path A, the run's CNCF
-  conformance checks rendered from the final CTRF document (``pytest_aicr_report``).
+  :func:`register_renderer` from ``pytest_aicr_configure_run`` on the controller of an active
+  run): path A, the run's CNCF conformance checks rendered from the final CTRF document
+  (``pytest_aicr_report``); a failure is noted as the run's ``render_error``.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import pytest
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import settings as cncf_settings
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.state import ClusterHandle, is_worker
+from aicr_pytest.plugin.state import ClusterHandle, OutcomeNotes, is_worker
 
 if TYPE_CHECKING:
     from aicr_pytest.core.settings import Settings
@@ -52,6 +57,8 @@ RUN_OUTPUTS = ("emit_attestation", "html", "ctrf_report")
 #: the plugin names of the two objects (``config.pluginmanager.get_plugin``)
 SUBMISSION_NAME = "aicr-cncf-submission"
 RENDERER_NAME = "aicr-cncf-evidence"
+#: the CNCF settings :func:`configure` validated, for the renderer the run registers later
+SETTINGS_KEY = pytest.StashKey[cncf_settings.CncfSettings]()
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,10 @@ class CncfSubmission:
         self.cluster_handle = ClusterHandle(settings)
         self.inputs = load_inputs(settings, self.cluster_handle)
         self.failed = False
+
+    def pytest_aicr_replaces_run(self, config: pytest.Config) -> bool | None:
+        """Alone, the collector replaces the session: no phases are prepared."""
+        return None if self.alongside else True
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -207,6 +218,8 @@ class CncfRenderer:
 
     def pytest_aicr_report(self, session: pytest.Session, report: dict[str, Any], run: FinishedRun) -> None:
         self.error = self.render(session.config, report, run.inputs.settings)
+        if self.error is not None:
+            run.notes.render_error = self.error
         if self.error is not None and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -250,6 +263,7 @@ def configure(config: pytest.Config, settings: Settings) -> cncf_settings.CncfSe
     """Validate the CNCF options (every process); with ``--cncf-submission`` register the collector
     (alongside a run: on the controller only)."""
     cncf = validate(config)  # before anything touches the cluster
+    config.stash[SETTINGS_KEY] = cncf
     if not cncf.submission:
         return cncf
     alongside = alongside_run(config)
@@ -297,10 +311,40 @@ def submit(config: pytest.Config) -> int:
     return int(pytest.ExitCode.OK if result.exit_code() == 0 else pytest.ExitCode.TESTS_FAILED)
 
 
+# --- the feature's hooks ------------------------------------------------------------------------
+
+
+def pytest_aicr_main(config: pytest.Config) -> int | None:
+    """``--cncf-submission``: the evidence collector instead of a test session, the way
+    pytest's own ``--markers`` replaces it."""
+    if not wanted(config):
+        return None
+    config._do_configure()  # pytest_configure: option validation, recipe and policy (usage errors)
+    return submit(config)
+
+
+# first of the features: the CNCF options are checked before any other's
+@pytest.hookimpl(tryfirst=True)
+def pytest_aicr_configure(config: pytest.Config, settings: Settings) -> None:
+    configure(config, settings)
+
+
+def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
+    cncf = config.stash.get(SETTINGS_KEY, None)
+    if cncf is not None and not is_worker(config):
+        register_renderer(config, cncf)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=RENDERER_NAME)
+    config.pluginmanager.unregister(name=SUBMISSION_NAME)
+
+
 __all__ = [
     "MSG_RENDER_FAILED",
     "RENDERER_NAME",
     "RUN_OUTPUTS",
+    "SETTINGS_KEY",
     "SUBMISSION_NAME",
     "CncfRenderer",
     "CncfSubmission",
@@ -308,6 +352,10 @@ __all__ = [
     "alongside_run",
     "configure",
     "load_inputs",
+    "pytest_aicr_configure",
+    "pytest_aicr_configure_run",
+    "pytest_aicr_main",
+    "pytest_unconfigure",
     "register_renderer",
     "submit",
     "validate",

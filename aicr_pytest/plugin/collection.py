@@ -10,7 +10,9 @@
   silently; the rest run phase by phase (``--phase`` order),
   checks in catalog order before the phase's snapshot constraints, and carry their phase marker;
 * :func:`gate` says why an item must not run (readiness blocked, an earlier phase failed under
-  ``--fail-fast``, ``--no-cluster``), after waiting for earlier phases under xdist.
+  ``--fail-fast``, ``--no-cluster``); under xdist the scheduler starts an item only after the
+  earlier phases (:mod:`~aicr_pytest.plugin.phasesched`), and :func:`share_plan` tells it each
+  item's phase.
 """
 
 from __future__ import annotations
@@ -233,10 +235,23 @@ def file_path(item: pytest.Item) -> str:
     return item.location[0]
 
 
+def share_plan(session: pytest.Session, state: PluginState | None, worker: str) -> None:
+    """An xdist worker's collection as phases, for the controller's scheduler (before the worker
+    reports its collection)."""
+    if state is None or state.ledger is None:
+        return
+    plan = []
+    for item in session.items:
+        info = item.stash.get(ITEM_KEY, None)
+        plan.append(info.phase if info is not None else None)
+    state.ledger.write_plan(worker, plan)
+
+
 def gate(item: pytest.Item, state: PluginState) -> str | None:
     """Why ``item`` must be skipped before it runs (``None``: run it).
 
-    Under xdist this first waits until every item of the earlier phases has a result.
+    Every item of the earlier phases has finished by now: in one process they ran before it, under
+    xdist the scheduler started it only after them.
     """
     info = item.stash.get(ITEM_KEY, None)
     if state.run is None or info is None:
@@ -244,11 +259,9 @@ def gate(item: pytest.Item, state: PluginState) -> str | None:
     if state.run.readiness.blocked:
         return outcome.SKIP_READINESS
     phases = state.settings.phases
-    earlier = [i.order for i in state.items if phases.index(i.phase) < phases.index(info.phase)]
-    if state.ledger is not None and earlier:
-        state.ledger.wait_for(earlier)
-        if state.settings.fail_fast and state.ledger.failed_phases(earlier):
-            return outcome.SKIP_FAIL_FAST
+    earlier = set(phases[: phases.index(info.phase)])
+    if state.settings.fail_fast and state.ledger is not None and state.ledger.failed_phases() & earlier:
+        return outcome.SKIP_FAIL_FAST
     if info.kind != "constraint" and info.name in state.settings.skip_checks:
         return SKIP_CHECK_REASON
     if state.settings.no_cluster and info.kind != "constraint":

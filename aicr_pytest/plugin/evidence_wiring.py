@@ -1,13 +1,15 @@
 """Recipe evidence in the pytest plugin: ``--emit-attestation`` before and after the run.
 
 The options are entries of the option table (:mod:`aicr_pytest.plugin.options`, model
-``"evidence"``).  The plugin calls :func:`configure` from ``pytest_configure`` (controller of an
-active run only): it validates the options, runs the identity-disclosure gate and, with
-``--emit-attestation``, registers an :class:`EvidenceEmitter`, which emits the bundle from the final
-CTRF document (``pytest_aicr_report``).  An error either way lands on :attr:`EvidenceEmitter.error`,
-which the published :class:`~aicr_pytest.plugin.state.RunOutcome` carries (``aicr-pytest validate``
-exits 6).  Everything else lives in :mod:`aicr_pytest.evidence`, which a run without evidence
-options never imports (its OIDC and registry clients load ``requests``/``urllib3``).
+``"evidence"``).  A feature module (:mod:`~aicr_pytest.plugin.features`): on the controller of an
+active run, ``pytest_aicr_configure_run`` calls :func:`configure`, which validates the options, runs
+the identity-disclosure gate and, with ``--emit-attestation``, registers an
+:class:`EvidenceEmitter`, which emits the bundle from the final CTRF document
+(``pytest_aicr_report``).  An error either way is noted as the run's
+:attr:`~aicr_pytest.plugin.state.OutcomeNotes.evidence_error`, which the published
+:class:`~aicr_pytest.plugin.state.RunOutcome` carries (``aicr-pytest validate`` exits 6).
+Everything else lives in :mod:`aicr_pytest.evidence`, which a run without evidence options never
+imports (its OIDC and registry clients load ``requests``/``urllib3``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.plugin import options
+from aicr_pytest.plugin.state import OutcomeNotes, controller_state, is_simulated
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.emit import Plan
@@ -85,14 +88,16 @@ class EvidenceEmitter:
                 print(f"ERROR: {error}", file=sys.stderr, flush=True)
         if error is not None:
             self.error = error
+            run.notes.evidence_error = error
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def configure(config: pytest.Config, *, simulated: bool = False) -> None:
+def configure(config: pytest.Config, notes: OutcomeNotes | None = None, *, simulated: bool = False) -> None:
     """Validate the evidence options and run the disclosure gate before any check runs; with
-    ``--emit-attestation`` register the :class:`EvidenceEmitter`.  A ``simulated`` run refuses
-    ``--emit-attestation`` (:data:`MSG_SIMULATED`)."""
+    ``--emit-attestation`` register the :class:`EvidenceEmitter`.  A failed gate is noted in
+    ``notes`` (the run exits 6).  A ``simulated`` run refuses ``--emit-attestation``
+    (:data:`MSG_SIMULATED`)."""
     try:
         settings = options.session_evidence_settings(config)
     except UsageError as err:
@@ -117,10 +122,32 @@ def configure(config: pytest.Config, *, simulated: bool = False) -> None:
         raise pytest.UsageError(str(err)) from None
     except session.EvidenceError as err:
         error = f"evidence: {err}"
-        config.pluginmanager.register(EvidenceEmitter(None, error), NAME)  # the outcome says why: 6
+        config.pluginmanager.register(EvidenceEmitter(None, error), NAME)
+        if notes is not None:
+            notes.evidence_error = error  # the outcome says why: 6
         pytest.exit(error, returncode=EVIDENCE_EXIT)
     if plan is not None:
         config.pluginmanager.register(EvidenceEmitter(plan), NAME)
 
 
-__all__ = ["EVIDENCE_EXIT", "MSG_SIMULATED", "NAME", "EvidenceEmitter", "configure"]
+# first of the run's features: the disclosure prompt comes before the interrupt watch is armed
+@pytest.hookimpl(tryfirst=True)
+def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
+    state = controller_state(config)
+    if state is not None:  # a simulated run signs nothing
+        configure(config, notes, simulated=is_simulated(state.settings))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=NAME)
+
+
+__all__ = [
+    "EVIDENCE_EXIT",
+    "MSG_SIMULATED",
+    "NAME",
+    "EvidenceEmitter",
+    "configure",
+    "pytest_aicr_configure_run",
+    "pytest_unconfigure",
+]

@@ -6,14 +6,15 @@ Each hook delegates: per-session state, the run's inputs and what a finished run
 :mod:`~aicr_pytest.plugin.collection`; exception → status → :mod:`~aicr_pytest.plugin.outcomes`;
 CTRF and terminal lines → :mod:`aicr_pytest.report`.
 
-The optional features are plugin objects registered in ``pytest_configure`` only when asked for,
-each owning its state (pytest's junitxml ``LogXML`` is the model): the ``--html`` page
-(:mod:`~aicr_pytest.plugin.htmlreport`), ``--emit-attestation``
-(:mod:`~aicr_pytest.plugin.evidence_wiring`), ``--cncf-submission``/``--evidence-dir``
-(:mod:`~aicr_pytest.plugin.cncf_wiring`), the interrupt watch
-(:mod:`~aicr_pytest.plugin.interrupt`) and progress (:mod:`~aicr_pytest.plugin.progress_sink`).
-Those that consume the finished run implement ``pytest_aicr_report``, which
-``pytest_sessionfinish`` calls once with the final CTRF document.
+The hooks here name no optional feature.  The features (the list is
+:mod:`~aicr_pytest.plugin.features`) are plugin modules that register their objects only when asked
+for, each owning its state (pytest's junitxml ``LogXML`` is the model), through the seam of
+:mod:`~aicr_pytest.plugin.hookspecs` that these hooks call: ``pytest_aicr_main`` instead of the
+session, ``pytest_aicr_configure`` and ``pytest_aicr_replaces_run`` before the run's inputs load,
+``pytest_aicr_configure_run`` after, ``pytest_aicr_finishing``, ``pytest_aicr_amend_report`` and
+``pytest_aicr_report`` (the final CTRF document) from ``pytest_sessionfinish``.  What a feature
+notes about the run's ending (:class:`~aicr_pytest.plugin.state.OutcomeNotes`) reaches the CTRF
+document and the published outcome.
 
 With ``--recipe`` and no test paths, the checks bundled in the wheel are collected.
 """
@@ -24,83 +25,48 @@ import os
 import sys
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from aicr_pytest.core import gcpause
-from aicr_pytest.core.writable import OutputError
-from aicr_pytest.evidence.cncf.settings import CncfSettings
-from aicr_pytest.plugin import (
-    budget,
-    bundled,
-    cncf_wiring,
-    collection,
-    evidence_wiring,
-    htmlreport,
-    interrupt,
-    junit,
-    metrics_wiring,
-    nodemarks_wiring,
-    outcomes,
-    progress_sink,
-)
+from aicr_pytest.plugin import budget, bundled, collection, outcomes
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
-from aicr_pytest.report import ctrf, terminal
+from aicr_pytest.report import terminal
 
 #: the header line that names the checks a run collects when no test paths are given
 BUNDLED_HEADER = "aicr-pytest: checks bundled with aicr-pytest, from "
 
 
-def cncf_main(config: pytest.Config) -> int | None:
-    """``--cncf-submission``: the evidence collector instead of a test session, the way
-    pytest's own ``--markers`` replaces it (called from the entry plugin's ``pytest_cmdline_main``)."""
-    if not cncf_wiring.wanted(config):
-        return None
-    config._do_configure()  # pytest_configure: option validation, recipe and policy (usage errors)
-    return cncf_wiring.submit(config)
+def session_main(config: pytest.Config) -> int | None:
+    """A feature that runs instead of the test session (``--cncf-submission``), the way pytest's own
+    ``--markers`` replaces it: its exit code (called from the entry plugin's ``pytest_cmdline_main``;
+    ``None``: the session runs)."""
+    result: int | None = config.hook.pytest_aicr_main(config=config)
+    return result
 
 
 def pytest_configure(config: pytest.Config) -> None:
     collection.register_markers(config)
     state = plugin_state.start(config)
     collection.opt_in_by_marker(config, state)
-    cncf = cncf_wiring.configure(config, state.settings)  # before anything touches the cluster
-    # with --cncf-submission alone there are no phases: the collector replaces them; next to a
-    # run's output (--emit-attestation, --html, --ctrf-report) it runs after them
-    if not cncf.submission or cncf_wiring.alongside_run(config):
-        _start_run(config, state, cncf)
+    # the features check their options and destinations before anything touches the cluster
+    config.hook.pytest_aicr_configure(config=config, settings=state.settings)
+    # a feature that runs instead of the checks (--cncf-submission alone) leaves no phases to prepare
+    if not config.hook.pytest_aicr_replaces_run(config=config):
+        _start_run(config, state)
     collection.add_bundled_checks(config, state)
 
 
-def _start_run(config: pytest.Config, state: plugin_state.PluginState, cncf: CncfSettings) -> None:
-    """The run's inputs, then the optional features it asked for, each a plugin object of its own."""
-    controller = not is_worker(config)
-    if state.settings.active and controller:
-        htmlreport.configure(config, state.settings.html)  # a bad --html: before the inputs load
-        metrics_wiring.configure(config, state.settings)  # a bad --metrics-file / --pushgateway too
+def _start_run(config: pytest.Config, state: plugin_state.PluginState) -> None:
+    """The run's inputs, its result collector, then the features that need an active run."""
     plugin_state.load(config, state)
     if not state.active:
         return
-    config.pluginmanager.register(progress_sink.ProgressSink(config), progress_sink.NAME)
-    if controller:
+    if not is_worker(config):
         config.pluginmanager.register(outcomes.ResultCollector(state), "aicr-result-collector")
-        # before any check: options, disclosure prompt; a simulated run signs nothing
-        evidence_wiring.configure(config, simulated=plugin_state.is_simulated(state.settings))
-        interrupt.configure(config, state.results)
-        junit.configure(config, state.results)  # --junitxml: whole or not at all
-        cncf_wiring.register_renderer(config, cncf)  # --evidence-dir: path A
-        nodemarks_wiring.configure(config, state)  # --label-bad-nodes / --taint-bad-nodes
-
-
-_Feature = TypeVar("_Feature")
-
-
-def _feature(config: pytest.Config, name: str, kind: type[_Feature]) -> _Feature | None:
-    """The optional feature registered under ``name`` (``None``: it was not asked for)."""
-    plugin = config.pluginmanager.get_plugin(name)
-    return plugin if isinstance(plugin, kind) else None
+    config.hook.pytest_aicr_configure_run(config=config, notes=state.notes)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -119,7 +85,8 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist controller: hand the run id and the ledger location to every worker."""
+    """xdist controller: hand the run id and the ledger location (phase plans, failed phases) to
+    every worker."""
     state = get_state(node.config)
     if state is not None and state.active:
         node.workerinput["aicr_run_id"] = state.run_id
@@ -157,8 +124,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if state is None or state.run is None:
         return
     run = state.run
-    if plugin_state.is_simulated(state.settings):
-        junit.simulated(session.config, str(state.settings.simulated))
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None and collection.only_bundled_checks(session.config):
         # node ids of the bundled checks are relative to their own directory: show them as such
@@ -184,10 +149,35 @@ def pytest_collection_modifyitems(
         collection.select_and_order(config, items, state)
 
 
+# an xdist worker shares its plan before it reports its collection (xdist's hook is plain)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start-up is over: the console script's garbage-collection pause ends here
     (:mod:`~aicr_pytest.core.gcpause`)."""
     gcpause.resume()
+    if is_worker(session.config):
+        worker = str(session.config.workerinput["workerid"])  # type: ignore[attr-defined]
+        collection.share_plan(session, get_state(session.config), worker)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist controller of an active run: a phase's checks together, the phases in order
+    (:mod:`~aicr_pytest.plugin.phasesched`), whatever ``--dist`` says except ``each``."""
+    state = get_state(config)
+    if state is None or state.ledger is None or config.getvalue("dist") == "each":
+        return None
+    from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
+
+    from aicr_pytest.plugin.phasesched import PhaseScheduling
+
+    ledger = state.ledger
+    return PhaseScheduling(
+        config,
+        numnodes=len(parse_tx_spec_config(config)),
+        phases=state.settings.phases,
+        plan=lambda node: ledger.read_plan(str(node.gateway.id)),
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -243,7 +233,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         res.finished,
         readiness_blocked=blocked,
         cleanup_hints=res.cleanup_hints,
-        where=_details_at(config, state),
+        where=_details_at(config),
         width=_terminal_width(terminalreporter, config),
     )
     for section in sections:
@@ -275,22 +265,19 @@ def _other_tracebacks(terminalreporter: Any, config: pytest.Config) -> None:
         terminalreporter.write_line(report.longreprtext)
 
 
-def _details_at(config: pytest.Config, state: plugin_state.PluginState) -> list[str]:
-    """Where a failure's full message and evidence are: the CTRF report, JUnit XML, the HTML page."""
-    where: list[str] = []
-    target = state.settings.ctrf_report
-    if target == "-":
-        where.append("CTRF report on stdout")
-    elif target:
-        where.append(f"CTRF report {target}")
-    xmlpath = getattr(config.option, "xmlpath", None)
-    if xmlpath:
-        where.append(f"JUnit XML {xmlpath}")
-    if state.settings.html:
-        where.append(f"HTML report {state.settings.html}")
+def _details_at(config: pytest.Config) -> list[str]:
+    """Where a failure's full message and evidence are: each report the features wrote (the CTRF
+    report, JUnit XML, the HTML page), then how to see full tracebacks."""
+    where = list(config.hook.pytest_aicr_report_location(config=config))
     if not getattr(config.option, "aicr_debug", None) and config.option.tbstyle == "no":
         where.append("full tracebacks with --debug")
     return where
+
+
+def pytest_aicr_report_location(config: pytest.Config) -> str | None:
+    """pytest's own ``--junitxml``, between the CTRF report (first) and the HTML page (last)."""
+    xmlpath = getattr(config.option, "xmlpath", None)
+    return f"JUnit XML {xmlpath}" if xmlpath else None
 
 
 @pytest.hookimpl(trylast=True)
@@ -300,23 +287,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = plugin_state.controller_state(session.config)
     if state is None:
         return
-    watch = _feature(session.config, interrupt.WATCH_NAME, interrupt.InterruptWatch)
-    if watch is not None:
-        watch.stop_deadline()  # the reports are written whatever the clock says
-        interrupt.collect_late_hints(watch.collected, state.results)
-    report = plugin_state.build_report(state, interrupted=watch.reason if watch is not None else None)
-    if state.settings.ctrf_report:
-        try:
-            ctrf.write(report, state.settings.ctrf_report, sys.stdout)
-        except OutputError as err:  # written to a temporary file instead; the run ends non-zero
-            state.results.output_failed(str(err))
+    # what the features note for the report: why the run stopped early (the deadline is off now)
+    session.config.hook.pytest_aicr_finishing(session=session, notes=state.notes)
+    report = plugin_state.build_report(state)
+    session.config.hook.pytest_aicr_amend_report(session=session, report=report, notes=state.notes)
     if plugin_state.readiness_blocked(state) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    # the --html page, --evidence-dir (path A), the --emit-attestation bundle, a conftest's own
+    # every consumer of the final document: the CTRF file first, then the rest, a conftest's own too
     session.config.hook.pytest_aicr_report(
         session=session, report=report, run=plugin_state.finished_run(state, exitstatus)
     )
-    junit.restore(session.config)
     if state.results.output_errors and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     plugin_state.remove_ledger(session.config, state)
@@ -328,14 +308,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     for line in state.results.output_errors:  # last, below pytest's summary: what was not written
         print(f"aicr-pytest: error: {line}", file=sys.stderr, flush=True)
-    evidence = _feature(config, evidence_wiring.NAME, evidence_wiring.EvidenceEmitter)
-    watch = _feature(config, interrupt.WATCH_NAME, interrupt.InterruptWatch)
-    renderer = _feature(config, cncf_wiring.RENDERER_NAME, cncf_wiring.CncfRenderer)
-    outcome = plugin_state.run_outcome(
-        state,
-        evidence_error=evidence.error if evidence is not None else None,
-        interrupted=watch.reason if watch is not None else None,
-        render_error=renderer.error if renderer is not None else None,
-    )
+    outcome = plugin_state.run_outcome(state)  # the features' notes included
     if outcome is not None:
         config.hook.pytest_aicr_run_finished(config=config, outcome=outcome)

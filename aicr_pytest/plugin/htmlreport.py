@@ -2,11 +2,12 @@
 
 The option itself is an entry of the option table (:mod:`aicr_pytest.plugin.options`: ``--html``
 on both entry points; under pytest also ``--aicr-html``, and ``--html`` is left to pytest-html when
-that plugin is installed).  :func:`configure` runs in ``pytest_configure`` on the controller of a
-run with ``--recipe``, before the inputs load (a bad destination is a usage error before anything
-runs), and registers an :class:`HtmlReport`; that writes the page from the final CTRF document
-(``pytest_aicr_report``), also when the run was interrupted.  The page itself is
-:mod:`aicr_pytest.report.html`.
+that plugin is installed).  A feature module (:mod:`~aicr_pytest.plugin.features`):
+:func:`configure` runs from ``pytest_aicr_configure`` on the controller of a run with ``--recipe``,
+before the inputs load (a bad destination is a usage error before anything runs), and registers an
+:class:`HtmlReport`; that writes the page from the final CTRF document (``pytest_aicr_report``),
+also when the run was interrupted, and is unregistered in ``pytest_unconfigure``.  The page itself
+is :mod:`aicr_pytest.report.html`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import pytest
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.writable import OutputError
+from aicr_pytest.plugin.state import is_worker
 
 if TYPE_CHECKING:
+    from aicr_pytest.core.settings import Settings
     from aicr_pytest.plugin.state import FinishedRun
 
 #: the plugin name of the registered :class:`HtmlReport`
@@ -36,6 +39,10 @@ class HtmlReport:
     @pytest.hookimpl(tryfirst=True)
     def pytest_aicr_report(self, session: pytest.Session, report: dict[str, Any], run: FinishedRun) -> None:
         self.write(report, run)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_aicr_report_location(self, config: pytest.Config) -> str:
+        return f"HTML report {self.target}"
 
     def write(self, report: dict[str, Any], run: FinishedRun) -> None:
         """Write the page; a write error is one line on stderr."""
@@ -77,4 +84,13 @@ def configure(config: pytest.Config, target: str | None) -> None:
     config.pluginmanager.register(HtmlReport(target), NAME)
 
 
-__all__ = ["NAME", "HtmlReport", "configure"]
+def pytest_aicr_configure(config: pytest.Config, settings: Settings) -> None:
+    if settings.active and not is_worker(config):
+        configure(config, settings.html)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=NAME)
+
+
+__all__ = ["NAME", "HtmlReport", "configure", "pytest_aicr_configure", "pytest_unconfigure"]

@@ -11,8 +11,10 @@ SIGTERM``, ``interrupted by SIGHUP`` (a closed terminal or SSH session) or ``tim
 * :func:`arm_deadline` — the whole-run deadline (``--timeout``): ``SIGALRM`` after ``seconds``;
   the function it returns cancels it;
 * :class:`InterruptWatch` — the plugin object that arms both on the controller of an active run
-  (:func:`configure`, from ``pytest_configure``), so plain ``pytest`` behaves like ``validate``,
-  and owns the bookkeeping: the selected items, and why the run stopped (:attr:`InterruptWatch.reason`).
+  (:func:`configure`, from ``pytest_aicr_configure_run``, last of the features), so plain
+  ``pytest`` behaves like ``validate``, and owns the bookkeeping: the selected items, and why the
+  run stopped (:attr:`InterruptWatch.reason`), which it notes for the report
+  (``pytest_aicr_finishing``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
-from aicr_pytest.plugin.state import HINTS_KEY, ITEM_KEY
+from aicr_pytest.plugin.state import HINTS_KEY, ITEM_KEY, OutcomeNotes, controller_state
 from aicr_pytest.report import results as r
 
 SIGINT_REASON = "interrupted by SIGINT"
@@ -292,6 +294,13 @@ class InterruptWatch:
         for report in unfinished_reports(self.collected, self.results, self.reason):
             self.config.hook.pytest_runtest_logreport(report=report)
 
+    def pytest_aicr_finishing(self, session: pytest.Session, notes: OutcomeNotes) -> None:
+        """Before the reports: the deadline stops (they are written whatever the clock says), the
+        hints of items torn down after the interrupt count, and why the run stopped is noted."""
+        self.stop_deadline()
+        collect_late_hints(self.collected, self.results)
+        notes.interrupted = self.reason
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.disarm()
         undo, self._undo_signals = self._undo_signals, None
@@ -314,4 +323,16 @@ def configure(config: pytest.Config, results: r.RunResults) -> None:
     config.pluginmanager.register(watch, WATCH_NAME)
 
 
-__all__ += ["WATCH_NAME", "InterruptWatch", "configure"]
+# last of the run's features: armed after the evidence disclosure prompt
+@pytest.hookimpl(trylast=True)
+def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
+    state = controller_state(config)
+    if state is not None:
+        configure(config, state.results)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=WATCH_NAME)
+
+
+__all__ += ["WATCH_NAME", "InterruptWatch", "configure", "pytest_aicr_configure_run", "pytest_unconfigure"]

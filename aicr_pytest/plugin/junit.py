@@ -16,12 +16,17 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.junitxml import xml_key
 
 from aicr_pytest.core.writable import MSG_WRITE_FAILED, OutputError, errno_text, write_output
+from aicr_pytest.plugin.state import OutcomeNotes, controller_state, is_simulated
 from aicr_pytest.report.results import RunResults
+
+if TYPE_CHECKING:
+    from aicr_pytest.plugin.state import FinishedRun
 
 #: the plugin name of the registered :class:`AtomicJunit`
 NAME = "aicr-junit-atomic"
@@ -35,6 +40,11 @@ class AtomicJunit:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         write(session.config, self.results)
+
+    # after every other consumer of the final document: the terminal summary names the file next
+    @pytest.hookimpl(trylast=True)
+    def pytest_aicr_report(self, session: pytest.Session, report: dict[str, Any], run: FinishedRun) -> None:
+        restore(session.config)
 
 
 def write(config: pytest.Config, results: RunResults) -> None:
@@ -82,4 +92,32 @@ def configure(config: pytest.Config, results: RunResults) -> None:
     config.pluginmanager.register(AtomicJunit(results), NAME)
 
 
-__all__ = ["NAME", "AtomicJunit", "configure", "restore", "simulated", "write"]
+def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
+    """A feature module (:mod:`~aicr_pytest.plugin.features`): on the controller of an active run."""
+    state = controller_state(config)
+    if state is not None:
+        configure(config, state.results)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A ``--simulate`` run's ``--junitxml``: :func:`simulated`."""
+    state = controller_state(session.config)
+    if state is not None and state.run is not None and is_simulated(state.settings):
+        simulated(session.config, str(state.settings.simulated))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=NAME)
+
+
+__all__ = [
+    "NAME",
+    "AtomicJunit",
+    "configure",
+    "pytest_aicr_configure_run",
+    "pytest_sessionstart",
+    "pytest_unconfigure",
+    "restore",
+    "simulated",
+    "write",
+]

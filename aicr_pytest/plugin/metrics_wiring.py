@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.plugin.state import is_worker
 
 if TYPE_CHECKING:
     from aicr_pytest.core.settings import Settings
@@ -77,4 +78,15 @@ def configure(config: pytest.Config, settings: Settings) -> None:
     config.pluginmanager.register(MetricsExporter(settings), NAME)
 
 
-__all__ = ["NAME", "MetricsExporter", "configure"]
+def pytest_aicr_configure(config: pytest.Config, settings: Settings) -> None:
+    """A feature module (:mod:`~aicr_pytest.plugin.features`): on the controller of an active run,
+    before its inputs load."""
+    if settings.active and not is_worker(config):
+        configure(config, settings)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=NAME)
+
+
+__all__ = ["NAME", "MetricsExporter", "configure", "pytest_aicr_configure", "pytest_unconfigure"]

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from aicr_pytest.plugin.state import OutcomeNotes, controller_state
+
 if TYPE_CHECKING:
     from aicr_pytest.plugin.state import PluginState
 
@@ -63,4 +65,15 @@ def configure(config: pytest.Config, state: PluginState) -> None:
         config.pluginmanager.register(NodeMarker(state), NAME)
 
 
-__all__ = ["NAME", "NodeMarker", "configure"]
+def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
+    """A feature module (:mod:`~aicr_pytest.plugin.features`): on the controller of an active run."""
+    state = controller_state(config)
+    if state is not None:
+        configure(config, state)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=NAME)
+
+
+__all__ = ["NAME", "NodeMarker", "configure", "pytest_aicr_configure_run", "pytest_unconfigure"]

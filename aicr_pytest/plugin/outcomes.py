@@ -258,4 +258,4 @@ class ResultCollector:
             trace=trace,
         )
         if acc is not None and self.state.ledger is not None:
-            self.state.ledger.record(acc.order, acc.phase, acc.status)
+            self.state.ledger.record(acc.phase, acc.status)

@@ -1,6 +1,7 @@
 """Where a run's progress lines (:mod:`aicr_pytest.core.progress`) go: stderr, one line each.
 
-Installed for an active run in every process (controller, or each xdist worker).  A line is
+A feature module (:mod:`~aicr_pytest.plugin.features`): installed for an active run in every
+process (controller, or each xdist worker) from ``pytest_aicr_configure_run``.  A line is
 prefixed with the check that waits (``check-nvidia-smi: waiting for ...``) and written with
 pytest's capture suspended, so it shows while the check runs: in an xdist worker straight to its
 stderr, which is the controller's; in the controller after ending pytest's half-written progress
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core import progress
-from aicr_pytest.plugin.state import ITEM_KEY, is_worker
+from aicr_pytest.plugin.state import ITEM_KEY, OutcomeNotes, is_worker
 
 NAME = "aicr-progress-sink"
 
@@ -61,4 +62,12 @@ class ProgressSink:
         progress.install(self._previous)
 
 
-__all__ = ["NAME", "ProgressSink"]
+def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
+    config.pluginmanager.register(ProgressSink(config), NAME)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.pluginmanager.unregister(name=NAME)
+
+
+__all__ = ["NAME", "ProgressSink", "pytest_aicr_configure_run", "pytest_unconfigure"]

@@ -3,12 +3,14 @@
 One :class:`PluginState` per process lives in ``config.stash[STATE_KEY]``: what the run itself
 needs.  In ``pytest_configure`` :func:`start` builds it from the option table and :func:`load`
 adds the run's inputs and readiness (:mod:`aicr_pytest.core.inputs`) and the prevalidation hook.
-The optional features (``--html``, ``--cncf-submission``/``--evidence-dir``,
-``--emit-attestation``, the interrupt watch, progress) are plugin objects of their own, each owning
-its state; the controller hands them the final CTRF document through ``pytest_aicr_report``
-(a :class:`FinishedRun` beside it).  When an active run ends, the controller publishes a
-:class:`RunOutcome` through the ``pytest_aicr_run_finished`` hook: that is all ``aicr-pytest
-validate`` (or any other caller of ``pytest.main``) needs for its exit code and report.
+This module names no feature.  The optional features (the CTRF file, ``--html``,
+``--cncf-submission``/``--evidence-dir``, ``--emit-attestation``, the interrupt watch, progress)
+are plugin objects of their own (:mod:`~aicr_pytest.plugin.features`), each owning its state; they
+write what the run's ending must say into the run's :class:`OutcomeNotes`, and the controller hands
+them the final CTRF document through ``pytest_aicr_report`` (a :class:`FinishedRun` beside it).
+When an active run ends, the controller publishes a :class:`RunOutcome` through the
+``pytest_aicr_run_finished`` hook: that is all ``aicr-pytest validate`` (or any other caller of
+``pytest.main``) needs for its exit code and report.
 """
 
 from __future__ import annotations
@@ -112,6 +114,23 @@ class ClusterHandle:
 
 
 @dataclass
+class OutcomeNotes:
+    """What the features note about how an active run ended (the controller's, one per run).
+
+    The core builds the CTRF document and the :class:`RunOutcome` from these fields and never
+    asks a feature itself.  A feature writes here; one whose ending changes ``validate``'s exit
+    code adds its field (and the one of :class:`RunOutcome` that carries it).
+    """
+
+    #: why the run stopped early (SIGINT, SIGTERM, the ``--timeout`` deadline): the interrupt watch
+    interrupted: str | None = None
+    #: why ``--emit-attestation`` emitted no bundle: recipe evidence (``validate`` exits 6)
+    evidence_error: str | None = None
+    #: ``[INTERNAL] evidence rendering failed: …``: ``--evidence-dir`` (``validate`` exits 8)
+    render_error: str | None = None
+
+
+@dataclass
 class PluginState:
     settings: Settings
     run: RunState | None = None
@@ -125,6 +144,8 @@ class PluginState:
     report: dict[str, Any] | None = None
     #: each check's time budget in seconds: the catalog's, overridden by ``--data`` (core.budgets)
     budgets: dict[str, float] = field(default_factory=dict)
+    #: what the features noted about the run's ending (controller)
+    notes: OutcomeNotes = field(default_factory=OutcomeNotes)
 
     @property
     def active(self) -> bool:
@@ -138,13 +159,15 @@ class FinishedRun:
     ``inputs`` are the run's validated inputs (settings, recipe, snapshot, data tree, readiness);
     ``results`` every result the controller collected (also cleanup hints and the HTML figures);
     ``items`` what collection selected, in run order; ``exitstatus`` pytest's exit status as
-    ``pytest_sessionfinish`` received it (``ExitCode.INTERRUPTED`` after an interrupt).
+    ``pytest_sessionfinish`` received it (``ExitCode.INTERRUPTED`` after an interrupt);
+    ``notes`` the run's :class:`OutcomeNotes`, where a consumer records why it failed.
     """
 
     inputs: RunState
     results: RunResults
     items: tuple[ItemInfo, ...]
     exitstatus: int
+    notes: OutcomeNotes = field(default_factory=OutcomeNotes)
 
 
 @dataclass(frozen=True)
@@ -228,16 +251,16 @@ def is_simulated(settings: Settings) -> bool:
     return bool(settings.simulated) and not settings.no_cluster
 
 
-def build_report(state: PluginState, interrupted: str | None = None) -> dict[str, Any]:
+def build_report(state: PluginState) -> dict[str, Any]:
     """The run's CTRF document (kept on the state): readiness results first when they blocked;
-    ``interrupted`` is why the run stopped early (the interrupt watch knows)."""
+    why the run stopped early, when it did, from the notes."""
     readiness = state.run.readiness if state.run is not None else None
     state.report = build_ctrf(
         state.results.finished,
         readiness=readiness.results if readiness is not None and readiness.blocked else [],
         start_ms=state.start_ms,
         run_id=state.run_id,
-        interrupted=interrupted,
+        interrupted=state.notes.interrupted,
         identity=run_identity(state),
         report_extra=state.results.report_extra,
     )
@@ -248,7 +271,11 @@ def finished_run(state: PluginState, exitstatus: int) -> FinishedRun:
     """What ``pytest_aicr_report`` passes beside the CTRF document (an active run only)."""
     assert state.run is not None
     return FinishedRun(
-        inputs=state.run, results=state.results, items=tuple(state.items), exitstatus=exitstatus
+        inputs=state.run,
+        results=state.results,
+        items=tuple(state.items),
+        exitstatus=exitstatus,
+        notes=state.notes,
     )
 
 
@@ -258,25 +285,20 @@ def remove_ledger(config: pytest.Config, state: PluginState) -> None:
         shutil.rmtree(ledger_dir(state), ignore_errors=True)
 
 
-def run_outcome(
-    state: PluginState,
-    *,
-    evidence_error: str | None = None,
-    interrupted: str | None = None,
-    render_error: str | None = None,
-) -> RunOutcome | None:
+def run_outcome(state: PluginState) -> RunOutcome | None:
     """The outcome of an active run (``None`` when the validator was not active), with what the
-    optional features recorded (see :class:`RunOutcome`)."""
+    features noted (see :class:`RunOutcome`)."""
     if state.run is None:
         return None
+    notes = state.notes
     return RunOutcome(
         readiness_blocked=state.run.readiness.blocked,
         usage_error=state.results.usage_error,
         statuses=state.results.statuses(),
         report=state.report,
-        evidence_error=evidence_error,
-        interrupted=interrupted,
-        render_error=render_error,
+        evidence_error=notes.evidence_error,
+        interrupted=notes.interrupted,
+        render_error=notes.render_error,
         output_errors=tuple(state.results.output_errors),
     )
 
@@ -338,7 +360,8 @@ def start(config: pytest.Config) -> PluginState:
 
 
 def load(config: pytest.Config, state: PluginState) -> None:
-    """With ``--recipe``: logging, the CTRF destination, the run's inputs, readiness and prevalidation.
+    """With ``--recipe``: logging, the ``--junitxml`` destination, the run's inputs, readiness and
+    prevalidation (the features checked their own destinations before: ``pytest_aicr_configure``).
 
     Makes the state active.  Raises ``pytest.UsageError`` with the one line to print.
     """
@@ -439,6 +462,7 @@ __all__ = [
     "ClusterHandle",
     "FinishedRun",
     "ItemInfo",
+    "OutcomeNotes",
     "PluginState",
     "RunOutcome",
     "build_report",

@@ -178,9 +178,20 @@ def test_report_is_never_null_and_ordered() -> None:
     ]
 
 
-def test_ledger_shares_results_through_files(tmp_path: Path) -> None:
-    writer = PhaseLedger(tmp_path / "l")
-    reader = PhaseLedger(tmp_path / "l", sleep=lambda s: writer.record(1, "deployment", "failed"))
-    writer.record(0, "deployment", "passed")
-    reader.wait_for([0, 1])  # the injected sleep records order 1, as another process would
-    assert reader.failed_phases([0, 1]) == {"deployment"}
+def test_ledger_shares_failed_phases_and_plans_through_files(tmp_path: Path) -> None:
+    controller = PhaseLedger(tmp_path / "l")
+    worker = PhaseLedger(tmp_path / "l")
+    assert worker.failed_phases() == set()
+    controller.record("deployment", "passed")
+    controller.record("conformance", "other")
+    controller.record("deployment", "failed")
+    assert worker.failed_phases() == {"deployment", "conformance"}
+    worker.write_plan("gw0", ["deployment", "conformance", None])
+    assert controller.read_plan("gw0") == ["deployment", "conformance", None]
+    assert controller.read_plan("gw1") is None
+    (tmp_path / "l" / "plan-gw1.json").write_text("{not json")
+    assert controller.read_plan("gw1") is None
+    one_process = PhaseLedger(None)
+    one_process.record("deployment", "failed")
+    one_process.write_plan("gw0", ["deployment"])
+    assert one_process.failed_phases() == {"deployment"} and one_process.read_plan("gw0") is None
