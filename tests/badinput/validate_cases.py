@@ -734,7 +734,8 @@ CASES: list[Case] = [
     *_both(
         ["-r", "{tmp}/overlay-badcrit.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {},
-        "overlay {tmp}/overlay-badcrit.yaml: spec.criteria: invalid service type: nope",
+        "overlay {tmp}/overlay-badcrit.yaml: spec.criteria: invalid service type: nope "
+        "(valid: any, aks, bcm, eks, generic, gke, k0s, kind, lke, metal3, ocp, oke, rke2)",
     ),
     # a mapping key given twice: file, line and key, in yaml.v3's words
     *_both(

@@ -137,7 +137,7 @@ def test_the_detectors_detect(browser: Browser, tmp_path: Path) -> None:
 def test_passing_run(browser: Browser, pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     fc: FakeCluster = aicr_fake_cluster_factory("h100-eks-training")
     page, evidence = pytester.path / "report" / "passing.html", pytester.path / "evidence"
-    tests, _ = run_nccl(pytester, fc, "--html", str(page), "--evidence-dir", str(evidence))
+    tests, _ = run_nccl(pytester, fc, "--aicr-html", str(page), "--aicr-evidence-dir", str(evidence))
     assert tests[BW]["status"] == "passed"
     tab = browser.open(page.as_uri(), width=WIDE)
     s = state(tab)

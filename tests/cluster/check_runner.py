@@ -178,3 +178,21 @@ def run_on_backend(
     assert run.report, f"no CTRF report:\n{run.result.stdout.str()[-3000:]}"
     assert_no_rbac_denials(run.tests)
     return run
+
+
+#: what every run that needs the cluster asks before its first check: the reachability probe and the
+#: scan for objects earlier runs left (their ``managed-by`` label)
+_PREFLIGHT_SELECTOR = "labelSelector=app.kubernetes.io%2Fmanaged-by%3Daicr-pytest"
+
+
+def requests_beyond_preflight(fc: Any) -> list[tuple[str, str]]:
+    """The (method, path) of every request a run made other than its pre-flight ones: what the checks
+    themselves asked of the fake cluster."""
+    return [
+        (r.method, r.path)
+        for r in fc.server.requests
+        if not (
+            (r.method == "GET" and r.path == "/version")
+            or (r.method == "GET" and _PREFLIGHT_SELECTOR in (getattr(r, "query", "") or ""))
+        )
+    ]

@@ -45,6 +45,7 @@ OTHER_FLAGS = {
     "--all": "oci's, in the command whose output --oke-addons reads",
     "--keep-going": "sphinx-build's, in the test command's docs stage (CONTRIBUTING)",
     "--no-cache": "lint-imports', in the test command's import-linter stage (CONTRIBUTING)",
+    "--raw": "kubectl's, in the health probe troubleshooting suggests for an unhealthy control plane",
 }
 #: the upstream research note describes today's AICR, flags aicr-pytest does not have included
 NOT_SCANNED = ("maintainers",)

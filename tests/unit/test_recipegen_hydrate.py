@@ -63,7 +63,10 @@ def test_bad_criteria_are_one_line(data: DataTree) -> None:
         hydrate_overlay(
             {"kind": "RecipeMetadata", "spec": {"criteria": {"service": "bogus"}}}, "o.yaml", data
         )
-    assert str(err.value) == "overlay o.yaml: spec.criteria: invalid service type: bogus"
+    assert str(err.value) == (
+        "overlay o.yaml: spec.criteria: invalid service type: bogus "
+        "(valid: any, aks, bcm, eks, generic, gke, k0s, kind, lke, metal3, ocp, oke, rke2)"
+    )
 
 
 def test_without_a_hydrator_the_refusal_names_aicr_pytest_recipe(tmp_path: Path) -> None:
