@@ -7,7 +7,8 @@
 3. wait for all of them with one label-selected watch on the injected clock
    (:data:`aicr_pytest.health.cudasmoke.BUDGET_S`); a pod whose image will not be pulled ends its wait early;
 4. prove each pod ran (:mod:`aicr_pytest.kube.proof`), read its log and judge every node with
-   :func:`aicr_pytest.health.cudasmoke.parse_smoke` and :func:`~aicr_pytest.health.cudasmoke.check_cuda_smoke`.
+   :func:`aicr_pytest.health.cudasmoke.parse_smoke` and
+   :func:`~aicr_pytest.health.cudasmoke.check_cuda_smoke`.
 """
 
 from __future__ import annotations

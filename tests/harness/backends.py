@@ -479,7 +479,12 @@ class ControlPlaneSession:
             InferenceJobs,
             VolumeProvisioner,
         )
-        from tests.harness.controlplane_health import DIAG_SELECTOR, SMOKE_SELECTOR, CudaSmokePods, DcgmDiagPods
+        from tests.harness.controlplane_health import (
+            DIAG_SELECTOR,
+            SMOKE_SELECTOR,
+            CudaSmokePods,
+            DcgmDiagPods,
+        )
         from tests.harness.controlplane_leases import OperatorLeases
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,

@@ -31,7 +31,14 @@ from urllib.parse import quote, urlsplit
 if TYPE_CHECKING:
     from tests.harness.controlplane import ControlPlane
 
-__all__ = ["DIAG_SELECTOR", "SMOKE_SELECTOR", "CudaSmokePods", "DcgmDiagPods", "ExporterHealth", "apply_faults"]
+__all__ = [
+    "DIAG_SELECTOR",
+    "SMOKE_SELECTOR",
+    "CudaSmokePods",
+    "DcgmDiagPods",
+    "ExporterHealth",
+    "apply_faults",
+]
 
 Obj = dict[str, Any]
 

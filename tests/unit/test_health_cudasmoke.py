@@ -89,9 +89,7 @@ def test_no_node_judged_is_inconclusive() -> None:
 
 
 def test_the_pod_holds_every_gpu_pinned_to_its_node_and_the_script_covers_them() -> None:
-    pod = cs.smoke_pod(
-        "gpu-a", 8, name="p", image="img", tolerations=None, active_deadline_seconds=300
-    )
+    pod = cs.smoke_pod("gpu-a", 8, name="p", image="img", tolerations=None, active_deadline_seconds=300)
     (container,) = pod["spec"]["containers"]
     assert pod["spec"]["nodeName"] == "gpu-a" and pod["spec"]["restartPolicy"] == "Never"
     assert container["resources"]["limits"] == {"nvidia.com/gpu": "8"}

@@ -44,14 +44,18 @@ def smoke_output(gpus: int, *, uvm_missing: bool = False) -> tuple[str, int]:
         state = "missing" if uvm_missing and device == "/dev/nvidia-uvm" else "ok"
         lines.append(f"{cs.PREFIX} uvm {device} {state}")
     for i in range(gpus):
-        lines.append(f"{cs.PREFIX} gpu {i} fail exit 1: {KERNEL_ERROR}" if uvm_missing else f"{cs.PREFIX} gpu {i} ok")
+        lines.append(
+            f"{cs.PREFIX} gpu {i} fail exit 1: {KERNEL_ERROR}" if uvm_missing else f"{cs.PREFIX} gpu {i} ok"
+        )
     lines.append(f"{cs.PREFIX} end {gpus}")
     return "\n".join(lines) + "\n", 1 if uvm_missing else 0
 
 
 def held_gpus(pod: Obj, node: Obj) -> int:
     """The GPUs ``pod`` holds (its limits), capped by ``node``'s allocatable."""
-    installed = int(parse_quantity(((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", 0)))
+    installed = int(
+        parse_quantity(((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", 0))
+    )
     held = 0
     for c in (pod.get("spec") or {}).get("containers") or []:
         held += int(parse_quantity(((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu", 0)))
