@@ -262,7 +262,8 @@ ROWS: tuple[Option, ...] = (
         metavar="IMAGE",
     ),
     # --- node health (gpu-inventory, gpu-diagnostics, gpu-health, gpu-cuda-smoke): read by
-    # checks/deployment/test_node_health.py; the knobs are validated up front by aicr_pytest.health.hooks ---------
+    # checks/deployment/test_node_health.py; the knobs are validated up front by
+    # aicr_pytest.health.hooks ---------------------------------------------------------------------
     NODE_HEALTH,
     # --- NCCL bad-node isolation: read by checks/performance/test_nccl_all_reduce.py; refused up
     # front (aicr_pytest.core.inputs) when the run selects no NCCL check -------------------------
