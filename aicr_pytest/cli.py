@@ -363,7 +363,8 @@ def _check_inputs(
     request: ValidateRequest, values: Mapping[str, Any], given: Mapping[str, Any]
 ) -> tuple[float, tuple[str, str] | None, list[dict[str, Any]]]:
     """Every input that can be checked before any work, each a one-line ``UsageError``: the CNCF
-    options, ``--recipe``, ``--timeout``, the report destination, the provider files, ``--fault``.
+    options, ``--recipe``, ``--timeout``, the report destination, the provider files,
+    ``--emit-attestation`` with ``--simulate`` (a simulated run signs nothing), ``--fault``.
     Returns the timeout in seconds, the ``-o cm://`` target and the provider data."""
     settings_from_values(values)  # --cncf-submission/--feature/--evidence-dir/--cncf-checklist
     if not request.recipe and not request.cncf_submission:  # --recipe is optional only there
@@ -374,6 +375,10 @@ def _check_inputs(
     if request.output and request.output != "-" and configmap is None:
         check_writable(request.output, "--output")
     provider_data = _provider_data(given, request)  # a bad provider file: exit 2 before cluster work
+    if request.simulate and request.emit_attestation:  # before the simulator starts
+        from aicr_pytest.plugin.evidence_wiring import MSG_SIMULATED
+
+        raise UsageError(MSG_SIMULATED)
     if request.fault and not request.simulate:
         raise UsageError("--fault needs --simulate PROFILE")
     return timeout_s, configmap, provider_data
@@ -499,16 +504,16 @@ def _dumps(report: dict[str, Any]) -> str:
 def simulate_listing() -> list[str]:
     """``aicr-pytest simulate --list``: every profile and fault, each with its one-line summary."""
     from aicr_pytest.testing.profiles import PROFILES
+    from aicr_pytest.testing.profiles.descriptions import describe_fault, describe_profile
     from aicr_pytest.testing.profiles.faults import FAULTS
 
-    def summary(fn: object) -> str:
-        doc = (getattr(fn, "__doc__", None) or "").strip()
-        return doc.split("\n", 1)[0].strip() if doc else ""
-
+    width = max(len(name) for name in [*PROFILES, *FAULTS]) + 1
     lines = ["profiles:"]
-    lines += [f"  {name:<28} {summary(fn)}".rstrip() for name, fn in PROFILES.items()]
+    lines += [f"  {name:<{width}} {describe_profile(name, fn.__doc__)}" for name, fn in PROFILES.items()]
     lines.append("faults (--fault, repeatable):")
-    lines += [f"  {name:<28} {summary(fn)}".rstrip() for name, fn in sorted(FAULTS.items())]
+    lines += [
+        f"  {name:<{width}} {describe_fault(name, fn.__doc__)}" for name, fn in sorted(FAULTS.items())
+    ]
     return lines
 
 

@@ -44,14 +44,25 @@ find_go() {
     fi
 }
 
-# timed NAME CMD...: run CMD, recording wall time and peak RSS in $logs/NAME.time when GNU time is present.
+# timed NAME CMD...: run CMD, saying when it starts, every $AICR_HEARTBEAT_S seconds (60) while it
+# runs (kube-apiserver alone compiles for about ten minutes) and how long it took; with GNU time,
+# its wall time and peak RSS also go to $logs/NAME.time.
 timed() {
     local name="$1"; shift
-    local start=$SECONDS
+    local start=$SECONDS status=0 beat
+    log "$name: started"
+    ( while sleep "${AICR_HEARTBEAT_S:-60}"; do log "$name: still running ($((SECONDS - start))s)"; done ) &
+    beat=$!
     if [[ -x /usr/bin/time ]]; then
-        /usr/bin/time -v -o "$logs/$name.time" "$@"
+        /usr/bin/time -v -o "$logs/$name.time" "$@" || status=$?
     else
-        "$@"
+        "$@" || status=$?
+    fi
+    kill "$beat" 2>/dev/null || true
+    wait "$beat" 2>/dev/null || true
+    if [[ $status -ne 0 ]]; then
+        log "$name: failed after $((SECONDS - start))s (exit $status)"
+        return "$status"
     fi
     log "$name: $((SECONDS - start))s"
 }
@@ -81,6 +92,8 @@ build() {
     local go
     go="$(find_go)" || { log "no Go toolchain found: cannot build the control plane"; exit 3; }
     log "$("$go" version); k8s $K8S_VERSION, kwok $KWOK_VERSION -> $bin"
+    log "a cold build takes about 17 minutes on 2 cores (steps: etcd, modules, kube-apiserver," \
+        "kube-controller-manager, kube-scheduler, kwok); later runs reuse the cache"
     ensure_etcd
 
     local missing=() b

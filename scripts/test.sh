@@ -23,6 +23,13 @@ if [ "$ch_status" -ne 0 ]; then
   echo "chromium unavailable (exit $ch_status): the browser test skips with a reason," \
        "or fails when AICR_REQUIRE_CHROMIUM=1"
 fi
+echo "== ctrf (the CTRF reference implementation from npm, for the CTRF validation test; cached)"
+cj_status=0
+bash scripts/ctrf.sh install || cj_status=$?
+if [ "$cj_status" -ne 0 ]; then
+  echo "ctrf (npm) unavailable (exit $cj_status): the CTRF validation test skips with a reason," \
+       "or fails when AICR_REQUIRE_CTRF_JS=1"
+fi
 echo "== registries for the evidence tests (build once per machine, cached; scripts/registry.sh)"
 reg_status=0
 nice -n 10 bash scripts/registry.sh build || reg_status=$?

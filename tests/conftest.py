@@ -7,9 +7,11 @@ bundled ``checks/`` directory, for which the root conftest.py is not top-level, 
 ``tests/cluster`` and ``tests/controlplane`` one shared control plane per session (per xdist worker).
 """
 
+import os
 import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ import aicr_pytest.plugin.features
 import aicr_pytest.plugin.fixtures
 import aicr_pytest.plugin.hooks
 import aicr_pytest.testing.server.tls  # noqa: F401
+from tests.harness import limits
 from tests.harness.backend_fixtures import (
     controlplane,
     controlplane_session,
@@ -31,13 +34,12 @@ from tests.harness.backend_fixtures import (
     pytest_configure,
     pytest_generate_tests,
 )
-from tests.harness.limits import pytest_collection_modifyitems, pytest_timeout_set_timer
+from tests.harness.limits import pytest_timeout_set_timer
 
 __all__ = [
     "controlplane",
     "controlplane_session",
     "k8s_backend",
-    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_generate_tests",
     "pytest_timeout_set_timer",
@@ -62,9 +64,42 @@ def sigint_raises() -> Iterator[None]:
 
 _SESSION_START = time.time()
 
+#: the start of the skip reason of the ``reference_dir`` fixture (the repository's conftest.py)
+REFERENCE_SKIP = "reference data not found at "
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that reads ``../shared/reference`` is a ``compat`` test, named so (``-m compat``,
+    ``-m "not compat"``); then the per-stage time limits."""
+    for item in items:
+        if "reference_dir" in getattr(item, "fixturenames", ()) and item.get_closest_marker("compat") is None:
+            item.add_marker(pytest.mark.compat)
+    limits.pytest_collection_modifyitems(config, items)
+
+
+def reference_skips(terminalreporter: Any) -> int:
+    """How many tests skipped because ``../shared/reference`` is missing."""
+    count = 0
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = getattr(report, "longrepr", None)
+        reason = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        if REFERENCE_SKIP in reason:
+            count += 1
+    return count
+
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """Where the HTML report's browser test left its screenshots (printed by the xdist controller too)."""
+    """One line counting the tests skipped for missing reference data (and how to get it); where
+    the HTML report's browser test left its screenshots (printed by the xdist controller too)."""
+    skipped = reference_skips(terminalreporter)
+    if skipped:
+        repo = Path(__file__).resolve().parents[1]
+        shared = Path(os.environ.get("AICR_SHARED_DIR", repo.parent / "shared"))
+        terminalreporter.write_line(
+            f"{skipped} compat test(s) skipped: AICR's reference data is not at {shared / 'reference'} "
+            "(check out the shared reference data beside this repository, or set AICR_SHARED_DIR; "
+            "see CONTRIBUTING.md)"
+        )
     from tests.browser.cdp import artifacts_dir
 
     out = artifacts_dir(create=False)

@@ -11,6 +11,7 @@ Everything here is pure: inputs are never mutated and the output is deterministi
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -23,6 +24,8 @@ RULE_CTRF_MESSAGE: Final = "ctrf.tests.omit:message"
 RULE_CTRF_STDOUT: Final = "ctrf.tests.omit:stdout"
 #: ours (AICR's CTRF has no per-test ``extra``): check evidence such as chosen node names lives there
 RULE_CTRF_EXTRA: Final = "ctrf.tests.omit:extra"
+#: ours: a failure's traceback, and each earlier attempt's message and traceback (reruns)
+RULE_CTRF_TRACE: Final = "ctrf.tests.omit:trace"
 
 #: (measurement type, subtype) -> data keys that are published
 ALLOWLIST: Final[Mapping[tuple[str, str], frozenset[str]]] = {
@@ -86,19 +89,23 @@ def minimize_snapshot(snapshot: Mapping[str, Any]) -> tuple[dict[str, Any], list
 
 
 def minimize_ctrf(report: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy with every test's ``stdout``, ``message`` and ``extra`` removed (everything else unchanged)."""
+    """A copy with every test's ``stdout``, ``message``, ``trace`` and ``extra`` removed, and each
+    retry attempt's ``message`` and ``trace`` (everything else unchanged)."""
     out = copy.deepcopy(dict(report))
     results = out.get("results")
     if isinstance(results, dict):
         for test in results.get("tests") or ():
             if isinstance(test, dict):
-                test.pop("message", None)
-                test.pop("stdout", None)
-                test.pop("extra", None)
+                for key in ("message", "stdout", "extra", "trace"):
+                    test.pop(key, None)
+                for attempt in test.get("retryAttempts") or ():
+                    if isinstance(attempt, dict):
+                        attempt.pop("message", None)
+                        attempt.pop("trace", None)
     return out
 
 
-CTRF_RULES: Final = (RULE_CTRF_EXTRA, RULE_CTRF_MESSAGE, RULE_CTRF_STDOUT)
+CTRF_RULES: Final = (RULE_CTRF_EXTRA, RULE_CTRF_MESSAGE, RULE_CTRF_STDOUT, RULE_CTRF_TRACE)
 
 _COUNTED = ("passed", "failed", "skipped", "pending", "other")
 
@@ -134,6 +141,8 @@ def split_ctrf_by_phase(report: Mapping[str, Any], phases: Sequence[str]) -> dic
             if key in summary:
                 counts[key] = summary[key]
         doc: dict[str, Any] = {k: copy.deepcopy(v) for k, v in report.items() if k != "results"}
+        if isinstance(doc.get("reportId"), str):  # each document its own id, derived from the run's
+            doc["reportId"] = str(uuid.uuid5(uuid.UUID(int=0), f"{doc['reportId']}/{phase}"))
         doc["results"] = {k: copy.deepcopy(v) for k, v in results.items() if k not in ("summary", "tests")}
         doc["results"]["summary"] = counts
         doc["results"]["tests"] = mine

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.inputfile import kind_of
 from aicr_pytest.kube.reach import Where
 
 #: how long an exec credential plugin may take (``--reach-timeout`` doubled, at least this)
@@ -52,18 +53,6 @@ _PATH_KEYS = {
 _NAMED = ("clusters", "users", "contexts")
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a file"
-
-
 def regular_or_refuse(path: Path, label: str) -> bool:
     """``True`` for a regular file, ``False`` when missing; anything else raises :class:`UsageError`."""
     try:
@@ -73,7 +62,7 @@ def regular_or_refuse(path: Path, label: str) -> bool:
     except OSError as exc:
         raise UsageError(f"kubeconfig {path} ({label}): {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
-        raise UsageError(MSG_NOT_REGULAR.format(path=path, label=label, kind=_kind(mode)))
+        raise UsageError(MSG_NOT_REGULAR.format(path=path, label=label, kind=kind_of(mode)))
     return True
 
 

@@ -203,6 +203,7 @@ class CncfSubmission:
             )
             for line in kit.lines:
                 _say(config, line)
+        _mark_simulated(config, settings, plan.evidence_dir)
         return result
 
 
@@ -239,7 +240,23 @@ class CncfRenderer:
             _say(config, f"WARNING: {renderer.MSG_NOTHING}")
         else:
             _say(config, f"CNCF evidence: {len(written)} file(s) written to {self.evidence_dir}")
+        try:
+            _mark_simulated(config, settings, self.evidence_dir)
+        except OSError as exc:
+            line = f"{MSG_RENDER_FAILED}: {exc}"
+            _say(config, f"ERROR: {line}")
+            return line
         return None
+
+
+def _mark_simulated(config: pytest.Config, settings: Settings, evidence_dir: Path) -> None:
+    """A ``--simulate`` run's CNCF evidence says so in every file it wrote (evidence.cncf.simulated)."""
+    if not settings.simulated or settings.no_cluster:
+        return
+    from aicr_pytest.evidence.cncf import simulated
+
+    simulated.mark(evidence_dir, settings.simulated)
+    _say(config, simulated.MSG_MARKED.format(path=evidence_dir / simulated.MARKER_FILE))
 
 
 def configure(config: pytest.Config, settings: Settings) -> cncf_settings.CncfSettings:

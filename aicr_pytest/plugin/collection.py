@@ -24,9 +24,16 @@ import pytest
 from aicr_pytest.core import catalog
 from aicr_pytest.core.runflags import SKIP_CHECK_REASON
 from aicr_pytest.plugin import bundled, options
-from aicr_pytest.plugin.state import ITEM_KEY, ItemInfo, PluginState
+from aicr_pytest.plugin.state import ITEM_KEY, ItemInfo, PluginState, is_simulated
 from aicr_pytest.report import outcome
-from aicr_pytest.report.results import PROP_KIND, PROP_NAME, PROP_ORDER, PROP_PHASE
+from aicr_pytest.report.results import (
+    EXTRA_SIMULATED,
+    PROP_FILE,
+    PROP_KIND,
+    PROP_NAME,
+    PROP_ORDER,
+    PROP_PHASE,
+)
 
 PHASE_MARKER_DOCS = catalog.PHASE_DESCRIPTIONS
 
@@ -193,6 +200,7 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
         item.stash[ITEM_KEY] = info
 
     keep.sort(key=lambda pair: pair[0])
+    simulated = is_simulated(state.settings)
     ordered: list[pytest.Item] = []
     for order, (_, item) in enumerate(keep):
         info = item.stash[ITEM_KEY]
@@ -202,13 +210,29 @@ def select_and_order(config: pytest.Config, items: list[pytest.Item], state: Plu
         if group is not None:
             item.add_marker(group)
         item.user_properties.extend(
-            [(PROP_NAME, info.name), (PROP_PHASE, info.phase), (PROP_ORDER, order), (PROP_KIND, info.kind)]
+            [
+                (PROP_NAME, info.name),
+                (PROP_PHASE, info.phase),
+                (PROP_ORDER, order),
+                (PROP_KIND, info.kind),
+                (PROP_FILE, file_path(item)),
+            ]
         )
+        if simulated:  # JUnit and every other reader of the item's properties see it too
+            item.user_properties.append((EXTRA_SIMULATED, "true"))
         ordered.append(item)
     state.items = [item.stash[ITEM_KEY] for item in ordered]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
     items[:] = ordered + others
+
+
+def file_path(item: pytest.Item) -> str:
+    """CTRF ``filePath``: a bundled check's module as ``checks/<folder>/<file>.py`` (wherever the
+    package is installed), any other test's path as pytest shows it."""
+    if bundled.is_bundled(item.path):
+        return "checks/" + bundled.relative(item.path)
+    return item.location[0]
 
 
 def share_plan(session: pytest.Session, state: PluginState | None, worker: str) -> None:

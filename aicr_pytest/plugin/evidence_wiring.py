@@ -23,7 +23,7 @@ import pytest
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.plugin import options
-from aicr_pytest.plugin.state import OutcomeNotes, controller_state
+from aicr_pytest.plugin.state import OutcomeNotes, controller_state, is_simulated
 
 if TYPE_CHECKING:
     from aicr_pytest.evidence.emit import Plan
@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 EVIDENCE_EXIT = 6
 #: the plugin name of the registered :class:`EvidenceEmitter`
 NAME = "aicr-evidence"
+#: a signed bundle says a cluster passed: never for the simulator (docs/outputs.md, "Simulated runs")
+MSG_SIMULATED = (
+    "--emit-attestation is refused with --simulate: a simulated cluster's results must never be "
+    "signed as a cluster's evidence"
+)
 
 
 @contextmanager
@@ -88,16 +93,19 @@ class EvidenceEmitter:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def configure(config: pytest.Config, notes: OutcomeNotes | None = None) -> None:
+def configure(config: pytest.Config, notes: OutcomeNotes | None = None, *, simulated: bool = False) -> None:
     """Validate the evidence options and run the disclosure gate before any check runs; with
     ``--emit-attestation`` register the :class:`EvidenceEmitter`.  A failed gate is noted in
-    ``notes`` (the run exits 6)."""
+    ``notes`` (the run exits 6).  A ``simulated`` run refuses ``--emit-attestation``
+    (:data:`MSG_SIMULATED`)."""
     try:
         settings = options.session_evidence_settings(config)
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:
         return  # no evidence option given: nothing to validate, warn about or emit
+    if simulated and settings.out_dir is not None:
+        raise pytest.UsageError(MSG_SIMULATED)
     if settings.out_dir is not None:
         from aicr_pytest.core.writable import check_writable_dir
 
@@ -125,8 +133,9 @@ def configure(config: pytest.Config, notes: OutcomeNotes | None = None) -> None:
 # first of the run's features: the disclosure prompt comes before the interrupt watch is armed
 @pytest.hookimpl(tryfirst=True)
 def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> None:
-    if controller_state(config) is not None:
-        configure(config, notes)
+    state = controller_state(config)
+    if state is not None:  # a simulated run signs nothing
+        configure(config, notes, simulated=is_simulated(state.settings))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -135,6 +144,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 __all__ = [
     "EVIDENCE_EXIT",
+    "MSG_SIMULATED",
     "NAME",
     "EvidenceEmitter",
     "configure",

@@ -21,6 +21,7 @@ With ``--recipe`` and no test paths, the checks bundled in the wheel are collect
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -233,11 +234,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         readiness_blocked=blocked,
         cleanup_hints=res.cleanup_hints,
         where=_details_at(config),
+        width=_terminal_width(terminalreporter, config),
     )
     for section in sections:
         terminalreporter.section(section.title, sep="-")
         for line in section.lines:
             terminalreporter.write_line(line)
+
+
+def _terminal_width(terminalreporter: Any, config: pytest.Config) -> int | None:
+    """The terminal's width (pytest's writer knows it: ``COLUMNS`` or 80 when not a terminal);
+    ``None`` (lines uncut) on CI and with ``-vv``, as pytest's own short summary."""
+    if os.environ.get("CI") or os.environ.get("BUILD_NUMBER") or config.get_verbosity() >= 2:
+        return None
+    width = getattr(getattr(terminalreporter, "_tw", None), "fullwidth", None)
+    return width if isinstance(width, int) and width > 0 else None
 
 
 def _other_tracebacks(terminalreporter: Any, config: pytest.Config) -> None:

@@ -193,13 +193,13 @@ def unfinished_reports(
     verdict: list[tuple[str, Any]] = [
         (r.PROP_STATUS, "other"),
         (r.PROP_MESSAGE, reason),
-        (r.PROP_EXTRA, {r.EXTRA_INTERRUPTED: True}),
+        r.prop(r.PROP_EXTRA, {r.EXTRA_INTERRUPTED: True}),
     ]
     wanted: dict[str, tuple[tuple[str, int | None, str], list[tuple[str, Any]]]] = {}
     for item in collected:
         if item.nodeid in results.done:
             continue
-        keys = (r.PROP_NAME, r.PROP_PHASE, r.PROP_ORDER, r.PROP_KIND)
+        keys = (r.PROP_NAME, r.PROP_PHASE, r.PROP_ORDER, r.PROP_KIND, r.PROP_FILE)
         identity: list[tuple[str, Any]] = [(k, v) for k, v in item.user_properties if k in keys]
         wanted[item.nodeid] = (item.location, identity)
     for nodeid, acc in results.pending.items():

@@ -22,7 +22,7 @@ import pytest
 from _pytest.junitxml import xml_key
 
 from aicr_pytest.core.writable import MSG_WRITE_FAILED, OutputError, errno_text, write_output
-from aicr_pytest.plugin.state import OutcomeNotes, controller_state
+from aicr_pytest.plugin.state import OutcomeNotes, controller_state, is_simulated
 from aicr_pytest.report.results import RunResults
 
 if TYPE_CHECKING:
@@ -80,6 +80,14 @@ def restore(config: pytest.Config) -> None:
         xml.logfile = target
 
 
+def simulated(config: pytest.Config, profile: str) -> None:
+    """``--junitxml`` of a ``--simulate`` run: the test suite's properties say so."""
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        xml.add_global_property("aicr.simulated", "true")
+        xml.add_global_property("aicr.simulatedProfile", profile)
+
+
 def configure(config: pytest.Config, results: RunResults) -> None:
     config.pluginmanager.register(AtomicJunit(results), NAME)
 
@@ -91,6 +99,13 @@ def pytest_aicr_configure_run(config: pytest.Config, notes: OutcomeNotes) -> Non
         configure(config, state.results)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A ``--simulate`` run's ``--junitxml``: :func:`simulated`."""
+    state = controller_state(session.config)
+    if state is not None and state.run is not None and is_simulated(state.settings):
+        simulated(session.config, str(state.settings.simulated))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     config.pluginmanager.unregister(name=NAME)
 
@@ -100,7 +115,9 @@ __all__ = [
     "AtomicJunit",
     "configure",
     "pytest_aicr_configure_run",
+    "pytest_sessionstart",
     "pytest_unconfigure",
     "restore",
+    "simulated",
     "write",
 ]

@@ -202,10 +202,10 @@ def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Test
     ctx = item.stash.get(CTX_KEY, None)
     if report.when == "teardown":
         if ctx is not None and ctx.extra:
-            props.append((r.PROP_EXTRA, dict(ctx.extra)))
+            props.append(r.prop(r.PROP_EXTRA, dict(ctx.extra)))
         hints = item.stash.get(HINTS_KEY, None)
         if hints:
-            props.append((r.PROP_HINTS, list(hints)))
+            props.append(r.prop(r.PROP_HINTS, list(hints)))
         return
     if status is None:
         return
@@ -215,17 +215,17 @@ def annotate(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Test
     if status == "skipped":
         skip_extra = ctrfextra.skip_extra(skip_code(message or "", call.excinfo))
         if skip_extra:
-            props.append((r.PROP_EXTRA, skip_extra))
+            props.append(r.prop(r.PROP_EXTRA, skip_extra))
     stdout = list(ctx.lines) if ctx is not None else []
     if status == "skipped" and check_level_skip(item, report):
         stdout.append(skip_log_line(message.splitlines()[0] if message else ""))
     if report.when in ("call", "setup") and (ctx is not None or stdout):
-        props.append((r.PROP_STDOUT, stdout))
+        props.append(r.prop(r.PROP_STDOUT, stdout))
     if report.when in ("call", "setup") and ctx is not None:
         if ctx.extra:
-            props.append((r.PROP_EXTRA, dict(ctx.extra)))
+            props.append(r.prop(r.PROP_EXTRA, dict(ctx.extra)))
         if ctx.figures:  # the HTML report's figures reach the xdist controller, not CTRF
-            props.append((r.PROP_FIGURES, list(ctx.figures)))
+            props.append(r.prop(r.PROP_FIGURES, list(ctx.figures)))
 
 
 def teststatus(report: pytest.TestReport) -> tuple[str, str, Any] | None:
@@ -244,7 +244,18 @@ class ResultCollector:
         self.state = state
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = dict(report.user_properties)
-        acc = self.state.results.add(report.nodeid, report.when, report.duration, props)
+        props = r.read_props(report.user_properties)
+        rerun = str(report.outcome) == "rerun"
+        trace = report.longreprtext if report.failed or rerun else None
+        acc = self.state.results.add(
+            report.nodeid,
+            report.when,
+            report.duration,
+            props,
+            outcome=report.outcome,
+            start=getattr(report, "start", None),
+            stop=getattr(report, "stop", None),
+            trace=trace,
+        )
         if acc is not None and self.state.ledger is not None:
             self.state.ledger.record(acc.phase, acc.status)

@@ -35,7 +35,7 @@ from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
-from aicr_pytest.report.results import RunResults, build_ctrf
+from aicr_pytest.report.results import RunIdentity, RunResults, build_ctrf
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -100,6 +100,17 @@ class ClusterHandle:
 
     def read_configmap(self, namespace: str, name: str) -> dict[str, str]:
         return self.get().read_configmap(namespace, name)
+
+    def describe(self) -> str:
+        """Which cluster, without connecting: the API server once connected, else the context."""
+        s = self._settings
+        if s.no_cluster:
+            return "none (--no-cluster: snapshot only)"
+        if s.simulated:
+            return f"SIMULATED cluster (profile {s.simulated})"
+        if self._cluster is not None:
+            return self._cluster.host
+        return f"context {s.kube_context}" if s.kube_context else "the kubeconfig's current context"
 
 
 @dataclass
@@ -225,6 +236,21 @@ def readiness_blocked(state: PluginState) -> bool:
     return state.run is not None and state.run.readiness.blocked
 
 
+def run_identity(state: PluginState) -> RunIdentity:
+    """The recipe, cluster and simulation the report names (CTRF ``environment``, stable test ids)."""
+    s = state.settings
+    handle = state.cluster_handle or ClusterHandle(s)
+    recipe = state.run.recipe.display_name if state.run is not None else "recipe"
+    return RunIdentity(
+        recipe=recipe, cluster=handle.describe(), simulated=is_simulated(s), offline=s.no_cluster
+    )
+
+
+def is_simulated(settings: Settings) -> bool:
+    """The run validated the simulator (``--simulate``), not a cluster."""
+    return bool(settings.simulated) and not settings.no_cluster
+
+
 def build_report(state: PluginState) -> dict[str, Any]:
     """The run's CTRF document (kept on the state): readiness results first when they blocked;
     why the run stopped early, when it did, from the notes."""
@@ -235,6 +261,7 @@ def build_report(state: PluginState) -> dict[str, Any]:
         start_ms=state.start_ms,
         run_id=state.run_id,
         interrupted=state.notes.interrupted,
+        identity=run_identity(state),
         report_extra=state.results.report_extra,
     )
     return state.report
@@ -442,12 +469,14 @@ __all__ = [
     "controller_state",
     "finished_run",
     "get_state",
+    "is_simulated",
     "is_worker",
     "ledger_dir",
     "load",
     "needs_cluster",
     "readiness_blocked",
     "remove_ledger",
+    "run_identity",
     "run_outcome",
     "start",
     "uses_xdist",

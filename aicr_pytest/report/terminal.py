@@ -125,16 +125,34 @@ def health_table_lines(extra: Mapping[str, Any], indent: str = "  ") -> list[str
     return lines
 
 
-def failure_lines(results: Sequence[ResultAccumulator], where: Sequence[str] = ()) -> list[str]:
-    """One line per check that failed or ended ``other`` (its one-line reason; a node-health check's
-    health-table rows that did not pass follow it), then where to look."""
+def one_line(message: str) -> str:
+    """A message of several lines as one: the first line, then the others (stripped) after it, split
+    by ``; ``, e.g. ``… 2 issue(s): DaemonSet a 3/4 ready; Deployment b 0/1 available``."""
+    parts = [printable(p.strip()) for p in message.strip().splitlines() if p.strip()]
+    if not parts:
+        return "no message"
+    return " ".join((parts[0], "; ".join(parts[1:]))) if len(parts) > 1 else parts[0]
+
+
+def fit(line: str, width: int | None) -> str:
+    """``line`` cut to ``width`` characters, an ellipsis marking the cut (``None``: uncut)."""
+    if width is None or width < 2 or len(line) <= width:
+        return line
+    return line[: width - 1] + "…"
+
+
+def failure_lines(
+    results: Sequence[ResultAccumulator], where: Sequence[str] = (), width: int | None = None
+) -> list[str]:
+    """One line per check that failed or ended ``other`` (its reason, the lines after the first
+    joined on (a message may quote a pod's log), cut at ``width``; a node-health check's health-table
+    rows that did not pass follow it), then where to look."""
     lines: list[str] = []
     for acc in sorted(results, key=lambda a: a.order):
         if not outcome.is_failing(acc.status):
             continue
-        reason = (acc.message or "").strip().splitlines()
-        first = printable(reason[0]) if reason else "no message"  # a message may quote a pod's log
-        lines.append(f"{acc.status.upper()} {acc.name} ({acc.phase}): {first}")
+        reason = one_line(acc.message or "")
+        lines.append(fit(f"{acc.status.upper()} {acc.name} ({acc.phase}): {reason}", width))
         lines.extend(health_table_lines(acc.extra))
     if lines and where:
         lines.append("details: " + "; ".join(where))
@@ -148,6 +166,7 @@ def summary_sections(
     readiness_blocked: bool,
     cleanup_hints: Sequence[str] = (),
     where: Sequence[str] = (),
+    width: int | None = None,
 ) -> list[Section]:
     """``aicr results`` (only when a check printed ``RESULT:`` lines), ``aicr measurements`` and
     ``aicr failures`` (only when there are any; ``where`` says where the details are), and
@@ -161,7 +180,7 @@ def summary_sections(
     measured = measurement_lines(results)
     if measured:
         sections.append(Section("aicr measurements", measured))
-    failures = failure_lines(results, where)
+    failures = failure_lines(results, where, width)
     if failures:
         sections.append(Section("aicr failures", failures))
     table = phase_summary_lines(phases, results)

@@ -131,6 +131,10 @@ FILES: dict[str, str] = {
 E = "aicr-pytest: error: "
 P = "ERROR: "
 V, T = "validate", "pytest"
+EMIT_SIMULATED = (
+    "--emit-attestation is refused with --simulate: a simulated cluster's results must never be "
+    "signed as a cluster's evidence"
+)
 OK = ["-r", "{tmp}/ok.yaml", "-s", "{tmp}/snap.yaml"]
 OFF = [*OK, "--no-cluster"]
 TIMEOUT_HINT = "parse error (a Go duration such as 5m, 90s, 1h30m)"
@@ -370,6 +374,21 @@ CASES: list[Case] = [
         [*OFF, "--emit-attestation", "{tmp}/afile"],
         {},
         "--emit-attestation {tmp}/afile: cannot write there: it is not a directory",
+    ),
+    # a simulated cluster's results are never signed as a cluster's evidence
+    (
+        V,
+        [*OK, "--simulate", "h100-eks-training", "--emit-attestation", "{tmp}/ev"],
+        {},
+        2,
+        E + EMIT_SIMULATED,
+    ),
+    (
+        T,
+        [*OK, "--aicr-simulated", "h100-eks-training", "--emit-attestation", "{tmp}/ev"],
+        {},
+        4,
+        P + EMIT_SIMULATED,
     ),
     # --predicate-version: the recipe-evidence predicate type to write, 1 or 3
     *_both(

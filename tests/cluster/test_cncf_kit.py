@@ -14,6 +14,7 @@ import yaml
 
 from aicr_pytest.cli import main
 from aicr_pytest.evidence.cncf import requirements
+from aicr_pytest.evidence.cncf.simulated import MARKER_FILE, MSG_PROBLEM
 
 REPO = Path(__file__).resolve().parents[2]
 INFERENCE_RECIPE = REPO / "recipes" / "examples" / "h100-eks-inference.yaml"
@@ -168,6 +169,11 @@ def test_an_inference_submission_passes_cncf_check_and_a_mutation_fails_it(
     assert [entry(doc, rid)["status"] for rid in musts] == ["Implemented"] * len(musts)
     assert_links_resolve(ev, doc)
 
+    # written from a simulated cluster: the offline check refuses it for that alone
+    refused = [MSG_PROBLEM.format(path=product)]
+    assert cncf_check(capsys, str(product), "--checklist", str(template)) == (1, refused, "")
+    (ev / MARKER_FILE).unlink()  # the marks taken off, the rest of the submission is clean
+    product.write_text(product.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
     assert cncf_check(capsys, str(product), "--checklist", str(template)) == (0, [], "")
 
     # a description edited, a linked file gone: one line each, exit 1

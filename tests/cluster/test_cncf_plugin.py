@@ -120,7 +120,8 @@ def test_a_failing_feature_fails_plain_pytest_and_exits_8_under_validate(
     )
     captured = capsys.readouterr()
     assert code == 8, captured.err
-    assert md_files(ev2) == ["accelerator-metrics.md", "inference-gateway.md"]
+    assert md_files(ev2) == ["SIMULATED.md", "accelerator-metrics.md", "inference-gateway.md"]
+    assert (ev2 / "accelerator-metrics.md").read_text().startswith("> **SIMULATED: ")
     assert captured.out == ""  # no CTRF report: --cncf-submission runs no phase
     assert "Total: 2 | Passed: 0 | Failed: 1 | Skipped: 1" in captured.err
 

@@ -144,9 +144,30 @@ def test_ctrf_minimization_and_split_by_phase() -> None:
     assert [t["name"] for t in dep["tests"]] == ["operator-health", "check-nvidia-smi"]
     assert dep["summary"]["tests"] == 2 and dep["summary"]["other"] == 1 and dep["summary"]["passed"] == 1
     assert dep["summary"]["start"] == rep["results"]["summary"]["start"]
+    ids = {doc["reportId"] for doc in per_phase.values()}  # each document has its own reportId
+    assert len(ids) == 2 and rep["reportId"] not in ids
+    assert ids == {d["reportId"] for d in redact.split_ctrf_by_phase(rep, C.PHASES).values()}
     minimal = redact.minimize_ctrf(per_phase["deployment"])
     for test in minimal["results"]["tests"]:
         assert set(test) == {"name", "status", "duration", "suite"}
+    rerun = {
+        "name": "x",
+        "status": "failed",
+        "duration": 1,
+        "suite": ["deployment"],
+        "trace": "T",
+        "retries": 1,
+        "retryAttempts": [{"attempt": 1, "status": "failed", "message": "M", "trace": "T"}],
+    }
+    (kept,) = redact.minimize_ctrf({"results": {"tests": [rerun]}})["results"]["tests"]
+    assert kept == {
+        "name": "x",
+        "status": "failed",
+        "duration": 1,
+        "suite": ["deployment"],
+        "retries": 1,
+        "retryAttempts": [{"attempt": 1, "status": "failed"}],
+    }
     assert per_phase["deployment"]["results"]["tests"][0]["stdout"], "the input is not modified"
 
 
@@ -206,6 +227,7 @@ def test_bundle_layout_manifest_and_statement(tmp_path: Path) -> None:
             "ctrf.tests.omit:extra",
             "ctrf.tests.omit:message",
             "ctrf.tests.omit:stdout",
+            "ctrf.tests.omit:trace",
             "snapshot.header.allowlist",
             "snapshot.measurements.allowlist",
         ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,9 @@ def every_check_recipe() -> dict[str, Any]:
 def read_ctrf(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text())
     return data
+
+
+def ctrf_js_dir() -> Path:
+    """Where ``scripts/ctrf.sh`` installs the ``ctrf`` npm package."""
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "aicr-pytest" / "ctrf-js"
+    return Path(os.environ.get("AICR_CTRF_JS_DIR", default))

@@ -11,12 +11,10 @@ against the official CTRF schema.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from tests.plugin.helpers import make_recipe, read_ctrf
@@ -63,19 +61,18 @@ def _entries(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["name"]: t for t in report["results"]["tests"] if t["suite"] != ["readiness"]}
 
 
-def _valid(report: dict[str, Any], reference_dir: Path) -> None:
-    schema = json.loads((reference_dir / "ctrf" / "ctrf.schema.json").read_text())
-    jsonschema.Draft7Validator(schema).validate(report)
+def _valid(report: dict[str, Any], validator: Any) -> None:
+    validator.validate(report)
 
 
 def test_domain_skip_codes_and_check_skip(
-    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+    pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any
 ) -> None:
     rp, sp = write_inputs(
         make_recipe(deployment=["check-nvidia-smi", "operator-health", "gpu-operator-version"])
     )
     report = _run(pytester, rp, sp)
-    _valid(report, reference_dir)
+    _valid(report, ctrf_validator)
     tests = _entries(report)
     smi = tests["check-nvidia-smi"]
     assert (smi["status"], smi["message"], smi["extra"]) == (
@@ -99,10 +96,10 @@ def test_domain_skip_codes_and_check_skip(
     ]
 
 
-def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path) -> None:
+def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any) -> None:
     rp, sp = write_inputs(make_recipe(deployment=["operator-health", "gpu-operator-version"]))
     report = _run(pytester, rp, sp, "--aicr-skip-check", "operator-health")
-    _valid(report, reference_dir)
+    _valid(report, ctrf_validator)
     assert _entries(report)["operator-health"]["extra"] == {"skipReason": "named-in-skip-checks"}
     assert "stdout" not in _entries(report)["operator-health"]  # the run skipped it: message only
     assert "extra" not in _entries(report)["gpu-operator-version"]
@@ -119,13 +116,13 @@ def test_skip_check_code(pytester: pytest.Pytester, write_inputs: Inputs, refere
 def test_run_level_skips_carry_no_code(
     pytester: pytest.Pytester,
     write_inputs: Inputs,
-    reference_dir: Path,
+    ctrf_validator: Any,
     args: tuple[str, ...],
     message: str,
 ) -> None:
     rp, sp = write_inputs(make_recipe(deployment=["expected-resources"], conformance=["dra-support"]))
     report = _run(pytester, rp, sp, *args)
-    _valid(report, reference_dir)
+    _valid(report, ctrf_validator)
     dra = _entries(report)["dra-support"]
     assert (dra["status"], dra["message"]) == ("skipped", message)
     assert "extra" not in dra  # AICR records these in message only
@@ -133,7 +130,7 @@ def test_run_level_skips_carry_no_code(
 
 
 def test_readiness_skip_carries_no_code(
-    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+    pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any
 ) -> None:
     rp, sp = write_inputs(
         make_recipe(
@@ -141,7 +138,7 @@ def test_readiness_skip_carries_no_code(
         )
     )
     report = _run(pytester, rp, sp)
-    _valid(report, reference_dir)
+    _valid(report, ctrf_validator)
     dra = _entries(report)["dra-support"]
     assert (dra["status"], dra["message"]) == ("skipped", "skipped - readiness pre-flight failed")
     assert "extra" not in dra

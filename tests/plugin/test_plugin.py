@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from tests.plugin.helpers import every_check_recipe, make_recipe, read_ctrf
@@ -42,11 +41,6 @@ def test_nvidia_smi(aicr_check):
 def test_dra(aicr_check):
     aicr_check.emit("DRA ok")
 """
-
-
-def ctrf_schema(reference_dir: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((reference_dir / "ctrf" / "ctrf.schema.json").read_text())
-    return data
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -123,7 +117,7 @@ def test_a_declared_check_nothing_implements_is_named_not_dropped_silently(
 
 
 def test_outcome_mapping_and_ctrf_schema(
-    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+    pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any
 ) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(
@@ -146,7 +140,7 @@ def test_outcome_mapping_and_ctrf_schema(
     )
     assert result.ret != 0
     report = read_ctrf(out)
-    jsonschema.Draft7Validator(ctrf_schema(reference_dir)).validate(report)
+    ctrf_validator.validate(report)
     tests = {t["name"]: t for t in report["results"]["tests"]}
     # catalog order, not recipe order
     assert list(tests) == [
@@ -256,7 +250,7 @@ def test_bad_check_names_are_usage_errors(
 
 
 def test_readiness_block_skips_everything_and_reports_readiness(
-    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+    pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any
 ) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
     recipe = make_recipe(
@@ -279,7 +273,7 @@ def test_readiness_block_skips_everything_and_reports_readiness(
     )
     result.stdout.fnmatch_lines(["warning: readiness constraint failed: name=OS.release.ID*"])
     report = read_ctrf(out)
-    jsonschema.Draft7Validator(ctrf_schema(reference_dir)).validate(report)
+    ctrf_validator.validate(report)
     tests = report["results"]["tests"]
     readiness = [t for t in tests if t["suite"] == ["readiness"]]
     assert [(t["name"], t["status"]) for t in readiness] == [
@@ -461,7 +455,7 @@ def test_ctrf_to_stdout_and_empty_tests_list(pytester: pytest.Pytester, write_in
 
 
 def test_xdist_keeps_collection_order(
-    pytester: pytest.Pytester, write_inputs: Inputs, reference_dir: Path
+    pytester: pytest.Pytester, write_inputs: Inputs, ctrf_validator: Any
 ) -> None:
     pytester.makepyfile(test_user=USER_CHECKS)
     rp, sp = write_inputs(
@@ -487,7 +481,7 @@ def test_xdist_keeps_collection_order(
     )
     assert result.ret != 0
     report = read_ctrf(out)
-    jsonschema.Draft7Validator(ctrf_schema(reference_dir)).validate(report)
+    ctrf_validator.validate(report)
     assert [t["name"] for t in report["results"]["tests"]] == [
         "operator-health",
         "expected-resources",

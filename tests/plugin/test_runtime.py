@@ -333,7 +333,9 @@ def test_perf(aicr_check):
 """
 
 
-def _failing_run(tmp_path: Path, kind: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def _failing_run(
+    tmp_path: Path, kind: str, *extra: str, columns: int = 200, ci: bool = False
+) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_failing.py").write_text(FAILING_CHECKS)
     recipe = make_recipe(
         deployment=["operator-health", "expected-resources"],
@@ -368,7 +370,24 @@ def _failing_run(tmp_path: Path, kind: str, *extra: str) -> subprocess.Completed
             "--aicr-ctrf-report=c.json",
             *args,
         ]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
+    env["COLUMNS"] = str(columns)
+    if ci:
+        env["CI"] = "true"
+    return subprocess.run(
+        cmd, capture_output=True, text=True, cwd=tmp_path, timeout=180, check=False, env=env
+    )
+
+
+def test_failure_lines_are_cut_at_the_terminal_width_except_on_ci(tmp_path: Path) -> None:
+    proc = _failing_run(tmp_path, "pytest", columns=60)
+    first = _section(proc.stdout, "aicr failures")[0]
+    assert first == "OTHER operator-health (deployment): RuntimeError: API serve…"  # 60 columns
+    on_ci = _failing_run(tmp_path, "pytest", columns=60, ci=True)  # as pytest's own summary: uncut
+    first = _section(on_ci.stdout, "aicr failures")[0]
+    assert first == (
+        "OTHER operator-health (deployment): RuntimeError: API server unreachable: connection refused"
+    )
 
 
 def _section(text: str, title: str) -> list[str]:
@@ -390,7 +409,7 @@ def test_failures_are_one_line_each_with_where_to_look(tmp_path: Path, kind: str
     assert proc.returncode == (8 if kind == "validate" else 1), text
     assert _section(text, "aicr failures") == [
         "OTHER operator-health (deployment): RuntimeError: API server unreachable: connection refused",
-        "FAILED expected-resources (deployment): gpu-operator Deployment not ready",
+        "FAILED expected-resources (deployment): gpu-operator Deployment not ready second line",
         "FAILED inference-perf (performance): TTFT p99 2500.00 ms does not satisfy <= 2000",
         "details: CTRF report c.json" + ("; full tracebacks with --debug" if kind == "validate" else ""),
     ]

@@ -25,7 +25,6 @@ from aicr_pytest.snapshot.providers import attach
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "upstream"
 V1 = FIXTURES / "aicr-v1-h100-eks-ubuntu-training-kubeflow.yaml"
-AKS = FIXTURES / "aicr-v1beta2-h100-aks-ubuntu-training-operator-managed.yaml"
 GUIDE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
 SNAPSHOT = REPO / "recipes" / "examples" / "h100-eks-training-snapshot.yaml"
 
@@ -47,6 +46,42 @@ SELECTION = {
     ],
     "performance": ["nccl-all-reduce-bw"],
 }
+
+
+#: the components the operator-managed AKS stack deploys, in upstream's order
+AKS_COMPONENTS = (
+    "cert-manager",
+    "kube-prometheus-stack",
+    "gpu-operator",
+    "kai-scheduler",
+    "nvidia-dra-driver-gpu",
+    "prometheus-adapter",
+)
+
+
+def aks_profiled_recipe(reference_dir: Path, tmp: Path) -> Path:
+    """What ``aicr recipe --service aks --accelerator h100 --os ubuntu --intent training --profile
+    gpuStack=operator-managed`` writes in upstream v1.3 (its documented output structure: a profiled
+    result is ``aicr.run/v1beta2`` and records ``metadata.selectedProfile``; operator-managed owns the
+    GPU Operator's driver and toolkit and adds ``K8s.aks-gpu-pools.gpu-driver = None``), built from
+    AICR's AKS training example read in place rather than kept as a copy."""
+    doc = yamlio.load((reference_dir / "aicr" / "examples" / "recipes" / "aks-training.yaml").read_text())
+    doc["apiVersion"] = "aicr.run/v1beta2"
+    doc["metadata"]["version"] = "v1.3.0"
+    doc["metadata"]["selectedProfile"] = {
+        "name": "gpuStack",
+        "value": "operator-managed",
+        "ownedPaths": {
+            "gpu-operator": ["driver.enabled", "enabled", "operator.runtimeClass", "toolkit.enabled"],
+            "nvidia-dra-driver-gpu": ["enabled", "nvidiaDriverRoot"],
+        },
+    }
+    doc["constraints"].append({"name": "K8s.aks-gpu-pools.gpu-driver", "value": "None"})
+    doc["componentRefs"] = [c for c in doc["componentRefs"] if c["name"] in AKS_COMPONENTS]
+    doc["deploymentOrder"] = [name for name in doc["deploymentOrder"] if name in AKS_COMPONENTS]
+    path = tmp / "aks-operator-managed.yaml"
+    path.write_text(yamlio.dump(doc))
+    return path
 
 
 def cli(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
@@ -110,8 +145,9 @@ def aks_snapshot(tmp: Path, driver: str) -> Path:
     return path
 
 
-def test_a_profiled_recipe_is_qualified_by_the_pool_reading(tmp_path: Path) -> None:
-    ok = cli("-r", str(AKS), "-s", str(aks_snapshot(tmp_path, "None")), "--no-cluster", tmp=tmp_path)
+def test_a_profiled_recipe_is_qualified_by_the_pool_reading(tmp_path: Path, reference_dir: Path) -> None:
+    aks = aks_profiled_recipe(reference_dir, tmp_path)
+    ok = cli("-r", str(aks), "-s", str(aks_snapshot(tmp_path, "None")), "--no-cluster", tmp=tmp_path)
     assert ok.returncode == 0, ok.stderr[-3000:]
     assert 'readiness constraint passed: name=K8s.aks-gpu-pools.gpu-driver expected="None" actual=None' in (
         ok.stderr.splitlines()
@@ -120,14 +156,14 @@ def test_a_profiled_recipe_is_qualified_by_the_pool_reading(tmp_path: Path) -> N
         phase: sorted(n) for phase, n in SELECTION.items()
     }
     # pools that install the driver do not qualify operator-managed: readiness blocks (exit 2)
-    wrong = cli("-r", str(AKS), "-s", str(aks_snapshot(tmp_path, "Install")), "--no-cluster", tmp=tmp_path)
+    wrong = cli("-r", str(aks), "-s", str(aks_snapshot(tmp_path, "Install")), "--no-cluster", tmp=tmp_path)
     assert wrong.returncode == 2
     assert (
         'readiness constraint failed: name=K8s.aks-gpu-pools.gpu-driver expected="None" actual=Install'
         in wrong.stderr.splitlines()
     )
     # a snapshot captured without --aks-gpu-pools: fails closed, as upstream's readiness does
-    missing = cli("-r", str(AKS), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
+    missing = cli("-r", str(aks), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
     assert missing.returncode == 2
     assert any(
         line.startswith("readiness constraint failed: name=K8s.aks-gpu-pools.gpu-driver ")
@@ -153,8 +189,10 @@ def test_a_profiled_recipe_is_qualified_by_the_pool_reading(tmp_path: Path) -> N
         ),
     ],
 )
-def test_an_incoherent_upstream_header_is_one_line(tmp_path: Path, change: Any, line: str) -> None:
-    doc = yamlio.load(AKS.read_text())
+def test_an_incoherent_upstream_header_is_one_line(
+    tmp_path: Path, reference_dir: Path, change: Any, line: str
+) -> None:
+    doc = yamlio.load(aks_profiled_recipe(reference_dir, tmp_path).read_text())
     change(doc)
     path = tmp_path / "r.yaml"
     path.write_text(yamlio.dump(doc))

@@ -68,6 +68,16 @@ def test_wheel_has_no_top_level_bundled_packages(wheel: Path) -> None:
     assert not any("harness" in n or "controlplane" in n for n in names)
 
 
+def test_wheel_metadata_carries_the_license(wheel: Path) -> None:
+    zf = zipfile.ZipFile(wheel)
+    (dist_info,) = {n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info")}
+    assert zf.read(f"{dist_info}/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
+    metadata = zf.read(f"{dist_info}/METADATA").decode()
+    assert "License-Expression: Apache-2.0" in metadata.splitlines()
+    assert "License-File: LICENSE" in metadata.splitlines()
+    assert (REPO / "LICENSE").read_text().splitlines()[1].strip() == "Apache License"
+
+
 #: a plugin that prints where each collected item's file lives
 PROBE = (
     "def pytest_collection_finish(session):\n"

@@ -27,7 +27,10 @@ META: Final = ProductMetadata(
     contact_email_address="turbo@yoyo.example",
 )
 
+#: the program's v1.36 template, in ``../shared/reference`` (compat tests only)
 V136: Final = "cncf/KubernetesAIConformance-1.36.yaml"
+#: a v1.36-shaped checklist written for these tests (the program's ids and levels, our descriptions)
+CHECKLIST_136: Final = Path(__file__).resolve().parents[1] / "fixtures" / "cncf" / "checklist-v1.36.yaml"
 
 V137: Final = """\
 # a v1.37-shaped checklist (test data written for aicr-pytest)
@@ -113,4 +116,4 @@ def write(directory: Path, name: str, text: str) -> Path:
     return path
 
 
-__all__ = ["META", "ODD", "V136", "V137", "write"]
+__all__ = ["CHECKLIST_136", "META", "ODD", "V136", "V137", "write"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _cncf_templates import ODD, V136, V137, write
+from _cncf_templates import CHECKLIST_136, ODD, V136, V137, write
 
 from aicr_pytest.core import catalog
 from aicr_pytest.core.errors import UsageError
@@ -35,6 +35,7 @@ V136_IDS = [
 # -- loading ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.compat
 def test_the_official_1_36_template_loads_in_its_order(reference_dir: Path) -> None:
     path = reference_dir / V136
     loaded = checklist.load_checklist(path)
@@ -153,8 +154,13 @@ def test_an_alias_bomb_template_is_refused(tmp_path: Path) -> None:
 # -- the requirement-id table -----------------------------------------------------------------------
 
 
-def test_every_requirement_id_of_1_36_and_1_37_is_in_the_table(reference_dir: Path, tmp_path: Path) -> None:
-    for template in (reference_dir / V136, write(tmp_path, "v137.yaml", V137)):
+def test_our_1_36_checklist_has_the_programs_ids_and_levels_in_its_order() -> None:
+    loaded = checklist.load_checklist(CHECKLIST_136)
+    assert [(r.category, r.id, r.level) for r in loaded.requirements] == V136_IDS
+
+
+def test_every_requirement_id_of_1_36_and_1_37_is_in_the_table(tmp_path: Path) -> None:
+    for template in (CHECKLIST_136, write(tmp_path, "v137.yaml", V137)):
         for req in checklist.load_checklist(template).requirements:
             assert requirements.lookup(req.id) is not None, req.id
     assert requirements.lookup("quantum_entanglement_scheduling") is None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cncf_templates import META, V136, V137, write
+from _cncf_templates import CHECKLIST_136, META, V137, write
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.evidence.cncf import checklist, features, hybrid, product
@@ -47,18 +47,18 @@ def req(document: dict[str, Any], rid: str) -> dict[str, Any]:
     return entry
 
 
-def test_a_complete_kit_is_clean(reference_dir: Path, tmp_path: Path) -> None:
-    path, _ = kit(reference_dir / V136, tmp_path / "kit")
-    assert check_product(path, reference_dir / V136) == []
+def test_a_complete_kit_is_clean(tmp_path: Path) -> None:
+    path, _ = kit(CHECKLIST_136, tmp_path / "kit")
+    assert check_product(path, CHECKLIST_136) == []
     assert check_product(path) == []
     assert exit_code([]) == 0
 
 
-def test_the_filled_kit_without_metadata_lists_what_is_left(reference_dir: Path, tmp_path: Path) -> None:
-    template = checklist.load_checklist(reference_dir / V136)
+def test_the_filled_kit_without_metadata_lists_what_is_left(tmp_path: Path) -> None:
+    template = checklist.load_checklist(CHECKLIST_136)
     path = tmp_path / "PRODUCT.yaml"
     path.write_text(product.fill_product(template, ()).text, encoding="utf-8")
-    problems = check_product(path, reference_dir / V136)
+    problems = check_product(path, CHECKLIST_136)
     assert "metadata.platformName: placeholder value [Platform Name]" in problems
     assert "metadata.k8sConformanceUrl: missing (or k8s_conformance_url)" in problems
     assert "metadata.repoUrl: placeholder value [Repository URL]" in problems
@@ -220,29 +220,29 @@ STATUSES = "Implemented, Not Implemented, Partially Implemented, N/A"
     ],
 )
 def test_each_rule_reports_one_line(
-    reference_dir: Path, tmp_path: Path, mutate: Mutation, expected: list[str]
+    tmp_path: Path, mutate: Mutation, expected: list[str]
 ) -> None:
-    path, document = kit(reference_dir / V136, tmp_path / "kit")
+    path, document = kit(CHECKLIST_136, tmp_path / "kit")
     broken = copy.deepcopy(document)
     mutate(broken)
-    problems = check_product(rewrite(path, broken), reference_dir / V136)
+    problems = check_product(rewrite(path, broken), CHECKLIST_136)
     assert problems == [line.replace("{dir}", str(path.parent)) for line in expected]
     assert all("\n" not in p for p in problems)
     assert exit_code(problems) == (1 if expected else 0)
 
 
-def test_snake_case_metadata_is_accepted(reference_dir: Path, tmp_path: Path) -> None:
-    path, document = kit(reference_dir / V136, tmp_path / "kit")
+def test_snake_case_metadata_is_accepted(tmp_path: Path) -> None:
+    path, document = kit(CHECKLIST_136, tmp_path / "kit")
     meta = document["metadata"]
     meta["website_url"] = meta.pop("websiteUrl")
     meta["k8s_conformance_url"] = meta.pop("k8sConformanceUrl")
-    assert check_product(rewrite(path, document), reference_dir / V136) == []
+    assert check_product(rewrite(path, document), CHECKLIST_136) == []
 
 
 def test_without_a_checklist_each_requirement_is_judged_by_its_own_level(
-    reference_dir: Path, tmp_path: Path
+    tmp_path: Path
 ) -> None:
-    path, document = kit(reference_dir / V136, tmp_path / "kit")
+    path, document = kit(CHECKLIST_136, tmp_path / "kit")
     req(document, "gang_scheduling").update(status="Not Implemented")
     req(document, "gpu_sharing").update(level="MAY")
     req(document, "ai_inference").update(description="changed, but no template to compare with")
@@ -253,16 +253,16 @@ def test_without_a_checklist_each_requirement_is_judged_by_its_own_level(
 
 
 def test_a_1_37_product_checked_against_the_1_36_checklist_shows_the_drift(
-    reference_dir: Path, tmp_path: Path
+    tmp_path: Path
 ) -> None:
     path, _ = kit(write(tmp_path, "v137.yaml", V137), tmp_path / "kit")
-    problems = check_product(path, reference_dir / V136)
+    problems = check_product(path, CHECKLIST_136)
     assert "metadata.kubernetesVersion: v1.37 differs from the checklist's v1.36" in problems
     assert "spec.security.workload_sandboxing: not in the checklist" in problems
     assert f"{GANG}: description differs from the checklist's" in problems
 
 
-def test_unusable_input_is_a_usage_error(reference_dir: Path, tmp_path: Path) -> None:
+def test_unusable_input_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"^\[INVALID_REQUEST\] cncf check .*nope.yaml: file not found$"):
         check_product(tmp_path / "nope.yaml")
     with pytest.raises(UsageError, match=r"^\[INVALID_REQUEST\] cncf check .*nope.yaml: file not found$"):
@@ -272,7 +272,7 @@ def test_unusable_input_is_a_usage_error(reference_dir: Path, tmp_path: Path) ->
         check_product(listed)
     with pytest.raises(UsageError, match=r"not valid YAML: "):
         check_product(write(tmp_path, "bad.yaml", "metadata: [\n"))
-    good, _ = kit(reference_dir / V136, tmp_path / "kit")
+    good, _ = kit(CHECKLIST_136, tmp_path / "kit")
     with pytest.raises(UsageError, match=r"^\[INVALID_REQUEST\] --checklist .*missing.yaml: file not found$"):
         check_product(good, tmp_path / "missing.yaml")
     with pytest.raises(UsageError, match=r"--checklist .*: not a CNCF AI-conformance checklist"):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from _cncf_templates import META, ODD, V136, V137, write
+from _cncf_templates import CHECKLIST_136, META, ODD, V137, write
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.evidence.cncf import checklist, features, outcomes, product
@@ -52,9 +52,9 @@ def entry(data: dict[str, Any], rid: str) -> dict[str, Any]:
 
 
 def test_the_1_36_template_filled_keeps_every_requirement_and_its_text(
-    reference_dir: Path, tmp_path: Path
+    tmp_path: Path
 ) -> None:
-    template = reference_dir / V136
+    template = CHECKLIST_136
     _, reread = fill_and_reread(template, tmp_path)
     original = yaml.safe_load(template.read_text(encoding="utf-8"))
     assert requirement_values(reread) == requirement_values(original)  # order, ids, texts, levels
@@ -64,8 +64,8 @@ def test_the_1_36_template_filled_keeps_every_requirement_and_its_text(
             assert list(e) == ["id", "description", "level", "status", "evidence", "notes"]
 
 
-def test_verdicts_become_statuses_notes_and_evidence(reference_dir: Path, tmp_path: Path) -> None:
-    filled, reread = fill_and_reread(reference_dir / V136, tmp_path)
+def test_verdicts_become_statuses_notes_and_evidence(tmp_path: Path) -> None:
+    filled, reread = fill_and_reread(CHECKLIST_136, tmp_path)
     gang = entry(reread, "gang_scheduling")
     assert gang["status"] == "Implemented"
     assert gang["evidence"] == [
@@ -109,9 +109,9 @@ def test_verdicts_become_statuses_notes_and_evidence(reference_dir: Path, tmp_pa
 
 
 def test_without_hybrid_verification_only_the_feature_files_are_linked(
-    reference_dir: Path, tmp_path: Path
+    tmp_path: Path
 ) -> None:
-    _, reread = fill_and_reread(reference_dir / V136, tmp_path, hybrid=False)
+    _, reread = fill_and_reread(CHECKLIST_136, tmp_path, hybrid=False)
     assert entry(reread, "gang_scheduling")["evidence"] == ["file://gang-scheduling.md"]
     assert entry(reread, "cluster_autoscaling")["evidence"] == []
 
@@ -209,8 +209,8 @@ def test_product_yaml_reads_back_every_string_exactly(text: str) -> None:
     assert yaml.safe_load(emitted) == document
 
 
-def test_metadata_is_filled_and_placeholders_are_reported(reference_dir: Path) -> None:
-    template = checklist.load_checklist(reference_dir / V136)
+def test_metadata_is_filled_and_placeholders_are_reported() -> None:
+    template = checklist.load_checklist(CHECKLIST_136)
     bare = product.fill_product(template, ())
     assert (
         bare.placeholders[0]
@@ -240,8 +240,8 @@ def test_snake_case_metadata_keys_are_filled_in_place(tmp_path: Path) -> None:
     assert meta["platformName"] == "Turbo Encabulator"
 
 
-def test_a_long_failure_is_cut_in_the_notes(reference_dir: Path) -> None:
-    template = checklist.load_checklist(reference_dir / V136)
+def test_a_long_failure_is_cut_in_the_notes() -> None:
+    template = checklist.load_checklist(CHECKLIST_136)
     long = (CheckVerdict("gang-scheduling", "FAIL", "word " * 500),)
     notes = entry(product.fill_product(template, long).document, "gang_scheduling")["notes"]
     assert notes.endswith("…") and len(notes) < product.NOTE_REASON_MAX + 100

@@ -67,10 +67,12 @@ def test_bad_levels_are_one_usage_line(value: object) -> None:
         diag_doc([("Integration", "pcie", {0: "Skip", 1: "Skip"})], serials=False),
     ],
 )
+@pytest.mark.compat
 def test_builder_documents_match_the_dcgm_schema(reference_dir: Path, doc: dict[str, Any]) -> None:
     jsonschema.Draft7Validator(_schema(reference_dir)).validate(doc)
 
 
+@pytest.mark.compat
 def test_schema_rejects_what_the_parser_rejects(reference_dir: Path) -> None:
     bad = all_pass()
     del bad["DCGM Diagnostic"]

@@ -18,6 +18,7 @@ def _schema(reference_dir: Path) -> dict[str, Any]:
     return json.loads((reference_dir / "dcgm" / "dcgm_diag_schema.json").read_text())  # type: ignore[no-any-return]
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
 @pytest.mark.parametrize("failing", [None, 7])
 def test_diag_documents_are_schema_valid(reference_dir: Path, level: int, failing: int | None) -> None:

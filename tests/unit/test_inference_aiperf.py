@@ -15,26 +15,26 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.recipe import Constraint
 from aicr_pytest.inference.cli import run_parse_aiperf
 
-# INDEX.md expectations for the aiperf-* samples under reference/samples.
+# our AIPerf outputs (tests/fixtures/aiperf; AICR's own samples: tests/compat) and what they hold
 SAMPLES: dict[str, tuple[float | None, float | None, str | None]] = {
-    "aiperf-profile-export.json": (5667.5, 84.1, None),
-    "aiperf-pod-log-pass.log": (5667.5, 84.1, None),
-    "aiperf-pod-log-no-sentinel.log": (None, None, "sentinel"),
-    "aiperf-pod-log-malformed-json.log": (None, None, "parse"),
+    "profile-export.json": (6120.25, 91.7, None),
+    "pod-log-pass.log": (6120.25, 91.7, None),
+    "pod-log-no-sentinel.log": (None, None, "sentinel"),
+    "pod-log-malformed-json.log": (None, None, "parse"),
 }
 
 
 @pytest.fixture(scope="module")
-def samples(reference_dir: Path) -> Path:
-    return reference_dir / "samples"
+def samples() -> Path:
+    return Path(__file__).resolve().parents[1] / "fixtures" / "aiperf"
 
 
-def test_every_aiperf_sample_is_covered(samples: Path) -> None:
-    assert sorted(p.name for p in samples.glob("aiperf-*")) == sorted(SAMPLES)
+def test_every_aiperf_fixture_is_covered(samples: Path) -> None:
+    assert sorted(p.name for p in samples.iterdir()) == sorted(SAMPLES)
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
-def test_parser_on_reference_samples(samples: Path, name: str) -> None:
+def test_parser_on_our_outputs(samples: Path, name: str) -> None:
     throughput, ttft, error = SAMPLES[name]
     metrics = inf.read_aiperf_metrics((samples / name).read_text())
     assert metrics.throughput_tokens_per_s == throughput
@@ -48,7 +48,7 @@ def test_parser_on_reference_samples(samples: Path, name: str) -> None:
 
 
 def test_no_sentinel_exact_text(samples: Path) -> None:
-    text = (samples / "aiperf-pod-log-no-sentinel.log").read_text()
+    text = (samples / "pod-log-no-sentinel.log").read_text()
     assert inf.read_aiperf_metrics(text).error == (
         f'AIPerf result sentinel "===AIPERF-RESULT===" not found in pod logs (length={len(text)}); '
         "benchmark likely failed"
@@ -304,13 +304,13 @@ def test_parse_command_json(samples: Path, name: str) -> None:
 
 def test_parse_command_text(samples: Path) -> None:
     out = io.StringIO()
-    assert run_parse_aiperf(str(samples / "aiperf-pod-log-pass.log"), "text", out) == 0
+    assert run_parse_aiperf(str(samples / "pod-log-pass.log"), "text", out) == 0
     assert out.getvalue().splitlines() == [
-        "RESULT: Inference throughput: 5667.50 tokens/sec",
-        "RESULT: Inference TTFT p99: 84.10 ms",
+        "RESULT: Inference throughput: 6120.25 tokens/sec",
+        "RESULT: Inference TTFT p99: 91.70 ms",
     ]
     out = io.StringIO()
-    assert run_parse_aiperf(str(samples / "aiperf-pod-log-no-sentinel.log"), "text", out) == 1
+    assert run_parse_aiperf(str(samples / "pod-log-no-sentinel.log"), "text", out) == 1
     assert out.getvalue().startswith("error: AIPerf result sentinel")
 
 

@@ -148,11 +148,12 @@ def test_a_family_loads_its_check_code_on_first_use(tmp_path: Path, code: str, l
 def test_validate_no_cluster_skips_unneeded_imports(tmp_path: Path) -> None:
     """The example selects nccl-all-reduce-bw (its check module is collected), not inference-perf;
     no template is rendered; no plugin that only -n needs is loaded; the check modules are collected
-    without the cluster client or the families' check code (imported when a check runs)."""
+    without the cluster client or the families' check code (imported when a check runs).
+    pytest-rerunfailures (dev extra) imports xdist's hooks itself: it is turned off here."""
     code = (
         "from aicr_pytest import cli\n"
         f"ret = cli.main(['validate', '-r', {str(EXAMPLE)!r}, '-s', {str(SNAPSHOT)!r}, '--no-cluster', "
-        f"'-o', {str(tmp_path / 'ctrf.json')!r}])\n"
+        f"'-o', {str(tmp_path / 'ctrf.json')!r}, '--', '-p', 'no:rerunfailures'])\n"
         "assert ret == 0, ret\n"
     )
     assert _loaded(code, tmp_path) == "LOADED []"

@@ -854,6 +854,7 @@ def test_nvreg_params(text: str, expected: bool) -> None:
     assert nccl.nvreg_override_set(text) is expected
 
 
+@pytest.mark.compat
 def test_nvreg_reference_samples(reference_dir: Path) -> None:
     s = reference_dir / "samples"
     assert nccl.nvreg_override_set((s / "nvidia-params-grdma-override-set.txt").read_text())

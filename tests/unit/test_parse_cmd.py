@@ -22,15 +22,15 @@ def run(path: Path | str, variant: str = "default", fmt: str = "json") -> tuple[
     return rc, out.getvalue()
 
 
-def test_json_success(reference_dir: Path) -> None:
-    rc, text = run(reference_dir / "samples" / "nccl-allreduce-h100-eks-16g.log")
+def test_json_success() -> None:
+    rc, text = run(FIXTURES / "two-sizes.log")
     doc = json.loads(text)
     assert rc == 0
-    assert doc["busbw_gbps"] == 450.30
-    assert doc["avg_busbw_gbps"] == 225.15
+    assert doc["busbw_gbps"] == 374.81
+    assert doc["avg_busbw_gbps"] == 187.43
     assert doc["rows"] == [
-        {"size_bytes": 1024, "busbw_gbps": 0.07},
-        {"size_bytes": 17179869184, "busbw_gbps": 450.30},
+        {"size_bytes": 1024, "busbw_gbps": 0.05},
+        {"size_bytes": 8589934592, "busbw_gbps": 374.81},
     ]
     assert doc["transport"] == {"network": None, "nvls": False}
     assert doc["error"] is None
@@ -62,23 +62,23 @@ def test_nvls_transport() -> None:
     assert rc == 1 and json.loads(text)["error"] == nccl.MSG_NVLS_NOT_AVAILABLE
 
 
-def test_json_parse_failure_with_tail(reference_dir: Path) -> None:
-    rc, text = run(reference_dir / "samples" / "nccl-launcher-log-summary-trailer-only.log")
+def test_json_parse_failure_with_tail() -> None:
+    rc, text = run(FIXTURES / "trailer-only.log")
     doc = json.loads(text)
     assert rc == 1
     assert doc["busbw_gbps"] is None
-    assert doc["avg_busbw_gbps"] == 333.49
+    assert doc["avg_busbw_gbps"] == 301.22
     assert doc["rows"] == []
     assert doc["error"] == "failed to parse bandwidth from logs: could not find bandwidth value in logs"
-    assert doc["log_tail"] == ["# Avg bus bandwidth    : 333.49"]
+    assert doc["log_tail"] == ["# Avg bus bandwidth    : 301.22"]
 
 
-def test_text_output_success(reference_dir: Path) -> None:
-    rc, text = run(reference_dir / "samples" / "nccl-allreduce-h100-eks-16g.log", fmt="text")
+def test_text_output_success() -> None:
+    rc, text = run(FIXTURES / "two-sizes.log", fmt="text")
     assert rc == 0
     lines = text.splitlines()
-    assert lines[0] == "busbw: 450.30 GB/s (out-of-place, largest message 16GiB = 17179869184 bytes)"
-    assert lines[1] == "avg busbw (trailer): 225.15 GB/s"
+    assert lines[0] == "busbw: 374.81 GB/s (out-of-place, largest message 8GiB = 8589934592 bytes)"
+    assert lines[1] == "avg busbw (trailer): 187.43 GB/s"
     assert lines[2] == "transport: network=none nvls=false"
     assert lines[3] == "sweep: 2 rows"
     assert lines[-1] == "result: ok (default variant)"
@@ -116,12 +116,12 @@ def test_bad_variant_or_format(tmp_path: Path) -> None:
         run(log, fmt="yaml")
 
 
-def test_stdin(monkeypatch: pytest.MonkeyPatch, reference_dir: Path) -> None:
-    data = (reference_dir / "samples" / "nccl-launcher-log-complete-8g.log").read_bytes()
+def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (FIXTURES / "two-sizes.log").read_bytes()
 
     class FakeStdin:
         buffer = io.BytesIO(data)
 
     monkeypatch.setattr("sys.stdin", FakeStdin)
     rc, text = run("-")
-    assert rc == 0 and json.loads(text)["busbw_gbps"] == 333.47
+    assert rc == 0 and json.loads(text)["busbw_gbps"] == 374.81

@@ -140,4 +140,50 @@ def test_failure_lines_never_carry_control_characters_from_a_message() -> None:
     acc = ResultAccumulator("check-nvidia-smi", "deployment", 0, "check", status="failed")
     acc.message = "nvidia-smi said: \x1b]0;owned\x07\x1b[2J done\nsecond line"
     (line,) = terminal.failure_lines([acc])
-    assert line == "FAILED check-nvidia-smi (deployment): nvidia-smi said: \\x1b]0;owned\\x07\\x1b[2J done"
+    assert line == (
+        "FAILED check-nvidia-smi (deployment): nvidia-smi said: \\x1b]0;owned\\x07\\x1b[2J done second line"
+    )
+
+
+def test_failure_line_carries_the_first_issue_cut_at_the_width_never_at_a_newline() -> None:
+    from aicr_pytest.deployment.expected_resources import MSG_EXPECTED_FAILED
+    from aicr_pytest.report.results import ResultAccumulator
+
+    acc = ResultAccumulator("expected-resources", "deployment", 0, "check", status="failed")
+    acc.message = MSG_EXPECTED_FAILED.format(count=1, lines="  DaemonSet nvidia-device-plugin 3/4 ready")
+    expected = (
+        "FAILED expected-resources (deployment): [NOT_FOUND] expected resource check failed: 1 issue(s): "
+        "DaemonSet nvidia-device-plugin 3/4 ready"
+    )
+    assert terminal.failure_lines([acc]) == [expected]
+    assert terminal.failure_lines([acc], width=200) == [expected]
+    (cut,) = terminal.failure_lines([acc], width=100)
+    assert cut == expected[:99] + "…" and len(cut) == 100
+    two = "  DaemonSet a 3/4 ready\n  Deployment b 0/1 available"
+    acc.message = MSG_EXPECTED_FAILED.format(count=2, lines=two)
+    (line,) = terminal.failure_lines([acc])
+    assert line.endswith("2 issue(s): DaemonSet a 3/4 ready; Deployment b 0/1 available")
+    acc.message = "\n\n"
+    assert terminal.failure_lines([acc]) == ["FAILED expected-resources (deployment): no message"]
+
+
+def test_baseline_and_insights_have_their_places() -> None:
+    from aicr_pytest.report.results import ResultAccumulator, RunIdentity, build_ctrf
+
+    acc = ResultAccumulator("nccl-all-reduce-bw", "performance", 0, "check")
+    base = {"reportId": "6f1c0d0e-5a8b-4c1e-9a57-6a1c2b7e4d10", "source": "history"}
+    per_test = {"nccl-all-reduce-bw": {"averageTestDuration": {"current": 10, "baseline": 9, "change": 1}}}
+    doc = build_ctrf(
+        [acc],
+        start_ms=1000,
+        run_id="abc",
+        identity=RunIdentity(recipe="h100-eks-ubuntu-training"),
+        baseline=base,
+        insights={"runsAnalyzed": 2},
+        test_insights=per_test,
+    )
+    assert doc["baseline"] == base and doc["insights"] == {"runsAnalyzed": 2}
+    assert doc["results"]["tests"][0]["insights"] == per_test["nccl-all-reduce-bw"]
+    plain = build_ctrf([acc], start_ms=1000, run_id="abc")
+    assert "baseline" not in plain and "insights" not in plain
+    assert "insights" not in plain["results"]["tests"][0]

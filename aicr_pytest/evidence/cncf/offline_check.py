@@ -284,7 +284,11 @@ def check_product(product_path: str | Path, checklist_path: str | Path | None = 
     if not isinstance(data, Mapping):
         raise UsageError(MSG_NOT_MAPPING.format(label=PRODUCT_LABEL, path=path))
     checklist = load_checklist(checklist_path, CHECKLIST_LABEL) if checklist_path is not None else None
-    problems = _metadata_problems(data.get("metadata"), checklist)
+    from aicr_pytest.evidence.cncf import simulated
+
+    marked = simulated.problem(path)
+    problems = [marked] if marked else []
+    problems += _metadata_problems(data.get("metadata"), checklist)
     problems += _spec_problems(data.get("spec"), checklist, path.parent)
     return problems
 
