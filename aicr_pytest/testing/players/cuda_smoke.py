@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from aicr_pytest.health import cudasmoke as cs
 from aicr_pytest.testing.players.podscripts import script_each_pod
 from aicr_pytest.testing.simulator import PodScript, Simulator, parse_quantity
 from aicr_pytest.testing.store import Obj
@@ -29,7 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["APP_LABEL", "FAULT_UVM_MISSING", "KERNEL_ERROR", "install", "smoke_output"]
 
-APP_LABEL: Final = cs.APP_LABEL
+#: gpu-cuda-smoke's pod label (``aicr_pytest.health.cudasmoke.APP_LABEL``; the health package is imported
+#: lazily: a test kit imported by the plugin must not pull it into the outer process of pytester runs)
+APP_LABEL: Final = ("app.kubernetes.io/name", "aicr-cuda-smoke")
 FAULT_UVM_MISSING: Final = "uvm-missing"
 #: what the sample prints when CUDA cannot allocate without the uvm device (simulated)
 KERNEL_ERROR: Final = "Failed to allocate device vector A (error code unknown error)!"
@@ -39,6 +40,8 @@ RUN_FOR_S: Final = 3.0
 
 def smoke_output(gpus: int, *, uvm_missing: bool = False) -> tuple[str, int]:
     """The smoke script's log and exit code on a node with ``gpus`` GPUs held."""
+    from aicr_pytest.health import cudasmoke as cs
+
     lines = []
     for device in cs.UVM_DEVICES:
         state = "missing" if uvm_missing and device == "/dev/nvidia-uvm" else "ok"
