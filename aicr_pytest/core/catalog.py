@@ -202,6 +202,15 @@ CATALOG: tuple[CheckSpec, ...] = (
         group=HEALTH,
     ),
     CheckSpec(
+        "gpu-cuda-smoke",
+        "deployment",
+        _m(5),
+        "a CUDA kernel runs on every GPU of every targeted GPU node, and /dev/nvidia-uvm* are present",
+        test=_NODE_HEALTH + "test_gpu_cuda_smoke",
+        hooks=_HEALTH_HOOKS,
+        group=HEALTH,
+    ),
+    CheckSpec(
         "dra-support",
         "conformance",
         _m(5),

@@ -1,4 +1,5 @@
-"""Node health: which GPU node is broken?  ``gpu-inventory``, ``gpu-diagnostics``, ``gpu-health``.
+"""Node health: which GPU node is broken?  ``gpu-inventory``, ``gpu-diagnostics``, ``gpu-health``,
+``gpu-cuda-smoke``.
 
 aicr-pytest extensions (AICR's catalog has none of them): they run when ``--node-health`` is
 given or the recipe names them.  The logic lives in :mod:`aicr_pytest.health`; these tests only
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from aicr_pytest.core.records import HEALTH_TABLE_KEY
 from aicr_pytest.health import cluster as health_cluster
-from aicr_pytest.health import diagnostics_run, exporter_run, knobs
+from aicr_pytest.health import cudasmoke, cudasmoke_run, diagnostics_run, exporter_run, knobs
 
 if TYPE_CHECKING:  # annotations only
     from aicr_pytest.core.check import CheckContext
@@ -94,3 +95,28 @@ def test_gpu_health(
             aicr_check.extra["aicr.gpuHealth"] = extra
         if rows:
             aicr_check.extra[HEALTH_TABLE_KEY] = [r.to_json() for r in rows]
+
+
+def test_gpu_cuda_smoke(
+    aicr_check: CheckContext,
+    aicr_cluster: Cluster,
+    aicr_run: RunScope,
+    aicr_allocation_policy: AllocationPolicy,
+    aicr_clock: Clock,
+) -> None:
+    record = cudasmoke_run.SmokeRun()
+    try:
+        cudasmoke_run.run_gpu_cuda_smoke(
+            aicr_cluster,
+            aicr_run,
+            image=cudasmoke.DEFAULT_CUDA_SMOKE_IMAGE,
+            policy=aicr_allocation_policy.mode,
+            node_selector=aicr_check.node_selector,
+            tolerations=aicr_check.tolerations,
+            clock=aicr_clock,
+            emit=aicr_check.emit,
+            record=record,
+        )
+    finally:
+        if record.namespace:
+            aicr_check.extra["aicr.gpuCudaSmoke"] = record.as_extra()

@@ -15,7 +15,8 @@ FIELDS = "a cron expression has 5 fields (minute hour day-of-month month day-of-
 IMAGE = "is not an image reference ([registry/]repository[:tag][@sha256:digest])"
 
 MARKS = (
-    "the scheduled run selects no node-health check (gpu-inventory, gpu-diagnostics, gpu-health); "
+    "the scheduled run selects no node-health check (gpu-inventory, gpu-diagnostics, gpu-health, "
+    "gpu-cuda-smoke); "
     "add --node-health or drop the flag"
 )
 NS = "is not a namespace name (lowercase letters, digits and -, at most 63)"

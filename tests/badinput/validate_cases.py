@@ -660,13 +660,13 @@ CASES: list[Case] = [
         [*OFF, "--taint-bad-nodes"],
         {},
         "--taint-bad-nodes: the run selects no node-health check (gpu-inventory, gpu-diagnostics, "
-        "gpu-health) and no --isolate-bad-nodes; add --node-health or drop the flag",
+        "gpu-health, gpu-cuda-smoke) and no --isolate-bad-nodes; add --node-health or drop the flag",
     ),
     *_both(
         [*OFF, "--label-bad-nodes"],
         {},
         "--label-bad-nodes: the run selects no node-health check (gpu-inventory, gpu-diagnostics, "
-        "gpu-health) and no --isolate-bad-nodes; add --node-health or drop the flag",
+        "gpu-health, gpu-cuda-smoke) and no --isolate-bad-nodes; add --node-health or drop the flag",
     ),
     # --pushgateway that is not an http(s) URL, --metrics-file that cannot be written (a Pushgateway that
     # refuses is not a usage error: tests/badinput/test_schedule_badinput.py)

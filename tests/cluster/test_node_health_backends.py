@@ -146,3 +146,32 @@ def test_gpu_xid_fails_health_naming_the_node_and_gpu(
     (line,) = test["message"].splitlines()
     assert line.startswith(f"node {last} GPU 7 (")
     assert "XID 79 during the 1m0s window (DCGM_FI_DEV_XID_ERRORS)" in line
+
+
+def test_gpu_cuda_smoke_passes_on_a_healthy_cluster(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    nodes = gpu_nodes(k8s_backend)
+    healthy = run_health(pytester, k8s_backend, "gpu-cuda-smoke").tests["gpu-cuda-smoke"]
+    assert (healthy["status"], healthy.get("message")) == ("passed", None)
+    assert healthy["stdout"][-1] == (
+        f"CUDA smoke passed on {len(nodes)} nodes: {8 * len(nodes)} GPUs, a CUDA kernel ran on each; "
+        "/dev/nvidia-uvm and /dev/nvidia-uvm-tools present"
+    )
+
+
+def test_uvm_missing_fails_gpu_cuda_smoke_naming_the_node_and_each_gpu(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    from aicr_pytest.testing.players.cuda_smoke import KERNEL_ERROR
+
+    last = gpu_nodes(k8s_backend)[-1]
+    test = run_health(pytester, k8s_backend, "gpu-cuda-smoke", faults=("uvm-missing",)).tests[
+        "gpu-cuda-smoke"
+    ]
+    assert test["status"] == "failed"
+    pod = test["extra"]["aicr.gpuCudaSmoke"]["pods"][last]
+    assert test["message"].splitlines() == [
+        f"node {last}: /dev/nvidia-uvm is missing in the CUDA pod {pod} (CUDA cannot run)",
+        *(f"node {last} GPU {i}: the CUDA kernel failed: exit 1: {KERNEL_ERROR}" for i in range(8)),
+    ]

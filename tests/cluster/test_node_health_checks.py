@@ -349,7 +349,7 @@ def test_a_bad_health_knob_is_one_line_before_any_work(
 
 
 # ------------------------------------------------------------------------------------ opt-in --
-HEALTH = ["gpu-inventory", "gpu-diagnostics", "gpu-health"]
+HEALTH = ["gpu-inventory", "gpu-diagnostics", "gpu-health", "gpu-cuda-smoke"]
 AICR_DEPLOYMENT = ["operator-health", "expected-resources", "gpu-operator-version", "check-nvidia-smi"]
 
 
@@ -366,7 +366,7 @@ def test_the_example_recipe_runs_no_node_health_check_unless_asked(
     assert {t["status"] for t in run.tests.values()} == {"passed"}  # what AICR reports for it
 
 
-def test_node_health_adds_the_three_checks_after_aicrs(
+def test_node_health_adds_the_node_health_checks_after_aicrs(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
 ) -> None:
     fc = aicr_fake_cluster_factory(PROFILE, ["gpu-missing"])

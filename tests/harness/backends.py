@@ -461,8 +461,8 @@ class ControlPlaneSession:
         inference Jobs' pods (:mod:`.controlplane_dynamo`), for the conformance checks their
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
         for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), the
-        snapshot agent's pods, workload-sandboxing's probe, gpu-diagnostics' DCGM pods
-        (:mod:`.controlplane_health`) and the AI operators' leader-election Leases
+        snapshot agent's pods, workload-sandboxing's probe, gpu-diagnostics' DCGM pods,
+        gpu-cuda-smoke's pods (:mod:`.controlplane_health`) and the AI operators' leader-election Leases
         (:mod:`.controlplane_leases`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
@@ -479,7 +479,12 @@ class ControlPlaneSession:
             InferenceJobs,
             VolumeProvisioner,
         )
-        from tests.harness.controlplane_health import DIAG_SELECTOR, DcgmDiagPods
+        from tests.harness.controlplane_health import (
+            DIAG_SELECTOR,
+            SMOKE_SELECTOR,
+            CudaSmokePods,
+            DcgmDiagPods,
+        )
         from tests.harness.controlplane_leases import OperatorLeases
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
@@ -528,6 +533,11 @@ class ControlPlaneSession:
                         self.cp,
                         DIAG_SELECTOR,
                         DcgmDiagPods(self.cp, self.current_faults, lambda: self.health_target),
+                    ).start(),
+                    PodPlayer(
+                        self.cp,
+                        SMOKE_SELECTOR,
+                        CudaSmokePods(self.current_faults, lambda: self.health_target),
                     ).start(),
                     OperatorLeases(self.cp, self.current_faults).start(),
                 ]

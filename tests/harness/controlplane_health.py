@@ -4,6 +4,9 @@
   for :data:`DIAG_SELECTOR`): each prints the ``dcgmi diag -r LEVEL -j`` document of
   :func:`aicr_pytest.testing.players.dcgm_diag.diag_document` for the GPUs it holds on its node, and
   ends (non-zero when a test failed, as ``dcgmi diag`` does).
+* :class:`CudaSmokePods` -- plays ``gpu-cuda-smoke``' pods (for :data:`SMOKE_SELECTOR`): each prints
+  :func:`aicr_pytest.testing.players.cuda_smoke.smoke_output` for the GPUs it holds on its node
+  (``uvm-missing``: that node has no ``/dev/nvidia-uvm`` and every kernel fails, exit 1).
 * :class:`ExporterHealth` -- what each DCGM exporter pod answers on ``/metrics`` through the real
   apiserver's pod proxy: :class:`~.controlplane_conformance_ii.MetricsEndpoints` routes every exporter
   pod's IP to its own server here, which answers the shared exporter text plus that node's health
@@ -28,11 +31,19 @@ from urllib.parse import quote, urlsplit
 if TYPE_CHECKING:
     from tests.harness.controlplane import ControlPlane
 
-__all__ = ["DIAG_SELECTOR", "DcgmDiagPods", "ExporterHealth", "apply_faults"]
+__all__ = [
+    "DIAG_SELECTOR",
+    "SMOKE_SELECTOR",
+    "CudaSmokePods",
+    "DcgmDiagPods",
+    "ExporterHealth",
+    "apply_faults",
+]
 
 Obj = dict[str, Any]
 
 DIAG_SELECTOR = "app.kubernetes.io/name=aicr-dcgm-diag"
+SMOKE_SELECTOR = "app.kubernetes.io/name=aicr-cuda-smoke"
 FAULT_MISSING = "gpu-missing"
 _LEVEL = re.compile(r"-r\s+(\d)")
 GPU = "nvidia.com/gpu"
@@ -78,6 +89,23 @@ class DcgmDiagPods:
         doc = player.diag_document(name, gpus, level, failing_gpu=failing)
         code = DIAG_FAILED_EXIT if failing is not None else 0
         return {str(c.get("name")): (json.dumps(doc, indent=2) + "\n", code) for c in containers}
+
+
+class CudaSmokePods:
+    """A CUDA smoke pod's output on its node (see the module docstring)."""
+
+    def __init__(self, faults: Callable[[], tuple[str, ...]], target: Callable[[], str | None]) -> None:
+        self.faults = faults
+        #: the node the faults act on (:func:`apply_faults`' answer for the seeded profile)
+        self.target = target
+
+    def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
+        from aicr_pytest.testing.players import cuda_smoke as player
+
+        missing = player.FAULT_UVM_MISSING in self.faults() and node["metadata"]["name"] == self.target()
+        text, code = player.smoke_output(player.held_gpus(pod, node), uvm_missing=missing)
+        containers = (pod.get("spec") or {}).get("containers") or []
+        return {str(c.get("name")): (text, code) for c in containers}
 
 
 class ExporterHealth:

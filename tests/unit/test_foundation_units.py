@@ -40,7 +40,12 @@ def test_catalog_has_every_check_of_the_guide_and_spec() -> None:
 
 
 def test_the_node_health_checks_are_an_opt_in_group() -> None:
-    assert catalog.names_in_group(catalog.HEALTH) == ["gpu-inventory", "gpu-diagnostics", "gpu-health"]
+    assert catalog.names_in_group(catalog.HEALTH) == [
+        "gpu-inventory",
+        "gpu-diagnostics",
+        "gpu-health",
+        "gpu-cuda-smoke",
+    ]
     assert all(catalog.BY_NAME[n].phase == "deployment" for n in catalog.names_in_group(catalog.HEALTH))
 
 

@@ -37,10 +37,18 @@ def test_markexpr_asks_for_health(expr: str, asks: bool) -> None:
 def test_with_node_health_appends_each_check_once_in_its_phase() -> None:
     declared = {"deployment": ["operator-health", "gpu-health"], "performance": ["nccl-all-reduce-bw"]}
     out = with_node_health(declared)
-    assert out["deployment"] == ["operator-health", "gpu-health", "gpu-inventory", "gpu-diagnostics"]
+    assert out["deployment"] == [
+        "operator-health",
+        "gpu-health",
+        "gpu-inventory",
+        "gpu-diagnostics",
+        "gpu-cuda-smoke",
+    ]
     assert out["performance"] == ["nccl-all-reduce-bw"]
     assert declared["deployment"] == ["operator-health", "gpu-health"]  # the recipe's list is untouched
-    assert with_node_health({}) == {"deployment": ["gpu-inventory", "gpu-diagnostics", "gpu-health"]}
+    assert with_node_health({}) == {
+        "deployment": ["gpu-inventory", "gpu-diagnostics", "gpu-health", "gpu-cuda-smoke"]
+    }
 
 
 # --- aicr-pytest parse dcgm ------------------------------------------------------------------------

@@ -100,10 +100,10 @@ def test_every_cncf_row_has_its_prose_and_one_row_per_requirement() -> None:
 
 def test_the_opt_in_groups_and_their_marker_docs_come_from_the_rows() -> None:
     health = catalog.names_in_group(catalog.HEALTH)
-    assert health == ["gpu-inventory", "gpu-diagnostics", "gpu-health"]
+    assert health == ["gpu-inventory", "gpu-diagnostics", "gpu-health", "gpu-cuda-smoke"]
     assert catalog.group_marker_doc(catalog.HEALTH) == (
-        "node-health checks (gpu-inventory, gpu-diagnostics, gpu-health); `-m health` runs them "
-        "(as --node-health does) and nothing else"
+        "node-health checks (gpu-inventory, gpu-diagnostics, gpu-health, gpu-cuda-smoke); "
+        "`-m health` runs them (as --node-health does) and nothing else"
     )
     assert catalog.group_marker_doc(catalog.CNCF_SHOULD) == (
         "CNCF SHOULD checks (gpu-sharing, driver-runtime-management, workload-sandboxing, "
@@ -122,7 +122,7 @@ def test_each_group_names_a_settings_flag() -> None:
 def test_a_new_group_member_joins_the_marker_doc(monkeypatch: pytest.MonkeyPatch) -> None:
     toy = catalog.CheckSpec("toy-health", "deployment", 1, "toy", group=catalog.HEALTH)
     monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, toy))
-    assert "gpu-health, toy-health);" in catalog.group_marker_doc(catalog.HEALTH)
+    assert "gpu-cuda-smoke, toy-health);" in catalog.group_marker_doc(catalog.HEALTH)
 
 
 def test_the_count_sees_a_second_spelling(tmp_path: Path) -> None:

@@ -214,7 +214,7 @@ def test_node_patch_only_with_the_flags() -> None:
         (
             {"taint_bad_nodes": True},
             "--taint-bad-nodes: the scheduled run selects no node-health check (gpu-inventory, "
-            "gpu-diagnostics, gpu-health); add --node-health or drop the flag",
+            "gpu-diagnostics, gpu-health, gpu-cuda-smoke); add --node-health or drop the flag",
         ),
         ({"recipe": None}, "schedule: --recipe is required (a file, an https:// URL or cm://namespace/name)"),
         (

@@ -146,8 +146,9 @@ PHASE = Option(
 NODE_HEALTH = Option(
     "node_health",
     ("--node-health",),
-    "add the node-health checks (gpu-inventory, gpu-diagnostics, gpu-health) to the deployment "
-    "phase; an aicr-pytest extension (a recipe may also name them; AICR's aicr rejects that recipe)",
+    "add the node-health checks (gpu-inventory, gpu-diagnostics, gpu-health, gpu-cuda-smoke) to "
+    "the deployment phase; an aicr-pytest extension (a recipe may also name them; AICR's aicr "
+    "rejects that recipe)",
     setting="node_health",
     action="store_true",
     default=False,
@@ -260,8 +261,9 @@ ROWS: tuple[Option, ...] = (
         env="AICR_NVIDIA_SMI_IMAGE",
         metavar="IMAGE",
     ),
-    # --- node health (gpu-inventory, gpu-diagnostics, gpu-health): read by checks/deployment/
-    # test_node_health.py; the knobs are validated up front by aicr_pytest.health.hooks ---------
+    # --- node health (gpu-inventory, gpu-diagnostics, gpu-health, gpu-cuda-smoke): read by
+    # checks/deployment/test_node_health.py; the knobs are validated up front by
+    # aicr_pytest.health.hooks ---------------------------------------------------------------------
     NODE_HEALTH,
     # --- NCCL bad-node isolation: read by checks/performance/test_nccl_all_reduce.py; refused up
     # front (aicr_pytest.core.inputs) when the run selects no NCCL check -------------------------

@@ -14,8 +14,9 @@ Importing this package registers the built-in players, in this order: ``nvidia-s
 (:mod:`.slinky`: Slurm answers in the login pod), ``cre`` (:mod:`.cre`: NVCRE answers Certifications),
 ``snapshot-agent`` (:mod:`.snapshot_agent`), ``dcgm-diag`` (:mod:`.dcgm_diag`: gpu-diagnostics'
 ``dcgmi diag`` pods), ``gpu-health`` (:mod:`.gpu_health`: each DCGM exporter pod's health series
-through the pod proxy) and ``sandbox`` (:mod:`.sandbox`: workload-sandboxing's ``uname -r``
-probe). A user's own check brings its own player with :func:`aicr_pytest.testing.register_player`.
+through the pod proxy), ``cuda-smoke`` (:mod:`.cuda_smoke`: gpu-cuda-smoke's pods) and ``sandbox``
+(:mod:`.sandbox`: workload-sandboxing's ``uname -r`` probe). A user's own check brings its own player
+with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from aicr_pytest.testing.players import (
     autoscaling,
     conformance,
     cre,
+    cuda_smoke,
     dcgm_diag,
     gpu_health,
     inference,
@@ -51,6 +53,7 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("snapshot-agent", snapshot_agent.install),
     ("dcgm-diag", dcgm_diag.install),
     ("gpu-health", gpu_health.install),
+    ("cuda-smoke", cuda_smoke.install),
     ("sandbox", sandbox.install),
 )
 

@@ -78,6 +78,10 @@ def fault_gpu_diag_fail(profile: ClusterProfile) -> None:
     """The last GPU of the last GPU node in name order fails DCGM's memory test (diag level 2 and up)."""
 
 
+def fault_uvm_missing(profile: ClusterProfile) -> None:
+    """The last GPU node in name order has no /dev/nvidia-uvm: a CUDA kernel fails on each of its GPUs."""
+
+
 def fault_gpu_xid(profile: ClusterProfile) -> None:
     """The last GPU of the last GPU node in name order raises XID 79 during gpu-health's window."""
 
@@ -473,6 +477,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gpu-driver-missing": fault_gpu_driver_missing,
     "gpu-diag-fail": fault_gpu_diag_fail,
     "gpu-xid": fault_gpu_xid,
+    "uvm-missing": fault_uvm_missing,
     "nccl-launcher-log-rotated": fault_nccl_stub,
     "trainer-webhook-cache-lag": fault_nccl_stub,
     "trainer-webhook-never-admits": fault_nccl_stub,
