@@ -21,7 +21,10 @@ import pytest
 # TLS certificate code (``validate --simulate`` called in-process) then fails with a TypeError.
 # The same holds for the run's hooks and features, which the plugin imports only when a run is
 # asked for: the next run would mix one copy's stash keys with a fresh copy's (the plugin state
-# looks absent).
+# looks absent); a family a unit test imported would catch another copy's exception types than
+# the facade raises, so the facade and the health family are imported once here too.
+import aicr_pytest.health.cluster
+import aicr_pytest.kube
 import aicr_pytest.plugin.features
 import aicr_pytest.plugin.fixtures
 import aicr_pytest.plugin.hooks
