@@ -14,8 +14,8 @@ Importing this package registers the built-in players, in this order: ``nvidia-s
 (:mod:`.slinky`: Slurm answers in the login pod), ``cre`` (:mod:`.cre`: NVCRE answers Certifications),
 ``snapshot-agent`` (:mod:`.snapshot_agent`), ``dcgm-diag`` (:mod:`.dcgm_diag`: gpu-diagnostics'
 ``dcgmi diag`` pods), ``gpu-health`` (:mod:`.gpu_health`: each DCGM exporter pod's health series
-through the pod proxy) and ``sandbox`` (:mod:`.sandbox`: workload-sandboxing's ``uname -r``
-probe). A user's own check brings its own player with :func:`aicr_pytest.testing.register_player`.
+through the pod proxy) and ``sandbox`` (:mod:`.sandbox`: workload-sandboxing's
+isolation probe). A user's own check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
