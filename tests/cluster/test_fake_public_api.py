@@ -35,6 +35,7 @@ BUILTINS = (
     "dcgm-diag",
     "gpu-health",
     "sandbox",
+    "kueue",
 )
 
 
