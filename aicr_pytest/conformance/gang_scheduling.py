@@ -1,8 +1,10 @@
 """``gang-scheduling`` (CNCF ``gang_scheduling``): all-or-nothing co-scheduling
 with KAI scheduler PodGroups, using CPU-only workers (so one-GPU clusters can run the whole phase).
 
-Skips only when KAI is genuinely absent: the ``kai-scheduler/kai-scheduler-default`` Deployment or one
-of the two CRDs answers NotFound. An RBAC denial, a transport error or any other failure to read KAI's
+Without KAI, a cluster with Kueue (its ClusterQueue CRD) runs the CNCF suite's Kueue test instead
+(:mod:`aicr_pytest.conformance.gang_kueue`: ``AllOrNothingScheduling`` and ``NoPartialScheduling``).
+Skips only when KAI and Kueue are genuinely absent: the ``kai-scheduler/kai-scheduler-default``
+Deployment or one of the two CRDs answers NotFound.
 state is ``other`` (AICR skips on any error, which hides a broken or forbidden KAI).
 
 The test objects live in a run-scoped namespace (``gang-scheduling-test-<run id>[-<worker>]``,
@@ -19,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+from aicr_pytest.conformance import gang_kueue
 from aicr_pytest.conformance.common import (
     CO_SCHEDULE_WINDOW,
     GANG_TEST_POD_TIMEOUT,
@@ -242,8 +245,15 @@ def _inventory(ctx: ConformanceContext) -> None:
 
 
 def run_gang_scheduling(ctx: ConformanceContext) -> None:
-    """Run the check (see the module docstring); raises to report anything but a pass."""
-    _gate(ctx)
+    """Run the check (see the module docstring); raises to report anything but a pass. Without
+    KAI, a cluster with Kueue runs the CNCF suite's Kueue gang test (:mod:`.gang_kueue`)."""
+    try:
+        _gate(ctx)
+    except CheckSkip:
+        if gang_kueue.kueue_installed(ctx):
+            gang_kueue.run_kueue_gang(ctx)
+            return
+        raise
     _inventory(ctx)
     run = ctx.run
     try:

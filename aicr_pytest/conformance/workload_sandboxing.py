@@ -8,10 +8,17 @@ verifies it as ``TestWorkloadSandboxing`` (kubernetes-sigs/ai-conformance ``test
 1. the RuntimeClasses (``node.k8s.io/v1``) whose handler is a sandbox (:func:`sandbox_classes`:
    gVisor ``runsc``/``gvisor``, Kata ``kata*``); none: skipped, naming the handlers looked for;
 2. a probe pod in a run-scoped test namespace (:class:`~aicr_pytest.conformance.testns.GpuTestNamespace`,
-   deleted afterwards) runs ``uname -r`` under the first such class (by name);
-3. :func:`kernel_verdict` (pure): the pod's kernel must differ from its node's
+   deleted afterwards) runs the isolation probe (:data:`~aicr_pytest.conformance.sandbox_probe.PROBE_SCRIPT`)
+   under the first such class (by name);
+3. the suite's five subtests (:mod:`aicr_pytest.conformance.sandbox_probe`: ``SchedulingAndExecution``,
+   ``ProcessIsolation``, ``KernelAndMemoryIsolation``, ``FilesystemIsolation``, ``NetworkIsolation``)
+   are each reported as a ``RESULT: TestWorkloadSandboxing/<Subtest>: PASS|FAIL|OTHER - ...`` stdout
+   line and in the ``Sandbox subtests`` record, all of them even when one fails. The kernel subtest
+   (:func:`kernel_verdict`, pure) wants the pod's kernel to differ from its node's
    ``status.nodeInfo.kernelVersion`` -- the same kernel means the "sandbox" shares the node's
-   (failed); no readable kernel on either side is ``other``; a probe that did not succeed fails.
+   (failed); no readable kernel on either side is ``other``. The check fails with the first failed
+   subtest's line (the suite's order), else is ``other`` with the first undetermined one; a probe
+   that did not succeed fails.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from aicr_pytest.conformance import sandbox_probe
 from aicr_pytest.conformance.common import (
     JSON,
     CheckSkip,
@@ -35,9 +43,11 @@ from aicr_pytest.conformance.common import (
     wait_pod_terminal,
 )
 from aicr_pytest.conformance.context import ConformanceContext
+from aicr_pytest.conformance.failures import ConformanceFailure
 from aicr_pytest.conformance.gpu_workload import BUSYBOX_IMAGE, container_exit_code
 from aicr_pytest.conformance.inventory import node_info
 from aicr_pytest.conformance.testns import GpuTestNamespace, cleaned_up
+from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.errors import ApiError
 
 GVISOR_HANDLERS: Final = ("runsc", "gvisor")
@@ -45,7 +55,7 @@ KATA_PREFIX: Final = "kata"
 HANDLERS_TEXT: Final = "runsc, gvisor (gVisor), kata* (Kata Containers)"
 PROBE_PREFIX: Final = "sandbox-probe-"
 PROBE_CONTAINER: Final = "probe"
-PROBE_SCRIPT: Final = "uname -r"
+PROBE_SCRIPT: Final = sandbox_probe.PROBE_SCRIPT
 #: the label the simulator's and the harness's players know the probe by
 COMPONENT_LABEL: Final = ("app.kubernetes.io/component", "sandbox-probe")
 PROBE_TIMEOUT: Final = 180.0
@@ -74,9 +84,32 @@ def sandbox_classes(classes: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
 
 
 def kernel_of(log: str) -> str:
-    """The kernel release ``uname -r`` printed: the last non-empty line (``""`` if none)."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    return lines[-1] if lines and not log.startswith("failed to read logs") else ""
+    """The kernel release the probe printed (its ``kernel-release=`` line; ``""`` if none)."""
+    return sandbox_probe.parse_probe(log).kernel
+
+
+def kernel_subtest(
+    rc: str, handler: str, node: str, pod_kernel: str, node_kernel: str
+) -> sandbox_probe.Subtest:
+    """:func:`kernel_verdict` as the ``KernelAndMemoryIsolation`` subtest."""
+    try:
+        line = kernel_verdict(rc, handler, node, pod_kernel, node_kernel)
+    except ConformanceFailure as err:
+        return sandbox_probe.Subtest(sandbox_probe.KERNEL, "failed", str(err))
+    except Inconclusive as err:
+        return sandbox_probe.Subtest(sandbox_probe.KERNEL, "other", str(err))
+    return sandbox_probe.Subtest(sandbox_probe.KERNEL, "passed", line)
+
+
+def subtest_outcome(results: Sequence[sandbox_probe.Subtest]) -> None:
+    """Raise for the first failed subtest (suite order), else for the first undetermined one."""
+    for wanted, make in (("failed", failure), ("other", inconclusive)):
+        for sub in results:
+            if sub.status == wanted:
+                code, _, text = sub.line.partition("] ")
+                if code.startswith("[") and text:
+                    raise make(code[1:], text)
+                raise make("CONFLICT" if wanted == "failed" else "INTERNAL", f"{sub.name}: {sub.line}")
 
 
 def kernel_verdict(rc: str, handler: str, node: str, pod_kernel: str, node_kernel: str) -> str:
@@ -142,28 +175,36 @@ def _probe(ctx: ConformanceContext, rc: str, handler: str) -> None:
         what = f"sandbox probe pod (RuntimeClass {rc})"
         done = wait_pod_terminal(ctx.cluster, ns.name, name, what, ctx.bounded(PROBE_TIMEOUT), ctx.clock)
         log = pod_log(ctx.cluster, ns.name, name, PROBE_CONTAINER)
-        ctx.record("Sandbox probe pod log (uname -r)", log, f"kubectl logs {name} -n {ns.name}")
+        ctx.record("Sandbox probe pod log", log, f"kubectl logs {name} -n {ns.name}")
         _verdict(ctx, rc, handler, name, done, log)
 
 
 def _verdict(ctx: ConformanceContext, rc: str, handler: str, name: str, done: JSON, log: str) -> None:
-    """The finished probe against its node's kernel (the ``Sandbox kernel isolation`` record)."""
+    """The finished probe's five subtests (``RESULT:`` lines and the ``Sandbox subtests`` record)."""
     phase, code = str(status(done).get("phase") or ""), container_exit_code(done, PROBE_CONTAINER)
+    tail = " ".join(log.split())[-200:] or "(empty)"
     if phase != "Succeeded":
-        tail = " ".join(log.split())[-200:] or "(empty)"
-        raise failure("INTERNAL", MSG_PROBE_FAILED.format(rc=rc, phase=phase, code=code, log=tail))
+        line = MSG_PROBE_FAILED.format(rc=rc, phase=phase, code=code, log=tail)
+        ctx.emit(sandbox_probe.Subtest(sandbox_probe.SCHEDULING, "failed", line).result_line())
+        raise failure("INTERNAL", line)
     node = str(spec(done).get("nodeName") or "")
     if not node:
         raise inconclusive("INTERNAL", MSG_UNBOUND.format(rc=rc))
     prove_ran(ctx.run, done)  # a pass rests on what the probe printed: it must really have run
     node_obj = read_object(ctx.cluster, "v1", "Node", node, None, f"node {node}")
-    pod_kernel, node_kernel = kernel_of(log), node_info(node_obj, "kernelVersion")
-    line = kernel_verdict(rc, handler, node, pod_kernel, node_kernel)
+    out = sandbox_probe.parse_probe(log)
+    node_kernel = node_info(node_obj, "kernelVersion")
+    kernel = kernel_subtest(rc, handler, node, out.kernel, node_kernel)
+    results = sandbox_probe.subtests(rc, out, tail, kernel)
+    for sub in results:
+        ctx.emit(sub.result_line())
     ctx.record(
-        "Sandbox kernel isolation",
+        "Sandbox subtests",
         f"RuntimeClass: {rc} (handler {handler})\nProbe pod: {name}\nNode: {node}\n"
-        f"Pod kernel: {pod_kernel}\nNode kernel: {node_kernel}\nVerdict: {line}",
+        f"Pod kernel: {out.kernel}\nNode kernel: {node_kernel}\n"
+        + "\n".join(f"{sub.full_name}: {sub.status} - {sub.line}" for sub in results),
     )
+    subtest_outcome(results)
 
 
 __all__ = [
@@ -176,7 +217,9 @@ __all__ = [
     "SKIP_NO_SANDBOX",
     "build_probe",
     "kernel_of",
+    "kernel_subtest",
     "kernel_verdict",
     "run_workload_sandboxing",
     "sandbox_classes",
+    "subtest_outcome",
 ]

@@ -116,6 +116,12 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "NCCL -nvls: run-scoped ComputeDomain (the DRA driver turns it into the IMEX claim template)": _p(
         "get,list,watch,create,delete", "resource.nvidia.com", "computedomains"
     ),
+    "gang-scheduling with Kueue: the run-scoped ResourceFlavor, ClusterQueue and LocalQueue": _p(
+        "get,list,watch,create,delete", "kueue.x-k8s.io", "resourceflavors,clusterqueues,localqueues"
+    ),
+    "gang-scheduling with Kueue: the Workload Kueue creates for each gang Job": _p(
+        _READ, "kueue.x-k8s.io", "workloads"
+    ),
     "NCCL on GKE: GPU NIC networks for the multi-NIC worker annotation": _p(
         _READ, "networking.gke.io", "networks"
     ),

@@ -3,7 +3,7 @@ workload-sandboxing, high-performance-networking through pytester on both backen
 
 Each scenario runs the conformance phase as the least-privilege user (on the control plane: bound to
 ``deploy/rbac.yaml`` only). On the fake the sandbox player (:mod:`aicr_pytest.testing.players.sandbox`)
-plays the probe pod's ``uname -r``; on the control plane
+plays the isolation probe pod's findings; on the control plane
 :class:`tests.harness.controlplane_players.SandboxProbe` does, for the pod the real scheduler bound to a
 kwok node. Scenarios that rewrite nodes (kwok's are the harness's) or inject HTTP faults are
 ``fake_only`` with the reason.
@@ -64,6 +64,25 @@ def outcome(test: dict[str, Any]) -> tuple[str, str | None]:
     return test["status"], test.get("message")
 
 
+SANDBOX_SUBTESTS = (
+    "SchedulingAndExecution",
+    "ProcessIsolation",
+    "KernelAndMemoryIsolation",
+    "FilesystemIsolation",
+    "NetworkIsolation",
+)
+
+
+def subtest_results(test: dict[str, Any]) -> dict[str, str]:
+    """The ``RESULT: TestWorkloadSandboxing/<Subtest>: WORD - ...`` lines of the check's CTRF stdout."""
+    found: dict[str, str] = {}
+    for line in test.get("stdout") or []:
+        hit = re.match(r"^RESULT: TestWorkloadSandboxing/(\w+): (PASS|FAIL|OTHER) - \S", line)
+        if hit:
+            found[hit[1]] = hit[2]
+    return found
+
+
 def gpu_node_names(backend: K8sBackend) -> list[str]:
     return sorted(
         n["metadata"]["name"]
@@ -121,16 +140,18 @@ def test_a_gvisor_runtime_class_runs_the_probe_on_its_own_kernel(
     assert outcome(test) == ("passed", None)
     seen = artifacts(test)
     assert seen["RuntimeClasses"] == "gvisor: handler runsc"
-    assert seen["Sandbox probe pod log (uname -r)"].strip() == "4.4.0"
-    isolation = seen["Sandbox kernel isolation"]
+    assert seen["Sandbox probe pod log"].startswith("kernel-release=4.4.0\n")
+    isolation = seen["Sandbox subtests"]
     assert (
         isolation.startswith("RuntimeClass: gvisor (handler runsc)\n") and "Pod kernel: 4.4.0\n" in isolation
     )
     assert re.search(
-        r"^Verdict: sandboxed: pod kernel 4\.4\.0 differs from node \S+'s kernel 6\.8\.0-\d+-aws$",
+        r"^TestWorkloadSandboxing/KernelAndMemoryIsolation: passed - sandboxed: pod kernel 4\.4\.0 differs "
+        r"from node \S+'s kernel 6\.8\.0-\d+-aws$",
         isolation,
         re.M,
     )
+    assert subtest_results(test) == {name: "PASS" for name in SANDBOX_SUBTESTS}
     assert "deleted — confirmed absent" in seen["Cleanup test namespace"]
     if k8s_backend.virtual_time:  # the control plane's namespace controller finishes the delete later
         assert k8s_backend.list("v1", "Pod", None, label_selector=f"{RUN_ID_LABEL}={result.run_id}") == []
@@ -168,7 +189,15 @@ def test_a_sandbox_that_shares_the_node_kernel_fails(
         r"(6\.8\.0-\d+-aws) \(node (\S+)\): not sandboxed",
         message,
     )
-    assert artifacts(test)["Sandbox probe pod log (uname -r)"].strip() in message
+    assert artifacts(test)["Sandbox probe pod log"].splitlines()[0].removeprefix("kernel-release=") in message
+    # the kernel subtest fails; the PID, filesystem and network subtests are still reported
+    assert subtest_results(test) == {
+        "SchedulingAndExecution": "PASS",
+        "ProcessIsolation": "PASS",
+        "KernelAndMemoryIsolation": "FAIL",
+        "FilesystemIsolation": "PASS",
+        "NetworkIsolation": "PASS",
+    }
 
 
 def test_dra_mig_partitions_are_gpu_sharing(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
@@ -318,6 +347,7 @@ def test_a_probe_the_sandbox_cannot_run_fails(pytester: pytest.Pytester, k8s_bac
         "[INTERNAL] the probe pod under RuntimeClass gvisor ended Failed (exit code 1): "
         "runsc: exec format error",
     )
+    assert subtest_results(result.tests["workload-sandboxing"]) == {"SchedulingAndExecution": "FAIL"}
     assert (
         fake_of(k8s_backend).list("v1", "Pod", None, label_selector=f"{RUN_ID_LABEL}={result.run_id}") == []
     )

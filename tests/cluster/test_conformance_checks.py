@@ -12,6 +12,7 @@ the operators' webhooks behind the apiserver). Scenarios only the fake can expre
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -417,6 +418,49 @@ def test_gang_scheduling_skips_without_kai(pytester: pytest.Pytester, k8s_backen
     k8s_backend.seed_profile(PROFILE, ["no-kai"])
     test = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling")).tests["gang-scheduling"]
     assert (test["status"], test["message"]) == ("skipped", gang_scheduling.MSG_SKIP)
+
+
+def kueue_results(test: dict[str, Any]) -> dict[str, str]:
+    """``RESULT: TestGangScheduling/<Subtest>: WORD - ...`` lines of the check's CTRF stdout."""
+    found: dict[str, str] = {}
+    for line in test.get("stdout") or []:
+        if line.startswith("RESULT: TestGangScheduling/"):
+            name, _, rest = line.removeprefix("RESULT: TestGangScheduling/").partition(": ")
+            found[name] = rest.partition(" - ")[0]
+    return found
+
+
+@pytest.mark.fake_only(
+    "Kueue's admission is played by the fake's kueue player; the harness has no Kueue controller"
+)
+def test_gang_scheduling_runs_with_kueue_where_there_is_no_kai(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
+    result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"))
+    test = result.tests["gang-scheduling"]
+    assert (test["status"], test.get("message")) == ("passed", None)
+    assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "PASS"}
+    seen = {a["label"]: a["data"] for a in (test.get("extra") or {}).get(EXTRA_KEY) or []}
+    assert seen["NoPartialScheduling"].endswith(": stayed suspended, Workload unadmitted, no pod scheduled")
+    assert seen["AllOrNothingScheduling"].endswith(": 2 of 2 pods scheduled")
+
+
+@pytest.mark.fake_only(
+    "Kueue's admission is played by the fake's kueue player; the harness has no Kueue controller"
+)
+def test_kueue_admitting_a_gang_beyond_its_quota_fails(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(PROFILE, ["gang-partial-admission"])
+    test = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling")).tests["gang-scheduling"]
+    assert test["status"] == "failed"
+    assert re.fullmatch(
+        r"\[CONFLICT\] Kueue admitted Workload job-[a-z0-9-]+ of the oversized gang Job [a-z0-9-]+ "
+        r"beyond the queue quota",
+        test["message"],
+    ), test["message"]
+    assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "FAIL"}
 
 
 @pytest.mark.fake_only("the least-privilege user on the control plane is granted KAI's objects")

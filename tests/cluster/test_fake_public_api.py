@@ -34,7 +34,9 @@ BUILTINS = (
     "snapshot-agent",
     "dcgm-diag",
     "gpu-health",
+    "cuda-smoke",
     "sandbox",
+    "kueue",
 )
 
 

@@ -21,7 +21,7 @@ Players:
   simulated host of the real node it was bound to
   (:func:`aicr_pytest.testing.players.snapshot_agent.agent_output`).
 * workload-sandboxing's probe pods (label ``app.kubernetes.io/component=sandbox-probe``):
-  :class:`SandboxProbe` prints the kernel :func:`aicr_pytest.testing.players.sandbox.probe_kernel`
+  :class:`SandboxProbe` prints what :func:`aicr_pytest.testing.players.sandbox.probe_log`
   says (the sandbox's own, or under ``sandbox-kernel-shared`` the node's ``kernelVersion``).
 * the NCCL ``-net`` check's NVreg preflight pods (label
   ``app.kubernetes.io/component=nccl-nvreg-probe``): :func:`nvreg_probe_output` greps the node's
@@ -155,7 +155,7 @@ def nvreg_probe_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
 
 
 class SandboxProbe:
-    """Plays workload-sandboxing's probe: ``uname -r`` inside the sandbox (``faults``: the session's)."""
+    """Plays workload-sandboxing's isolation probe inside the sandbox (``faults``: the session's)."""
 
     def __init__(self, faults: Callable[[], tuple[str, ...]]) -> None:
         self.faults = faults
@@ -163,9 +163,9 @@ class SandboxProbe:
     def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
         from aicr_pytest.testing.players import sandbox
 
-        kernel = sandbox.probe_kernel(node, sandbox.FAULT_SHARED_KERNEL in self.faults())
+        log = sandbox.probe_log(node, sandbox.FAULT_SHARED_KERNEL in self.faults())
         containers = (pod.get("spec") or {}).get("containers") or [{}]
-        return {str(c.get("name") or "probe"): (kernel + "\n", 0) for c in containers}
+        return {str(c.get("name") or "probe"): (log, 0) for c in containers}
 
 
 class SnapshotAgent:

@@ -12,6 +12,7 @@ from aicr_pytest.conformance import driver_runtime as dr
 from aicr_pytest.conformance import gpu_sharing as gs
 from aicr_pytest.conformance import hp_networking as hpn
 from aicr_pytest.conformance import inventory as inv
+from aicr_pytest.conformance import sandbox_probe as sp
 from aicr_pytest.conformance import testns
 from aicr_pytest.conformance import workload_sandboxing as ws
 from aicr_pytest.conformance.common import ConformanceFailure
@@ -249,11 +250,93 @@ def test_sandbox_handlers_are_gvisor_and_kata_only() -> None:
     ]
 
 
-def test_the_kernel_is_the_last_line_the_probe_printed() -> None:
-    assert ws.kernel_of("4.4.0\n") == "4.4.0"
-    assert ws.kernel_of("warning: x\n 6.1.62 \n\n") == "6.1.62"
+def test_the_kernel_is_the_release_line_the_probe_printed() -> None:
+    assert ws.kernel_of("kernel-release=4.4.0\n") == "4.4.0"
+    assert ws.kernel_of("warning: x\n kernel-release= 6.1.62 \n\n") == "6.1.62"
+    assert ws.kernel_of("4.4.0\n") == ""  # a bare line is no finding
     assert ws.kernel_of("") == ""
-    assert ws.kernel_of("failed to read logs: 404") == ""
+    assert ws.kernel_of("failed to read logs: kernel-release=1") == ""
+
+
+HEALTHY_PROBE = (
+    "kernel-release=4.4.0\npid-count=2\npid=pass\nmemory=pass\nfilesystem=pass\n"
+    "interfaces=lo eth0 \nnetwork=pass\nprobe=done\n"
+)
+
+
+def _subtests(log: str, node_kernel: str = "6.8.0-1021-aws") -> list[sp.Subtest]:
+    out = sp.parse_probe(log)
+    kernel = ws.kernel_subtest("gvisor", "runsc", "n0", out.kernel, node_kernel)
+    return sp.subtests("gvisor", out, "tail", kernel)
+
+
+def test_a_healthy_probe_passes_the_five_subtests_in_the_suites_order() -> None:
+    results = _subtests(HEALTHY_PROBE)
+    assert [r.full_name for r in results] == [
+        "TestWorkloadSandboxing/SchedulingAndExecution",
+        "TestWorkloadSandboxing/ProcessIsolation",
+        "TestWorkloadSandboxing/KernelAndMemoryIsolation",
+        "TestWorkloadSandboxing/FilesystemIsolation",
+        "TestWorkloadSandboxing/NetworkIsolation",
+    ]
+    assert {r.status for r in results} == {"passed"}
+    assert results[2].result_line() == (
+        "RESULT: TestWorkloadSandboxing/KernelAndMemoryIsolation: PASS - "
+        "sandboxed: pod kernel 4.4.0 differs from node n0's kernel 6.8.0-1021-aws"
+    )
+    ws.subtest_outcome(results)  # no raise
+
+
+def test_a_shared_kernel_fails_the_kernel_subtest_alone() -> None:
+    results = _subtests(HEALTHY_PROBE.replace("4.4.0", "6.8.0-1021-aws"))
+    assert [r.status for r in results] == ["passed", "passed", "failed", "passed", "passed"]
+    with pytest.raises(ConformanceFailure) as failed:
+        ws.subtest_outcome(results)
+    assert str(failed.value) == (
+        "[CONFLICT] RuntimeClass gvisor (handler runsc) ran the probe pod on its node's kernel "
+        "6.8.0-1021-aws (node n0): not sandboxed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("finding", "name", "message"),
+    [
+        ("pid=fail kubelet", "ProcessIsolation", "sees the node's processes (kubelet): no PID isolation"),
+        ("memory=fail /dev/mem", "KernelAndMemoryIsolation", "can read /dev/mem: no kernel memory isolation"),
+        ("filesystem=fail /var/lib/kubelet", "FilesystemIsolation", "sees the node's path /var/lib/kubelet"),
+        ("network=fail cni0", "NetworkIsolation", "sees the node's interface cni0: no network isolation"),
+    ],
+)
+def test_each_isolation_finding_fails_its_own_subtest(finding: str, name: str, message: str) -> None:
+    key = finding.partition("=")[0]
+    results = _subtests(HEALTHY_PROBE.replace(f"{key}=pass", finding))
+    assert [r.name for r in results if r.status == "failed"] == [name]
+    with pytest.raises(
+        ConformanceFailure, match=rf"^\[CONFLICT\] {name}: the probe under RuntimeClass gvisor "
+    ):
+        ws.subtest_outcome(results)
+    assert message in next(r.line for r in results if r.name == name)
+
+
+def test_an_unfinished_or_silent_probe_fails_and_an_unknown_kernel_is_other() -> None:
+    results = _subtests("kernel-release=4.4.0\n")
+    assert [r.status for r in results] == ["failed"] * 5  # a finding never printed is no pass
+    assert results[0].line == "the probe under RuntimeClass gvisor did not finish its isolation probe: tail"
+    assert results[1].line == "the probe under RuntimeClass gvisor reported no pid finding"
+    assert results[2].line == "the probe under RuntimeClass gvisor reported no memory finding"
+    with pytest.raises(ConformanceFailure, match=r"^\[CONFLICT\] SchedulingAndExecution: "):
+        ws.subtest_outcome(results)
+    unknown = _subtests(HEALTHY_PROBE, node_kernel="")
+    assert [r.status for r in unknown] == ["passed", "passed", "other", "passed", "passed"]
+    assert (
+        unknown[2]
+        .result_line()
+        .startswith("RESULT: TestWorkloadSandboxing/KernelAndMemoryIsolation: OTHER - ")
+    )
+    with pytest.raises(
+        Inconclusive, match=r"^\[NOT_FOUND\] node n0 reports no status.nodeInfo.kernelVersion$"
+    ):
+        ws.subtest_outcome(unknown)
 
 
 def test_kernel_verdicts() -> None:
@@ -276,7 +359,8 @@ def test_kernel_verdicts() -> None:
 def test_the_probe_pod_runs_uname_under_the_runtime_class_without_a_gpu() -> None:
     pod = ws.build_probe("p", "ns", "gvisor", {"aicr.run/run-id": "r1"}, [{"operator": "Exists"}])
     assert pod["spec"]["runtimeClassName"] == "gvisor"
-    assert pod["spec"]["containers"][0]["command"] == ["sh", "-c", "uname -r"]
+    assert pod["spec"]["containers"][0]["command"] == ["sh", "-c", sp.PROBE_SCRIPT]
+    assert "uname -r" in sp.PROBE_SCRIPT and sp.PROBE_SCRIPT.rstrip().endswith('echo "probe=done"')
     assert "resources" not in pod["spec"]["containers"][0]
     assert pod["metadata"]["labels"] == {
         "aicr.run/run-id": "r1",

@@ -58,6 +58,10 @@ ALLOWANCE: set[Permission] = (
     | P("get,list,watch,create,delete", "trainer.kubeflow.org", "trainjobs,trainingruntimes")  # NCCL
     | P("get,list,watch,create,delete", "resource.nvidia.com", "computedomains")  # NCCL -nvls
     | P("get,list,watch", "networking.gke.io", "networks")  # NCCL on GKE
+    | P(
+        "get,list,watch,create,delete", "kueue.x-k8s.io", "resourceflavors,clusterqueues,localqueues"
+    )  # Kueue gang
+    | P("get,list,watch", "kueue.x-k8s.io", "workloads")  # gang-scheduling with Kueue
     | P("get,list,watch,create,delete", "nvcre.nvidia.com", "certifications")  # CRE checks
     | P("list", "nvcre.nvidia.com", "bandwidthmeasurements,goodputmeasurements")  # CRE checks
     | P("get,list,watch,create,delete", "", "persistentvolumeclaims")  # inference-perf model cache

@@ -14,9 +14,10 @@ Importing this package registers the built-in players, in this order: ``nvidia-s
 (:mod:`.slinky`: Slurm answers in the login pod), ``cre`` (:mod:`.cre`: NVCRE answers Certifications),
 ``snapshot-agent`` (:mod:`.snapshot_agent`), ``dcgm-diag`` (:mod:`.dcgm_diag`: gpu-diagnostics'
 ``dcgmi diag`` pods), ``gpu-health`` (:mod:`.gpu_health`: each DCGM exporter pod's health series
-through the pod proxy), ``cuda-smoke`` (:mod:`.cuda_smoke`: gpu-cuda-smoke's pods) and ``sandbox``
-(:mod:`.sandbox`: workload-sandboxing's ``uname -r`` probe). A user's own check brings its own player
-with :func:`aicr_pytest.testing.register_player`.
+through the pod proxy), ``cuda-smoke`` (:mod:`.cuda_smoke`: gpu-cuda-smoke's pods), ``sandbox``
+(:mod:`.sandbox`: workload-sandboxing's isolation probe) and ``kueue`` (:mod:`.kueue`: Kueue's quota
+admission of gang Jobs). A user's own check brings its own player with
+:func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from aicr_pytest.testing.players import (
     dcgm_diag,
     gpu_health,
     inference,
+    kueue,
     metrics,
     nccl,
     nvidia_smi,
@@ -55,6 +57,7 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("gpu-health", gpu_health.install),
     ("cuda-smoke", cuda_smoke.install),
     ("sandbox", sandbox.install),
+    ("kueue", kueue.install),
 )
 
 for _name, _install in BUILTIN_PLAYERS:

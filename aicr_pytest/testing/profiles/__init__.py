@@ -164,6 +164,9 @@ Faults:
   No profile exposes GPU sharing (MIG, time-slicing or DRA partitions), so ``gpu-sharing`` fails on
   every profile and needs no fault; no profile has a sandboxed RuntimeClass, so
   ``workload-sandboxing`` skips.
+* gang-scheduling with Kueue: ``kueue-gang`` -- Kueue instead of KAI (its CRDs and quota admission,
+  :mod:`aicr_pytest.testing.players.kueue`); ``gang-partial-admission`` -- that Kueue admits a gang
+  Job beyond its ClusterQueue's quota, so part of the gang is scheduled.
 """
 
 from __future__ import annotations

@@ -441,6 +441,12 @@ def fault_sandbox_kernel_shared(profile: ClusterProfile) -> None:
     profile.components.append(Component("gvisor-runtime-class", _gvisor_runtime_class))
 
 
+def fault_kueue_gang(profile: ClusterProfile) -> None:
+    """Kueue instead of KAI: KAI removed; :mod:`aicr_pytest.testing.players.kueue` installs Kueue's
+    CRDs and plays its quota admission (it honours the recorded name)."""
+    profile.remove("kai-scheduler")
+
+
 FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "prometheus-down": fault_metrics_stub,
     "dcgm-exporter-no-gpu-series": fault_metrics_stub,
@@ -508,6 +514,8 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "runtime-version-skew": fault_runtime_version_skew,
     "no-rdma-resources": fault_no_rdma_resources,
     "sandbox-kernel-shared": fault_sandbox_kernel_shared,
+    "kueue-gang": fault_kueue_gang,
+    "gang-partial-admission": fault_kueue_gang,
     "nvml-mock": fault_nvml_mock,
     "rdma-not-ready": fault_rdma_not_ready,
 }

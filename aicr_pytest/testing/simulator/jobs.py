@@ -134,6 +134,9 @@ class _JobController(_SimulatorBase):
         template = clone((job.get("spec") or {}).get("template") or {})
         tmeta = template.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
+        # as the real Job controller labels its pods
+        labels.update({"batch.kubernetes.io/job-name": meta["name"], "job-name": meta["name"]})
+        labels.update({"batch.kubernetes.io/controller-uid": meta["uid"], "controller-uid": meta["uid"]})
         annotations = dict(tmeta.get("annotations") or {})
         prefix = f"{meta['name']}-"
         spec = template.get("spec") or {}
