@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.clock import Clock
@@ -24,14 +24,10 @@ from aicr_pytest.core.errors import CheckSkip
 from aicr_pytest.core.settings import Toleration
 from aicr_pytest.health import cluster as hc
 from aicr_pytest.health import cudasmoke as cs
-from aicr_pytest.health import diagnostics as dg
-from aicr_pytest.health.diagnostics_run import DiagPod, Outcome
+from aicr_pytest.health.diagnostics_run import DiagPod, PodMessages, await_diag_pods, pod_log
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
 from aicr_pytest.kube.errors import ApiError
-from aicr_pytest.kube.logs import read_log
-from aicr_pytest.kube.proof import NoProofOfExecution
 from aicr_pytest.kube.run import RunScope
-from aicr_pytest.kube.wait import await_pod_outcomes, summarize
 
 log = logging.getLogger("aicr_pytest.health.cudasmoke")
 
@@ -55,6 +51,12 @@ class SmokeRun:
         return {"namespace": self.namespace, "image": self.image, "pods": dict(self.pods)}
 
 
+#: gpu-cuda-smoke's inconclusive lines (the pod wait and log reading are gpu-diagnostics')
+SMOKE_MESSAGES: Final = PodMessages(
+    cs.MSG_VANISHED, cs.MSG_IMAGE_PULL, cs.MSG_NOT_STARTED, cs.MSG_NO_LOG, cs.CONTAINER, LOG_LIMIT_BYTES
+)
+
+
 def judge_pod(
     cluster: Cluster,
     namespace: str,
@@ -63,53 +65,17 @@ def judge_pod(
     image: str,
     prove: Callable[..., object] | None = None,
 ) -> cs.SmokeResult | str:
-    """The node's parsed report, or the one inconclusive line saying why there is none."""
-    if p.outcome == "vanished":
-        return cs.MSG_VANISHED.format(node=p.node, pod=p.name)
-    if p.outcome == "pull":
-        reason, why = dg.pull_failure(p.last) or ("", "")
-        return cs.MSG_IMAGE_PULL.format(node=p.node, image=image, pod=p.name, reason=reason, why=why)
-    if p.outcome != "ended":
-        return cs.MSG_NOT_STARTED.format(node=p.node, pod=p.name, budget=cs.BUDGET_S, state=summarize(p.last))
-    if prove is not None:
-        try:  # any exit code: the script exits non-zero when a device or a kernel failed
-            prove(p.last or {}, exit_zero=False)
-        except NoProofOfExecution as err:
-            return str(err)
-    try:
-        text = read_log(cluster, namespace, p.name, cs.CONTAINER, limit_bytes=LOG_LIMIT_BYTES)
-    except ApiError as err:
-        return cs.MSG_NO_LOG.format(node=p.node, pod=p.name, why=err)
-    if not text.strip():
-        return cs.MSG_NO_LOG.format(node=p.node, pod=p.name, why="empty")
+    """The node's parsed report, or the one inconclusive line saying why there is none (any exit
+    code is proof enough: the script exits non-zero when a device or a kernel failed)."""
+    text, reason = pod_log(
+        cluster, namespace, p, image=image, budget_s=cs.BUDGET_S, messages=SMOKE_MESSAGES, prove=prove
+    )
+    if text is None:
+        return str(reason)
     try:
         return cs.parse_smoke(text, p.node, p.name, p.gpus)
     except cs.SmokeOutputError as err:
         return str(err)
-
-
-def _await(cluster: Cluster, namespace: str, pods: Sequence[DiagPod], *, selector: str, clock: Clock) -> None:
-    """Wait until every pod ended, vanished or cannot pull its image, or the budget; sets ``outcome``."""
-
-    def outcome_of(pod: dict[str, Any]) -> str | None:
-        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            return "ended"
-        return "pull" if dg.pull_failure(pod) is not None else None
-
-    ended = await_pod_outcomes(
-        cluster,
-        namespace,
-        [p.name for p in pods],
-        outcome_of,
-        selector=selector,
-        timeout=cs.BUDGET_S,
-        clock=clock,
-        what=f"CUDA smoke pods {selector}",
-        noun="CUDA smoke pods",
-    )
-    for p in pods:
-        outcome, p.last = ended[p.name]
-        p.outcome = cast(Outcome, outcome)
 
 
 def _targets(
@@ -172,7 +138,15 @@ def run_gpu_cuda_smoke(
         created.append(p)
     if created:
         selector = f"{RUN_ID_LABEL}={run.run_id},{cs.APP_LABEL[0]}={cs.APP_LABEL[1]}"
-        _await(cluster, rec.namespace, created, selector=selector, clock=clock)
+        await_diag_pods(
+            cluster,
+            rec.namespace,
+            created,
+            selector=selector,
+            budget_s=cs.BUDGET_S,
+            clock=clock,
+            noun="CUDA smoke pods",
+        )
     results: list[cs.SmokeResult] = []
     for p in created:
         judged = judge_pod(cluster, rec.namespace, p, image=image, prove=run.prove)

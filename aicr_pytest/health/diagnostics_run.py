@@ -80,9 +80,18 @@ def _gpus(node: Mapping[str, Any]) -> int:
 
 
 def await_diag_pods(
-    cluster: Cluster, namespace: str, pods: Sequence[DiagPod], *, selector: str, budget_s: float, clock: Clock
+    cluster: Cluster,
+    namespace: str,
+    pods: Sequence[DiagPod],
+    *,
+    selector: str,
+    budget_s: float,
+    clock: Clock,
+    noun: str = "DCGM diagnostic pods",
 ) -> None:
-    """Wait until every pod ended, vanished or cannot pull its image, or the budget; sets ``outcome``."""
+    """Wait until every pod ended, vanished or cannot pull its image, or the budget; sets ``outcome``.
+
+    Every one-pod-per-GPU-node check waits this way (``noun`` names its pods in the wait's lines)."""
 
     def outcome_of(pod: JSON) -> str | None:
         if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
@@ -97,12 +106,65 @@ def await_diag_pods(
         selector=selector,
         timeout=budget_s,
         clock=clock,
-        what=f"DCGM diagnostic pods {selector}",
-        noun="DCGM diagnostic pods",
+        what=f"{noun} {selector}",
+        noun=noun,
     )
     for p in pods:
         outcome, p.last = ended[p.name]
         p.outcome = cast(Outcome, outcome)
+
+
+@dataclass(frozen=True)
+class PodMessages:
+    """A per-node pod check's inconclusive lines (each formatted with ``node`` and ``pod``)."""
+
+    vanished: str
+    image_pull: str
+    not_started: str
+    no_log: str
+    container: str
+    limit_bytes: int
+
+
+DIAG_MESSAGES: Final = PodMessages(
+    dg.MSG_VANISHED, dg.MSG_IMAGE_PULL, dg.MSG_NOT_STARTED, dg.MSG_NO_LOG, dg.CONTAINER, LOG_LIMIT_BYTES
+)
+
+
+def pod_log(
+    cluster: Cluster,
+    namespace: str,
+    p: DiagPod,
+    *,
+    image: str,
+    budget_s: float,
+    messages: PodMessages,
+    prove: Callable[..., object] | None = None,
+) -> tuple[str | None, str | None]:
+    """``(log, None)`` for a pod that ran and wrote a log, else ``(None, the one inconclusive line)``.
+
+    ``prove`` (the run's :meth:`~aicr_pytest.kube.run.RunScope.prove`) must accept the pod that
+    ended: it started from a pulled image (any exit code: a failing tool exits non-zero)."""
+    if p.outcome == "vanished":
+        return None, messages.vanished.format(node=p.node, pod=p.name)
+    if p.outcome == "pull":
+        reason, why = dg.pull_failure(p.last) or ("", "")
+        return None, messages.image_pull.format(node=p.node, image=image, pod=p.name, reason=reason, why=why)
+    if p.outcome != "ended":
+        state = summarize(p.last)
+        return None, messages.not_started.format(node=p.node, pod=p.name, budget=budget_s, state=state)
+    if prove is not None:
+        try:
+            prove(p.last or {}, exit_zero=False)
+        except NoProofOfExecution as err:
+            return None, str(err)
+    try:
+        text = read_log(cluster, namespace, p.name, messages.container, limit_bytes=messages.limit_bytes)
+    except ApiError as err:
+        return None, messages.no_log.format(node=p.node, pod=p.name, why=err)
+    if not text.strip():
+        return None, messages.no_log.format(node=p.node, pod=p.name, why="empty")
+    return text, None
 
 
 def judge_pod(
@@ -114,28 +176,12 @@ def judge_pod(
     budget_s: float,
     prove: Callable[..., object] | None = None,
 ) -> dcgm.DcgmDiag | str:
-    """The node's parsed diag, or the one inconclusive line saying why there is none.
-
-    ``prove`` (the run's :meth:`~aicr_pytest.kube.run.RunScope.prove`) must accept the pod that
-    ended: it started from a pulled image (any exit code: a failing diag exits non-zero)."""
-    if p.outcome == "vanished":
-        return dg.MSG_VANISHED.format(node=p.node, pod=p.name)
-    if p.outcome == "pull":
-        reason, why = dg.pull_failure(p.last) or ("", "")
-        return dg.MSG_IMAGE_PULL.format(node=p.node, image=image, pod=p.name, reason=reason, why=why)
-    if p.outcome != "ended":
-        return dg.MSG_NOT_STARTED.format(node=p.node, pod=p.name, budget=budget_s, state=summarize(p.last))
-    if prove is not None:
-        try:
-            prove(p.last or {}, exit_zero=False)
-        except NoProofOfExecution as err:
-            return str(err)
-    try:
-        text = read_log(cluster, namespace, p.name, dg.CONTAINER, limit_bytes=LOG_LIMIT_BYTES)
-    except ApiError as err:
-        return dg.MSG_NO_LOG.format(node=p.node, pod=p.name, why=err)
-    if not text.strip():
-        return dg.MSG_NO_LOG.format(node=p.node, pod=p.name, why="empty")
+    """The node's parsed diag, or the one inconclusive line saying why there is none."""
+    text, reason = pod_log(
+        cluster, namespace, p, image=image, budget_s=budget_s, messages=DIAG_MESSAGES, prove=prove
+    )
+    if text is None:
+        return str(reason)
     try:
         return dcgm.parse_diag(text, p.node)
     except dcgm.DcgmDocumentError as err:
@@ -227,4 +273,13 @@ def run_gpu_diagnostics(
     return message
 
 
-__all__ = ["DiagPod", "DiagnosticsRun", "await_diag_pods", "judge_pod", "run_gpu_diagnostics"]
+__all__ = [
+    "DIAG_MESSAGES",
+    "DiagPod",
+    "DiagnosticsRun",
+    "PodMessages",
+    "await_diag_pods",
+    "judge_pod",
+    "pod_log",
+    "run_gpu_diagnostics",
+]
