@@ -51,6 +51,12 @@ __all__ = ["PREFETCH_PAGES_DEFAULT", "RestClient"]
 _RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 #: Whether a client prefetches the next list page by default (see :meth:`Cluster.list_pages`).
 PREFETCH_PAGES_DEFAULT = True
+#: how long to wait for a connection to the API server
+CONNECT_TIMEOUT_S = 10.0
+#: how long an ordinary request may wait for its answer: a server that goes silent with a request in
+#: flight is probed (and the run ends) after this, not after a minute. Log follows and watches pass
+#: their own, longer bounds; lists are paginated, so no ordinary answer takes near this long.
+READ_TIMEOUT_S = 20.0
 
 
 class RestClient:
@@ -71,7 +77,7 @@ class RestClient:
         retry_policy: RetryPolicy | None = None,
         recorder: PermissionRecorder | None = None,
         enforce_declared: bool = False,
-        request_timeout: tuple[float, float] = (10.0, 60.0),
+        request_timeout: tuple[float, float] = (CONNECT_TIMEOUT_S, READ_TIMEOUT_S),
         source: str = "",
         rng: random.Random | None = None,
         prefetch_pages: bool = PREFETCH_PAGES_DEFAULT,
