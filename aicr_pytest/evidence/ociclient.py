@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import socket
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +30,10 @@ from aicr_pytest.evidence.ociref import Reference
 
 #: the longest a registry may stay silent during one operation, retries and pauses included
 SILENCE_S = 30.0
+#: the longest one body (a manifest or a blob) may take to arrive in all: a registry that trickles
+#: a byte now and then never stays silent long enough for :data:`SILENCE_S` to end the read
+READ_TOTAL_S = 120.0
+MSG_READ_TOO_SLOW = "{what} did not arrive within {seconds:g}s in all (the registry sends it too slowly)"
 #: the longest a TCP connect may take (within the silence budget)
 CONNECT_TIMEOUT_S = 10.0
 #: ask for any manifest kind, so a tag holding something unexpected is seen, not reported as absent
@@ -248,16 +254,42 @@ class RegistryClient:
     # -- reads (every body checked against its digest) ------------------------------------------
 
     def _read(self, response: requests.Response, limit: int, what: str) -> bytes:
+        """The whole body, at most ``limit`` bytes and within :data:`READ_TOTAL_S` in all: past the
+        bound a watchdog shuts the connection's socket down, which ends any read blocked on it."""
         declared = response.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise RegistryError(f"{what} is larger than the {limit} byte limit")
+        cut = threading.Event()
+
+        def watchdog() -> None:
+            cut.set()
+            sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+            if sock is None:  # a response that closes its connection keeps the socket behind its file
+                fp = getattr(getattr(response.raw, "_fp", None), "fp", None)
+                sock = getattr(getattr(fp, "raw", None), "_sock", None)
+            if isinstance(sock, socket.socket):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(READ_TOTAL_S, watchdog)
+        timer.daemon = True
+        timer.start()
         chunks: list[bytes] = []
         total = 0
-        for chunk in response.iter_content(65536):
-            total += len(chunk)
-            if total > limit:
-                raise RegistryError(f"{what} is larger than the {limit} byte limit")
-            chunks.append(chunk)
+        try:
+            for chunk in response.iter_content(65536):
+                total += len(chunk)
+                if total > limit:
+                    raise RegistryError(f"{what} is larger than the {limit} byte limit")
+                chunks.append(chunk)
+        except (requests.RequestException, OSError) as err:
+            if cut.is_set():
+                raise RegistryError(MSG_READ_TOO_SLOW.format(what=what, seconds=READ_TOTAL_S)) from None
+            raise RegistryError(f"{what}: {_problem(err)}") from None
+        finally:
+            timer.cancel()
+        if cut.is_set():
+            raise RegistryError(MSG_READ_TOO_SLOW.format(what=what, seconds=READ_TOTAL_S))
         return b"".join(chunks)
 
     def get_manifest(

@@ -164,3 +164,60 @@ def test_an_answer_restarts_the_budget() -> None:
         response = client.request("GET", "/manifests/t")
     assert response.status_code == 503
     assert len(seen) == oci.ATTEMPTS
+
+
+@contextmanager
+def trickling_server() -> Iterator[int]:
+    """Answers a blob request with a 64-byte body sent one byte every 0.1 s (never silent for long)."""
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "64")
+            self.end_headers()
+            for _ in range(64):
+                if stop.is_set():
+                    return
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_body_that_trickles_in_is_cut_at_its_total_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_pytest.evidence import ociclient
+
+    monkeypatch.setattr(ociclient, "READ_TOTAL_S", 0.5)
+    digest = "sha256:" + "0" * 64
+    with trickling_server() as port:
+        client = oci.RegistryClient(ociref.parse(f"127.0.0.1:{port}/ev/x:t"), plain_http=True, timeout=5)
+        began = time.monotonic()
+        with pytest.raises(oci.RegistryError) as err:
+            client.get_blob(digest, 64, 1 << 20)
+        elapsed = time.monotonic() - began
+    assert str(err.value) == (
+        f"blob {digest} did not arrive within 0.5s in all (the registry sends it too slowly)"
+    )
+    assert elapsed < 3.0  # cut at the bound, not after the 6.4 s the whole body takes (loose: CI)
+
+
+def test_the_default_total_bound_of_one_body_is_two_minutes() -> None:
+    from aicr_pytest.evidence import ociclient
+
+    assert ociclient.READ_TOTAL_S == 120.0
