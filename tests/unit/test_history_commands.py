@@ -14,55 +14,17 @@ from aicr_pytest.core.errors import UsageError
 from aicr_pytest.report import baseline as bl
 from aicr_pytest.report import history as hs
 from aicr_pytest.report.measures import Measurement
+from tests.unit._history_docs import inference_test, nccl_test, report
 
 IDENT = hs.RunIdentity("h100-eks-training", "sha256:r1", "", "https://10.0.0.1:6443", "prod")
 
 
 def ctrf(run_id: str, bw: float, status: str = "passed", ttft: float = 100.0) -> dict[str, Any]:
-    return {
-        "reportFormat": "CTRF",
-        "timestamp": f"2026-12-05T08:00:0{run_id[-1]}Z",
-        "results": {
-            "summary": {"failed": int(status == "failed"), "other": 0},
-            "tests": [
-                {
-                    "name": "nccl-all-reduce-bw",
-                    "status": status,
-                    "duration": 1500,
-                    "suite": ["performance"],
-                    "extra": {
-                        "aicr.measurements": [
-                            {
-                                "name": "bus bandwidth",
-                                "value": bw,
-                                "unit": "GB/s",
-                                "constraint": ">= 300",
-                                "effectiveThreshold": 270.0,
-                            }
-                        ]
-                    },
-                },
-                {
-                    "name": "inference-perf",
-                    "status": "passed",
-                    "duration": 900,
-                    "suite": ["performance"],
-                    "extra": {
-                        "aicr.measurements": [
-                            {
-                                "name": "inference TTFT p99",
-                                "value": ttft,
-                                "unit": "ms",
-                                "constraint": "<= 200",
-                                "effectiveThreshold": 220.0,
-                            }
-                        ]
-                    },
-                },
-            ],
-        },
-        "extra": {"aicr.runId": run_id, "aicr.identity": IDENT.to_extra()},
-    }
+    return report(
+        [nccl_test(bw, status), inference_test(ttft)],
+        timestamp=f"2026-12-05T08:00:0{run_id[-1]}Z",
+        extra={"aicr.runId": run_id, "aicr.identity": IDENT.to_extra()},
+    )
 
 
 @pytest.fixture

@@ -12,38 +12,13 @@ import pytest
 
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.report import history as hs
+from tests.unit._history_docs import nccl_test, report
 
 IDENT = hs.RunIdentity("h100-eks-training", "sha256:r1", "sha256:s1", "https://10.0.0.1:6443", "prod")
 
 
 def ctrf(run_id: str, bw: float, status: str = "passed") -> dict[str, Any]:
-    return {
-        "reportFormat": "CTRF",
-        "timestamp": "2026-12-05T08:00:00Z",
-        "results": {
-            "summary": {"failed": int(status == "failed"), "other": 0},
-            "tests": [
-                {
-                    "name": "nccl-all-reduce-bw",
-                    "status": status,
-                    "duration": 1500,
-                    "suite": ["performance"],
-                    "extra": {
-                        "aicr.measurements": [
-                            {
-                                "name": "bus bandwidth",
-                                "value": bw,
-                                "unit": "GB/s",
-                                "constraint": ">= 300",
-                                "effectiveThreshold": 270.0,
-                            }
-                        ]
-                    },
-                }
-            ],
-        },
-        "extra": {"aicr.runId": run_id},
-    }
+    return report([nccl_test(bw, status)], timestamp="2026-12-05T08:00:00Z", extra={"aicr.runId": run_id})
 
 
 def test_records_and_reads_back_runs_oldest_first(tmp_path: Path) -> None:
