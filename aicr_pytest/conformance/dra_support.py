@@ -4,7 +4,9 @@ Scope first (so skips survive short deadlines): a recipe without an enabled ``nv
 skips; a run without componentRefs probes the default driver namespace live. Then: a served
 ``resource.k8s.io`` version, the driver's controller Deployment and kubelet-plugin DaemonSet,
 validated NVIDIA ResourceSlices (ComputeDomain-only slices suffice), the allocation-mode probe against
-the configured policy (a mismatch fails), and -- only where full-GPU DRA applies -- a behavioural
+the configured policy (a mismatch fails), on multi-node NVLink nodes the IMEX channel subtest
+(:mod:`aicr_pytest.conformance.dra_imex`: a ComputeDomain's channel, exactly one device in a pod),
+and -- only where full-GPU DRA applies -- a behavioural
 claim: a pod whose ``gpu-test`` container must see exactly one claimed GPU and whose ``unauthorized``
 sibling must see none. Never falls back to the device plugin for its verdict.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from aicr_pytest.conformance import dra_imex
 from aicr_pytest.conformance import gpu_workload as gw
 from aicr_pytest.conformance.common import (
     DRA_TEST_POD_TIMEOUT,
@@ -175,6 +178,8 @@ def run_dra_support(ctx: ConformanceContext) -> None:
 
     mode = probe_mode(ctx, nodes)
     policy = verify_policy(ctx, mode)
+    usable_cd = validation.usable.get(dra_imex.COMPUTE_DOMAIN_DRIVER, {})
+    dra_imex.run_imex_subtest(ctx, version, nodes, slices, usable_cd)
     if policy == allocmode.POLICY_DEVICE_PLUGIN:
         ctx.record("Behavioral GPU allocation", MSG_NA_DEVICE_PLUGIN.format(detail=mode.dra_detail))
         return

@@ -139,6 +139,7 @@ def test_healthy_training_profile_passes_all_six(pytester: pytest.Pytester, k8s_
         "ResourceSlices",
         "GPU allocation policy",
         "GPU allocation mode",
+        "Behavioral IMEX channel allocation",  # not applicable: no NVLink clique
         "Behavioral GPU allocation",
     ]
     assert artifact(dra, "GPU allocation policy") == "configured policy: device-plugin-extended-resource"

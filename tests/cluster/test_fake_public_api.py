@@ -37,6 +37,7 @@ BUILTINS = (
     "cuda-smoke",
     "sandbox",
     "kueue",
+    "imex",
 )
 
 

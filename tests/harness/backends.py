@@ -464,7 +464,11 @@ class ControlPlaneSession:
         snapshot agent's pods, workload-sandboxing's probe, gpu-diagnostics' DCGM pods,
         gpu-cuda-smoke's pods (:mod:`.controlplane_health`) and the AI operators' leader-election Leases
         (:mod:`.controlplane_leases`)."""
-        from tests.harness.controlplane_computedomain import ComputeDomainController
+        from tests.harness.controlplane_computedomain import (
+            IMEX_PROBE_SELECTOR,
+            ComputeDomainController,
+            ImexProbe,
+        )
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
             ConformancePods,
@@ -525,6 +529,7 @@ class ControlPlaneSession:
                     PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),
                     PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
                     ComputeDomainController(self.cp).start(),
+                    PodPlayer(self.cp, IMEX_PROBE_SELECTOR, ImexProbe(self.current_faults)).start(),
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
                     PodPlayer(self.cp, SANDBOX_PROBE_SELECTOR, SandboxProbe(self.current_faults)).start(),
                     MetricsEndpoints(self.cp).start(),
@@ -607,6 +612,9 @@ class ControlPlaneSession:
             else:
                 fresh = converge_objects(self.cp, self._objects, objects)
             wait_workloads_ready(self.cp, fresh)
+            from tests.harness.controlplane_computedomain import profile_clique, sync_clique_labels
+
+            sync_clique_labels(self.cp, gpu, profile_clique(profile))
             states = profile_pod_states(profile, faults, gpu_nodes=gpu, other_nodes=other)
             apply_pod_states(self.cp, self._pod_states, states)
             self._current, self._objects, self._pod_states = key, objects, states

@@ -23,13 +23,18 @@ plays both on the real apiserver, as the admin, polling like every
 * when no ComputeDomain is left, and on :meth:`stop`: the DeviceClass and ResourceSlices it published,
   so the session's other tests (which share the control plane and may list every ResourceSlice) see
   the cluster as the profile seeded it; the next ComputeDomain publishes them again.
+
+dra-support's IMEX channel probe pods (label ``app.kubernetes.io/component=imex-channel-probe``) are
+played by :class:`ImexProbe` (with a ``PodPlayer``): the real scheduler bound the pod only once its
+channel claim was allocated, so it prints one channel (:func:`aicr_pytest.testing.players.imex.probe_output`),
+none under ``imex-channel-missing``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import urllib.error
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tests.harness.controlplane_players import Poller, http_detail
@@ -41,10 +46,14 @@ __all__ = [
     "CLIQUE_LABEL",
     "COMPUTE_DOMAIN_API",
     "COMPUTE_DOMAIN_DRIVER",
+    "IMEX_PROBE_SELECTOR",
     "ComputeDomainController",
+    "ImexProbe",
     "channel_device_class",
     "channel_resource_slice",
     "clique_nodes",
+    "profile_clique",
+    "sync_clique_labels",
 ]
 
 Obj = dict[str, Any]
@@ -55,6 +64,7 @@ COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
 #: GFD's NVLink clique label: nodes that carry it are in an IMEX domain (the GB200 kwok pool).
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 RESOURCE_API = "resource.k8s.io/v1"
+IMEX_PROBE_SELECTOR = "app.kubernetes.io/component=imex-channel-probe"
 
 
 def channel_device_class() -> Obj:
@@ -226,3 +236,49 @@ class ComputeDomainController(Poller):
         except urllib.error.HTTPError as e:
             if e.code not in (404, 409, 410):
                 self.errors.append(f"ResourceClaimTemplate {ns}/{name}: {http_detail(e)}")
+
+
+class ImexProbe:
+    """Plays dra-support's IMEX probe pod (``faults``: the session's; module docstring)."""
+
+    def __init__(self, faults: Callable[[], tuple[str, ...]]) -> None:
+        self.faults = faults
+
+    def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
+        from aicr_pytest.testing.players import imex
+
+        claims = [
+            r
+            for r in (pod.get("spec") or {}).get("resourceClaims") or []
+            if r.get("resourceClaimTemplateName")
+        ]
+        channels = 1 if claims and imex.FAULT_CHANNEL_MISSING not in self.faults() else 0
+        out = imex.probe_output(channels)
+        return {str(c.get("name")): out for c in (pod.get("spec") or {}).get("containers") or []}
+
+
+def profile_clique(profile: str) -> str | None:
+    """The ``nvidia.com/gpu.clique`` label of ``profile``'s first GPU pool (``None``: not MNNVL)."""
+    from aicr_pytest.testing.profiles import resolve_profile
+
+    pools = resolve_profile(profile).gpu_pools()
+    return (pools[0].labels.get(CLIQUE_LABEL) or None) if pools else None
+
+
+def sync_clique_labels(cp: ControlPlane, gpu_nodes: Iterable[str], clique: str | None) -> None:
+    """The clique label follows the seeded profile: on its GPU nodes when its pool is in an NVLink
+    clique, on no other kwok node (the control plane keeps GB200 nodes for every profile; an H100
+    cluster has no MNNVL fabric, which is what dra-support's IMEX subtest reads)."""
+    wanted = set(gpu_nodes) if clique else set()
+    for node in cp.get("/api/v1/nodes")["items"]:
+        name = str(node["metadata"]["name"])
+        if name not in cp.node_names:
+            continue
+        want = clique if name in wanted else None
+        if (node["metadata"].get("labels") or {}).get(CLIQUE_LABEL) != want:
+            cp.request(
+                "PATCH",
+                f"/api/v1/nodes/{name}",
+                {"metadata": {"labels": {CLIQUE_LABEL: want}}},
+                content_type="application/merge-patch+json",
+            )

@@ -15,9 +15,9 @@ Importing this package registers the built-in players, in this order: ``nvidia-s
 ``snapshot-agent`` (:mod:`.snapshot_agent`), ``dcgm-diag`` (:mod:`.dcgm_diag`: gpu-diagnostics'
 ``dcgmi diag`` pods), ``gpu-health`` (:mod:`.gpu_health`: each DCGM exporter pod's health series
 through the pod proxy), ``cuda-smoke`` (:mod:`.cuda_smoke`: gpu-cuda-smoke's pods), ``sandbox``
-(:mod:`.sandbox`: workload-sandboxing's isolation probe) and ``kueue`` (:mod:`.kueue`: Kueue's quota
-admission of gang Jobs). A user's own check brings its own player with
-:func:`aicr_pytest.testing.register_player`.
+(:mod:`.sandbox`: workload-sandboxing's isolation probe), ``kueue`` (:mod:`.kueue`: Kueue's quota
+admission of gang Jobs) and ``imex`` (:mod:`.imex`: dra-support's IMEX channel probe). A user's own
+check brings its own player with :func:`aicr_pytest.testing.register_player`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from aicr_pytest.testing.players import (
     cuda_smoke,
     dcgm_diag,
     gpu_health,
+    imex,
     inference,
     kueue,
     metrics,
@@ -58,6 +59,7 @@ BUILTIN_PLAYERS: tuple[tuple[str, Player], ...] = (
     ("cuda-smoke", cuda_smoke.install),
     ("sandbox", sandbox.install),
     ("kueue", kueue.install),
+    ("imex", imex.install),
 )
 
 for _name, _install in BUILTIN_PLAYERS:

@@ -39,6 +39,9 @@ DYNAMO_RUNTIME_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.1"
 DYNAMO_WEBHOOK_CONFIG = "dynamo-platform-dynamo-operator-validating-webhook-configuration"
 DYNAMO_WEBHOOK_SERVICE = "dynamo-platform-dynamo-operator-webhook-service"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+#: GPU Feature Discovery's NVLink clique label: only multi-node NVLink (GB200/GB300 NVL72) nodes carry it
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+IMEX_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
 #: the node selector a "down" controller's pod template gets: no node carries it, so its pods stay
 #: Pending (on the control plane too, where the real scheduler leaves them unbound)
 UNSCHEDULABLE_SELECTOR = {"aicr.test/unschedulable": "true"}
@@ -59,6 +62,18 @@ def compute_domain_slice(node: str) -> Obj:
                 for kind in ("channel", "daemon")
             ],
         },
+    }
+
+
+def compute_domain_channel_class() -> Obj:
+    """The DeviceClass of a ComputeDomain's default IMEX channel (as the DRA driver's chart installs it)."""
+    attrs = f"device.attributes['{COMPUTE_DOMAIN_DRIVER}']"
+    expression = f"device.driver == '{COMPUTE_DOMAIN_DRIVER}' && {attrs}.type == 'channel' && {attrs}.id == 0"
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": IMEX_CHANNEL_CLASS},
+        "spec": {"selectors": [{"cel": {"expression": expression}}]},
     }
 
 
@@ -359,9 +374,17 @@ def install_dra_driver(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
         labels={"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
         container="gpus",
     )
-    if comp.options.get("compute_domain_slices", False):
-        for node in profile.gpu_node_names():
-            fc.add(compute_domain_slice(node))
+    clique = [
+        pool.node_name(i)
+        for pool in profile.gpu_pools()
+        if pool.labels.get(CLIQUE_LABEL)
+        for i in range(pool.count)
+    ]
+    everywhere = bool(comp.options.get("compute_domain_slices", False))
+    for node in profile.gpu_node_names() if everywhere else clique:
+        fc.add(compute_domain_slice(node))
+    if clique:  # the driver's chart installs the channel DeviceClass; its kubelet plugin serves MNNVL nodes
+        fc.add(compute_domain_channel_class())
     if not comp.options.get("gpus", True):  # resources.gpus.enabled=false: ComputeDomains only
         return
     fc.add(

@@ -22,6 +22,10 @@ PROFILES: Final[dict[str, str]] = {
 }
 
 FAULTS: Final[dict[str, str]] = {
+    "imex-channel-missing": (
+        "Multi-node NVLink: the DRA driver turns a ComputeDomain into its claim template, but the pod "
+        "claiming a channel sees no IMEX channel device."
+    ),
     "gvnic-displaces-gpu-nic": (
         "GKE: a gVNIC additional network takes a GPU NIC's PCI slot on the last GPU node (7 of 8 GPU "
         "NICs left)."

@@ -441,6 +441,10 @@ def fault_sandbox_kernel_shared(profile: ClusterProfile) -> None:
     profile.components.append(Component("gvisor-runtime-class", _gvisor_runtime_class))
 
 
+def fault_imex_stub(profile: ClusterProfile) -> None:
+    """Recorded; :mod:`aicr_pytest.testing.players.imex` honours it."""
+
+
 def fault_kueue_gang(profile: ClusterProfile) -> None:
     """Kueue instead of KAI: KAI removed; :mod:`aicr_pytest.testing.players.kueue` installs Kueue's
     CRDs and plays its quota admission (it honours the recorded name)."""
@@ -518,6 +522,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gang-partial-admission": fault_kueue_gang,
     "nvml-mock": fault_nvml_mock,
     "rdma-not-ready": fault_rdma_not_ready,
+    "imex-channel-missing": fault_imex_stub,
 }
 
 
