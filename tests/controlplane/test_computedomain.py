@@ -129,6 +129,15 @@ def test_compute_domain_round_trip_on_the_apiserver(controlplane_session: Contro
     # its own controller (the session's players may not be running): same behaviour, errors of its own
     controller = ComputeDomainController(cp, interval=0.1).start()
     assert isinstance(controller, ComputeDomainController)
+    slices_path = f"{RESOURCE}/resourceslices?fieldSelector=spec.driver%3D{COMPUTE_DOMAIN_DRIVER}"
+    class_path = f"{RESOURCE}/deviceclasses/{IMEX_CHANNEL_CLASS}"
+
+    def channels() -> tuple[list[str], bool]:
+        """The channel slices and whether the DeviceClass exists (a GB200 profile seeds both)."""
+        names = sorted(str(s["metadata"]["name"]) for s in cp.get(slices_path)["items"])
+        return names, _get(controlplane_session, class_path) is not None
+
+    before = channels()
     try:
         cd = compute_domain(template="cd-imex")
         cd["metadata"] = {"name": "cd", "namespace": ns}
@@ -145,16 +154,9 @@ def test_compute_domain_round_trip_on_the_apiserver(controlplane_session: Contro
 
         cp.request("DELETE", cd_path)
         wait_for("the template to go", lambda: _get(controlplane_session, rct_path) is None)
-        # no ComputeDomain left: the channel devices are withdrawn (by whichever controller published them)
-        wait_for(
-            "the channel devices to go",
-            lambda: (
-                not cp.get(f"{RESOURCE}/resourceslices?fieldSelector=spec.driver%3D{COMPUTE_DOMAIN_DRIVER}")[
-                    "items"
-                ]
-                and _get(controlplane_session, f"{RESOURCE}/deviceclasses/{IMEX_CHANNEL_CLASS}") is None
-            ),
-        )
+        # no ComputeDomain left: the channel devices it published are withdrawn (by whichever controller
+        # published them); the seeded profile's own stay
+        wait_for("the channel devices to go", lambda: channels() == before)
         assert controller.errors == []
     finally:
         controller.stop()

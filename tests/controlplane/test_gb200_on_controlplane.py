@@ -73,9 +73,24 @@ def run_gb200(
     return run.tests, run.run_id
 
 
-def leftovers(backend: K8sBackend, run_id: str, trainjobs: list[str]) -> list[str]:
+def cd_slices(backend: K8sBackend) -> set[str]:
+    """The ``compute-domain.nvidia.com`` ResourceSlices (the profile's own: the DRA driver's kubelet
+    plugin serves the clique nodes; the control plane's ComputeDomain controller adds any missing
+    while a ComputeDomain exists)."""
+    return {
+        f"ResourceSlice {s['metadata']['name']}"
+        for s in backend.list(
+            "resource.k8s.io/v1",
+            "ResourceSlice",
+            None,
+            field_selector="spec.driver=compute-domain.nvidia.com",
+        )
+    }
+
+
+def leftovers(backend: K8sBackend, run_id: str, trainjobs: list[str], slices: set[str]) -> list[str]:
     """Objects labelled with ``run_id``, pods of the runs' JobSets, claims made for those pods, and the
-    IMEX channel devices (published only while a ComputeDomain exists)."""
+    IMEX channel devices that were not there before the run (``slices``)."""
     found = [
         f"{kind} {(o.get('metadata') or {}).get('namespace')}/{o['metadata']['name']}"
         for api, kind in GB200_RUN_KINDS
@@ -93,15 +108,7 @@ def leftovers(backend: K8sBackend, run_id: str, trainjobs: list[str]) -> list[st
             for c in backend.list("resource.k8s.io/v1", "ResourceClaim", None)
             if str(c["metadata"]["name"]).startswith(f"{trainjob}-")
         ]
-    found += [
-        f"ResourceSlice {s['metadata']['name']}"
-        for s in backend.list(
-            "resource.k8s.io/v1",
-            "ResourceSlice",
-            None,
-            field_selector="spec.driver=compute-domain.nvidia.com",
-        )
-    ]
+    found += sorted(cd_slices(backend) - slices)
     return sorted(set(found))
 
 
@@ -109,6 +116,7 @@ def test_nccl_gb200_net_and_nvls_pass_with_least_privilege(
     pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
 ) -> None:
     k8s_backend.seed_profile(PROFILE)
+    slices = cd_slices(k8s_backend)
     evidence = tmp_path / "evidence"
     started = time.monotonic()
     tests, run_id = run_gb200(pytester, k8s_backend, "--aicr-evidence-dir", str(evidence))
@@ -148,7 +156,7 @@ def test_nccl_gb200_net_and_nvls_pass_with_least_privilege(
     # ComputeDomain to its claim template). The pods' claims go with the pods, by the real garbage
     # collector once a pod is gone (kwok drops a deleted pod's finalizers), so allow them a moment.
     deadline = time.monotonic() + (15 if k8s_backend.name == "controlplane" else 0)
-    while (left := leftovers(k8s_backend, run_id, trainjobs)) and time.monotonic() < deadline:
+    while (left := leftovers(k8s_backend, run_id, trainjobs, slices)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert left == []
     assert k8s_backend.controller_errors() == []
