@@ -113,7 +113,7 @@ PERMISSION_REASONS: Mapping[str, tuple[Permission, ...]] = {
     "NCCL benchmark: run-scoped Kubeflow Trainer TrainingRuntime + TrainJob": _p(
         "get,list,watch,create,delete", "trainer.kubeflow.org", "trainjobs,trainingruntimes"
     ),
-    "NCCL -nvls: run-scoped ComputeDomain (the DRA driver turns it into the IMEX claim template)": _p(
+    "NCCL -nvls, dra-support's IMEX subtest: run-scoped ComputeDomain (made into a claim template)": _p(
         "get,list,watch,create,delete", "resource.nvidia.com", "computedomains"
     ),
     "gang-scheduling with Kueue: the run-scoped ResourceFlavor, ClusterQueue and LocalQueue": _p(

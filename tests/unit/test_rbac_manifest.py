@@ -56,7 +56,7 @@ ALLOWANCE: set[Permission] = (
     | P("get", "batch", "jobs")  # checks re-read a Job's status after the wait
     | P("watch", "", "namespaces")  # cleanup waiting for a terminating namespace with finalizers
     | P("get,list,watch,create,delete", "trainer.kubeflow.org", "trainjobs,trainingruntimes")  # NCCL
-    | P("get,list,watch,create,delete", "resource.nvidia.com", "computedomains")  # NCCL -nvls
+    | P("get,list,watch,create,delete", "resource.nvidia.com", "computedomains")  # -nvls, IMEX
     | P("get,list,watch", "networking.gke.io", "networks")  # NCCL on GKE
     | P(
         "get,list,watch,create,delete", "kueue.x-k8s.io", "resourceflavors,clusterqueues,localqueues"

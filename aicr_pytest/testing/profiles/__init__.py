@@ -21,7 +21,8 @@ Profiles:
 * ``gb200-eks-training`` -- the training stack on 4x p6e-gb200.36xlarge-like nodes (4x GB200 each,
   arm64, one ``nvidia.com/gpu.clique``, ``vpc.amazonaws.com/efa: 8``) + 1 system node; the NCCL
   player (:mod:`aicr_pytest.testing.players.nccl`) plays Kubeflow Trainer/JobSet, the launcher log
-  and the DRA driver's ComputeDomain -> IMEX ResourceClaimTemplate for ``-net``/``-nvls``.
+  and the DRA driver's ComputeDomain -> IMEX ResourceClaimTemplate for ``-net``/``-nvls``; the DRA
+  driver's ``compute-domain.nvidia.com`` slices and channel DeviceClass serve the clique nodes.
 * ``h100-gke-training`` -- the training stack on GKE: 4x a3-megagpu-8g nodes (8x H100 80GB HBM3,
   ``cloud.google.com/gke-accelerator: nvidia-h100-mega-80gb``, ``cloud.google.com/machine-family:
   a3``, GKE's ``nvidia.com/gpu=present:NoSchedule`` taint, COS) + 1 system node, server version
@@ -110,6 +111,9 @@ Faults:
   ``feature.node.kubernetes.io/pci-15b3.present=true``, all but the last (name order) advertise
   ``rdma/hca_shared_devices_a`` (``expected-resources``' RDMA gate fails naming it, for a recipe whose
   ``network-operator`` declares a NicClusterPolicy; both backends);
+* ``imex-channel-missing`` -- (multi-node NVLink) the DRA driver makes a ComputeDomain's claim
+  template but the pod claiming a channel sees no IMEX channel device (the imex player,
+  :mod:`aicr_pytest.testing.players.imex`, and the control plane's probe player honour it);
 * ``driver-below-floor`` -- the last GPU node's nvidia-smi banner says host driver ``535.247.01``
   (below a ``Deployment.gpu-driver.version`` floor such as ``>= 580.95.05``; both backends'
   nvidia-smi players honour it);
