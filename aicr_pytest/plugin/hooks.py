@@ -269,7 +269,8 @@ def _details_at(config: pytest.Config) -> list[str]:
     """Where a failure's full message and evidence are: each report the features wrote (the CTRF
     report, JUnit XML, the HTML page), then how to see full tracebacks."""
     where = list(config.hook.pytest_aicr_report_location(config=config))
-    if not getattr(config.option, "aicr_debug", None) and config.option.tbstyle == "no":
+    state = get_state(config)
+    if not (state is not None and state.settings.debug) and config.option.tbstyle == "no":
         where.append("full tracebacks with --debug")
     return where
 
