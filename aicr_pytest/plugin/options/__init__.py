@@ -76,6 +76,7 @@ from aicr_pytest.plugin.options.run import (
     CARRIER_NAME,
     RUN_OUTPUTS,
     SET_BY_VALIDATE,
+    WORKER_KEY,
     RunCarrier,
     RunSettings,
     given_names,
@@ -352,14 +353,18 @@ SESSION_RUN = pytest.StashKey[RunSettings]()
 
 def session_run(config: pytest.Config) -> RunSettings:
     """The session's :class:`RunSettings`, kept in ``config.stash``: the one ``aicr-pytest
-    validate`` handed over (:class:`RunCarrier`), else this session's options resolved once
-    (:func:`run_settings`).  The run's settings, the CNCF and the evidence options all read it.
-    Raises ``UsageError`` (nothing is kept then)."""
+    validate`` handed over (:class:`RunCarrier`), or an xdist worker's controller
+    (``workerinput``), else this session's options resolved once (:func:`run_settings`).  The run's
+    settings, the CNCF and the evidence options all read it.  Raises ``UsageError`` (nothing is
+    kept then)."""
     run = config.stash.get(SESSION_RUN, None)
     if run is None:
         carrier = config.pluginmanager.get_plugin(CARRIER_NAME)
+        from_controller = getattr(config, "workerinput", {}).get(WORKER_KEY)
         if isinstance(carrier, RunCarrier):
             run = carrier.run
+        elif from_controller is not None:
+            run = RunSettings.from_worker(from_controller)
         else:
             run = run_settings(values_from(config.option, PYTEST))
         config.stash[SESSION_RUN] = run
@@ -473,6 +478,7 @@ __all__ = [
     "SNAPSHOT",
     "SNAPSHOT_NAMESPACE",
     "VALIDATE",
+    "WORKER_KEY",
     "Action",
     "EntryPoint",
     "Model",

@@ -35,6 +35,8 @@ SET_BY_VALIDATE: Final = {
 RUN_OUTPUTS: Final = ("emit_attestation", "html", "ctrf_report")
 #: the name :class:`RunCarrier` is registered under (``config.pluginmanager.get_plugin``)
 CARRIER_NAME: Final = "aicr-run-settings"
+#: the key of the controller's :class:`RunSettings` in an xdist worker's ``workerinput``
+WORKER_KEY: Final = "aicr_run_settings"
 
 
 def given_names(flags: Mapping[str, Any]) -> frozenset[str]:
@@ -60,6 +62,14 @@ class RunSettings:
         """This resolution with ``values`` given on the command line (``validate``'s own: the
         simulated cluster's kubeconfig, the captured snapshot, :data:`SET_BY_VALIDATE`)."""
         return RunSettings({**self.values, **values}, self.given | given_names(values))
+
+    def to_worker(self) -> dict[str, Any]:
+        """This resolution as an xdist worker receives it (plain values): :meth:`from_worker`."""
+        return {"values": dict(self.values), "given": sorted(self.given)}
+
+    @classmethod
+    def from_worker(cls, wire: Mapping[str, Any]) -> RunSettings:
+        return cls(dict(wire["values"]), frozenset(wire["given"]))
 
     @cached_property
     def settings(self) -> Settings:
@@ -136,4 +146,12 @@ class RunCarrier:
         self.run = run
 
 
-__all__ = ["CARRIER_NAME", "RUN_OUTPUTS", "SET_BY_VALIDATE", "RunCarrier", "RunSettings", "given_names"]
+__all__ = [
+    "CARRIER_NAME",
+    "RUN_OUTPUTS",
+    "SET_BY_VALIDATE",
+    "WORKER_KEY",
+    "RunCarrier",
+    "RunSettings",
+    "given_names",
+]
