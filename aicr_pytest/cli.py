@@ -251,8 +251,8 @@ def _rootdir_args(extra: Sequence[str]) -> list[str]:
 
 
 def _pytest_args(run: options.RunSettings, *, extra: Sequence[str], debug: bool = False) -> list[str]:
-    """pytest's arguments: what the run's options were given (``run.pytest_args``: an xdist worker
-    resolves its own from them), ``-o``; ``--tb=long`` with ``--debug``; the arguments after ``--``
+    """pytest's arguments: the options given (``run.pytest_args``, so the session's command line
+    says what the handed ``run`` holds), ``--tb=long`` with ``--debug``; the arguments after ``--``
     (last, so a ``--tb`` there wins)."""
     rest = _extra_args(extra)
     after = options.after_dashdash(rest)
@@ -358,7 +358,7 @@ def _check_inputs(
     options, ``--recipe``, ``--timeout``, the report destination, the provider files,
     ``--emit-attestation`` with ``--simulate`` (a simulated run signs nothing), ``--fault``.
     Returns the timeout in seconds, the ``-o cm://`` target and the provider data."""
-    run.cncf  # noqa: B018  --cncf-submission/--feature/--evidence-dir/--cncf-checklist, validated
+    _ = run.cncf  # --cncf-submission/--feature/--evidence-dir/--cncf-checklist, validated
     if not request.recipe and not request.cncf_submission:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)
     configure_logging(debug=request.debug, log_json=request.log_json)

@@ -24,9 +24,9 @@ Generated from :data:`OPTIONS`:
 * a run's options resolved once into one :class:`~.run.RunSettings` (flag, else the environment
   variable, else ``--config``, else the default; the ``--config`` file read once), by plain pytest
   (:func:`session_run`) and by ``validate`` (:func:`resolve_validate`), which hands its resolution
-  to its pytest session (:class:`~.run.RunCarrier`) and forwards what was given
-  (:meth:`~.run.RunSettings.pytest_args`, for xdist workers); its typed views are the run's
-  :class:`Settings`, the evidence and the CNCF options;
+  to its pytest session (:class:`~.run.RunCarrier`) and passes on what was given
+  (:meth:`~.run.RunSettings.pytest_args`); an xdist worker takes its controller's; its typed views
+  are the run's :class:`Settings`, the evidence and the CNCF options;
 * the evidence family's :class:`~aicr_pytest.evidence.settings.EvidenceSettings`
   (:func:`build_evidence_settings`), the same way, from the entries whose ``model`` is
   ``"evidence"`` (the family itself declares no option and never imports the plugin);

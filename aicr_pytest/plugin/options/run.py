@@ -123,8 +123,9 @@ class RunSettings:
         return str(self.values["timeout"]) if "timeout" in self.given else None
 
     def pytest_args(self, leave_out: frozenset[str] = frozenset()) -> list[str]:
-        """The pytest arguments that give what the command line gave (an xdist worker resolves
-        its own from them), in table order; ``leave_out``: options already among the arguments."""
+        """The pytest arguments that give what the command line gave, in table order (``validate``
+        passes them on, so its session's ``config.option`` agrees with this object); ``leave_out``:
+        options already among the arguments."""
         from aicr_pytest.plugin.options import entries
 
         return [
