@@ -430,9 +430,6 @@ def kueue_results(test: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-@pytest.mark.fake_only(
-    "Kueue's admission is played by the fake's kueue player; the harness has no Kueue controller"
-)
 def test_gang_scheduling_runs_with_kueue_where_there_is_no_kai(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
@@ -446,9 +443,6 @@ def test_gang_scheduling_runs_with_kueue_where_there_is_no_kai(
     assert seen["AllOrNothingScheduling"].endswith(": 2 of 2 pods scheduled")
 
 
-@pytest.mark.fake_only(
-    "Kueue's admission is played by the fake's kueue player; the harness has no Kueue controller"
-)
 def test_kueue_admitting_a_gang_beyond_its_quota_fails(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
