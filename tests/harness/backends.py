@@ -630,6 +630,9 @@ class ControlPlaneSession:
             from tests.harness.controlplane_rdma import apply_faults as apply_rdma_faults
 
             apply_rdma_faults(self.cp, faults, gpu)
+            from tests.harness.controlplane_gke import apply_profile as apply_gke_nodes
+
+            apply_gke_nodes(self.cp, profile, faults, gpu)
             self.player("metrics-endpoints").health.target = self.health_target
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
