@@ -217,12 +217,13 @@ def test_no_gpu_nic_network_leaves_displacement_unverified(
 
 def test_a_network_list_error_is_other(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:
     fc: FakeCluster = aicr_fake_cluster_factory(PROFILE)
-    fc.faults.server_error("GET", r"/apis/networking\.gke\.io/v1/networks$", times=None)
+    fc.faults.deny("GET", r"/apis/networking\.gke\.io/v1/networks$")
     t = run(pytester, fc, recipe())
     assert t["status"] == "other"
-    assert t["message"].startswith("[UNAVAILABLE] transport failure reading GPU NIC networks (networks): "), (
-        t["message"]
-    )
+    assert t["message"].startswith(
+        "[UNAUTHORIZED] not authorized to read GPU NIC networks (networks) — cannot prove the "
+        "recipe-declared capability; grant the validator RBAC: "
+    ), t["message"]
 
 
 def test_a_recipe_without_tcpxo_skips(pytester: pytest.Pytester, aicr_fake_cluster_factory: Any) -> None:

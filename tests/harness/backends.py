@@ -463,8 +463,8 @@ class ControlPlaneSession:
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
         for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), the
         snapshot agent's pods, workload-sandboxing's probe, gpu-diagnostics' DCGM pods,
-        gpu-cuda-smoke's pods (:mod:`.controlplane_health`) and the AI operators' leader-election Leases
-        (:mod:`.controlplane_leases`)."""
+        gpu-cuda-smoke's pods (:mod:`.controlplane_health`), the AI operators' leader-election Leases
+        (:mod:`.controlplane_leases`) and Kueue's quota admission (:mod:`.controlplane_kueue`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
