@@ -140,17 +140,18 @@ def test_flags_override_snapshot_detection_and_exclusions_are_reported(
     )
     out = tmp_path / "r.yaml"
     assert (
-        main(["recipe", "-s", str(old), "--intent", "training", "--accelerator", "h200", "-o", str(out)]) == 0
+        main(["recipe", "-s", str(old), "--intent", "training", "--accelerator", "gb200", "-o", str(out)]) == 0
     )
     doc = yamlio.load(out.read_bytes())
-    assert doc["criteria"]["accelerator"] == "h200"
+    assert doc["criteria"]["accelerator"] == "gb200"
     assert doc["metadata"]["excludedOverlays"] == [
-        {"name": "h200-eks-training", "reason": "constraint-failed"}
+        {"name": "gb200-eks-ubuntu-training", "reason": "constraint-failed"}
     ]
     err = capsys.readouterr().err
     assert "criteria detected from the snapshot: service=eks, accelerator=h100, os=ubuntu, nodes=3" in err
     assert (
-        "overlay h200-eks-training left out: K8s.server.version expected >= 1.32.4, got v1.31.9-eks-ba8c9d2"
+        "overlay gb200-eks-ubuntu-training left out: K8s.server.version expected >= 1.32.4, got "
+        "v1.31.9-eks-ba8c9d2"
         in err
     )
 
@@ -180,7 +181,8 @@ def test_criteria_file_and_flag_precedence(tmp_path: Path) -> None:
         "os": "cos",
         "platform": "any",
     }
-    assert doc["metadata"]["appliedOverlays"] == ["base", "gke-cos"]  # no intent: no intent overlay matches
+    # no intent: no intent overlay matches
+    assert doc["metadata"]["appliedOverlays"] == ["base", "h100-any", "gke-cos"]
 
 
 def test_json_output_and_stdout(capsys: pytest.CaptureFixture[str]) -> None:
@@ -213,7 +215,7 @@ def test_data_layering_adds_a_private_service(tmp_path: Path) -> None:
         "      constraints: [{name: nccl-all-reduce-bw, value: '>= 450'}]\n"
     )
     doc = generate_to(tmp_path, "--data", str(data), "--service", "mycloud", "--intent", "training")
-    assert doc["metadata"]["appliedOverlays"] == ["base", "training", "mycloud-training"]
+    assert doc["metadata"]["appliedOverlays"] == ["base", "mycloud-training"]
     assert doc["validation"]["performance"]["constraints"] == [
         {"name": "nccl-all-reduce-bw", "value": ">= 450"}
     ]
