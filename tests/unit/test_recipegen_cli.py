@@ -301,3 +301,28 @@ def test_recipe_help_lists_the_flags() -> None:
     flags = "--service --accelerator --gpu --intent --os --platform --nodes --criteria --snapshot --data"
     for flag in [*flags.split(), "--no-embedded-data", "--format", "--output"]:
         assert flag in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "applied"),
+    [
+        ("service", "rke2", ["base"]),
+        ("service", "k0s", ["base"]),
+        ("service", "generic", ["base"]),
+        ("service", "lke", ["base", "lke"]),
+        ("service", "bcm", ["base", "bcm"]),
+        ("accelerator", "gb300", ["base"]),
+        ("accelerator", "vr200", ["base"]),
+        ("accelerator", "rtx-pro-6000", ["base", "rtx-pro-6000-any"]),
+        ("platform", "nim", ["base"]),
+        ("platform", "slurm", ["base"]),
+    ],
+)
+def test_aicr_mains_criteria_values_generate_a_recipe(
+    tmp_path: Path, flag: str, value: str, applied: list[str]
+) -> None:
+    """AICR main's criteria values are accepted by `aicr-pytest recipe` from the embedded data;
+    those AICR's recipes give overlays to select their overlays."""
+    doc = generate_to(tmp_path, f"--{flag}", value.upper())
+    assert doc["criteria"][flag] == value
+    assert doc["metadata"]["appliedOverlays"] == applied

@@ -269,3 +269,24 @@ def test_main_example_is_the_generated_recipe() -> None:
     document["metadata"].pop("version")
     shipped["metadata"].pop("version")
     assert document == shipped
+
+
+@pytest.mark.parametrize(
+    ("query", "present", "disabled"),
+    [
+        (dict(service="eks", accelerator="h100", intent="training", os="ubuntu", platform="slurm"),
+         {"slinky-slurm", "slinky-slurm-operator", "slinky-slurm-operator-crds"}, set()),
+        (dict(service="eks", accelerator="h100", intent="inference", os="ubuntu", platform="nim"),
+         {"k8s-nim-operator", "agentgateway"}, set()),
+        (dict(service="ocp", accelerator="h100", intent="training"),
+         {"gpu-operator-ocp"}, {"gpu-operator", "nfd", "kube-prometheus-stack", "nvidia-dra-driver-gpu"}),
+    ],
+)  # fmt: skip
+def test_platform_and_service_components(query: dict[str, str], present: set[str], disabled: set[str]) -> None:
+    """The components the checks of these recipes look for come with them (slinky-slurm-* skip
+    without ``slinky-slurm``; operator-health reads OpenShift's operator from ``gpu-operator-ocp``)."""
+    _, recipe = generated(**query)
+    enabled = {r.name for r in recipe.enabled_components()}
+    assert present <= enabled
+    assert not disabled & enabled
+    assert disabled <= {r.name for r in recipe.component_refs}
