@@ -119,7 +119,11 @@ def test_the_comparison_names_the_criteria_our_data_gets_wrong(reference_dir: Pa
     found = compare(reference_dir / "aicr" / "recipes", ours)
     assert found.differ == ["h200-any", "h200-eks-inference"]
     # the OS guard refuses the criteria; its two descendants lose their chain's parent
-    assert found.refused == ["a100-eks-training", "a100-eks-ubuntu-training", "a100-eks-ubuntu-training-kubeflow"]
+    assert found.refused == [
+        "a100-eks-training",
+        "a100-eks-ubuntu-training",
+        "a100-eks-ubuntu-training-kubeflow",
+    ]
 
 
 def test_the_comparison_tells_a_difference_apart(reference_dir: Path) -> None:

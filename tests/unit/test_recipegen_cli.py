@@ -139,9 +139,8 @@ def test_flags_override_snapshot_detection_and_exclusions_are_reported(
         (EXAMPLES / "h100-eks-training-snapshot.yaml").read_text().replace("v1.33.5-eks", "v1.31.9-eks")
     )
     out = tmp_path / "r.yaml"
-    assert (
-        main(["recipe", "-s", str(old), "--intent", "training", "--accelerator", "gb200", "-o", str(out)]) == 0
-    )
+    args = ["recipe", "-s", str(old), "--intent", "training", "--accelerator", "gb200", "-o", str(out)]
+    assert main(args) == 0
     doc = yamlio.load(out.read_bytes())
     assert doc["criteria"]["accelerator"] == "gb200"
     assert doc["metadata"]["excludedOverlays"] == [
@@ -151,8 +150,7 @@ def test_flags_override_snapshot_detection_and_exclusions_are_reported(
     assert "criteria detected from the snapshot: service=eks, accelerator=h100, os=ubuntu, nodes=3" in err
     assert (
         "overlay gb200-eks-ubuntu-training left out: K8s.server.version expected >= 1.32.4, got "
-        "v1.31.9-eks-ba8c9d2"
-        in err
+        "v1.31.9-eks-ba8c9d2" in err
     )
 
 

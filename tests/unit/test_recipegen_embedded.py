@@ -105,7 +105,8 @@ GUIDE_CASES: list[tuple[dict[str, str], list[str], dict[str, str], str, str, lis
      ["nccl-all-reduce-bw"], {"nccl-all-reduce-bw": ">= 150"}, ">= 1.32.4", ">= v24.6.0", TRAINING),
     (dict(service="eks", accelerator="gb200", intent="training", os="ubuntu", platform="kubeflow"),
      ["nccl-all-reduce-bw-net", "nccl-all-reduce-bw-nvls"],
-     {"nccl-all-reduce-bw-net": ">= 40", "nccl-all-reduce-bw-nvls": ">= 500"}, ">= 1.32.4", ">= v25.10.0", EIGHT),
+     {"nccl-all-reduce-bw-net": ">= 40", "nccl-all-reduce-bw-nvls": ">= 500"},
+     ">= 1.32.4", ">= v25.10.0", EIGHT),
     # AICR's OKE overlays are OS-gated (ol or ubuntu).
     (dict(service="oke", accelerator="gb200", intent="training", os="ol"),
      ["nccl-all-reduce-bw-nvls"], {"nccl-all-reduce-bw-nvls": ">= 500"}, ">= 1.34", ">= v25.10.0", EIGHT),
@@ -246,15 +247,14 @@ def test_gke_needs_an_os() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("service", "valid"), [("gke", "cos"), ("oke", "ol, ubuntu")]
-)
+@pytest.mark.parametrize(("service", "valid"), [("gke", "cos"), ("oke", "ol, ubuntu")])
 def test_os_gated_services_need_an_os(service: str, valid: str) -> None:
     """AICR's GKE and OKE overlays are all OS-gated: without an OS the guard refuses, naming them."""
     with pytest.raises(UsageError) as exc:
         generated(service=service, accelerator="gb200", intent="training")
     assert str(exc.value) == (
-        f"service '{service}' has no OS-agnostic recipe for accelerator 'gb200'; specify an OS (valid: {valid})"
+        f"service '{service}' has no OS-agnostic recipe for accelerator 'gb200'; "
+        f"specify an OS (valid: {valid})"
     )
 
 
@@ -282,7 +282,9 @@ def test_main_example_is_the_generated_recipe() -> None:
          {"gpu-operator-ocp"}, {"gpu-operator", "nfd", "kube-prometheus-stack", "nvidia-dra-driver-gpu"}),
     ],
 )  # fmt: skip
-def test_platform_and_service_components(query: dict[str, str], present: set[str], disabled: set[str]) -> None:
+def test_platform_and_service_components(
+    query: dict[str, str], present: set[str], disabled: set[str]
+) -> None:
     """The components the checks of these recipes look for come with them (slinky-slurm-* skip
     without ``slinky-slurm``; operator-health reads OpenShift's operator from ``gpu-operator-ocp``)."""
     _, recipe = generated(**query)
