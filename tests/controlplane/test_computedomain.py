@@ -123,6 +123,7 @@ def _get(session: ControlPlaneSession, path: str) -> Any:
 
 
 def test_compute_domain_round_trip_on_the_apiserver(controlplane_session: ControlPlaneSession) -> None:
+    controlplane_session.seed_profile("gb200-eks-training")  # the clique labels follow the seeded profile
     cp = controlplane_session.cp
     ns = f"cd-{uuid.uuid4().hex[:6]}"
     cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
