@@ -492,10 +492,10 @@ class ControlPlaneSession:
             SANDBOX_PROBE_SELECTOR,
             SNAPSHOT_AGENT_SELECTOR,
             NvidiaSmiVerify,
+            NvregProbe,
             PodPlayer,
             SandboxProbe,
             SnapshotAgent,
-            nvreg_probe_output,
         )
         from tests.harness.controlplane_trainer import (
             LAUNCHER_SELECTOR,
@@ -523,7 +523,11 @@ class ControlPlaneSession:
                     DynamoController(self.cp).start(),
                     VolumeProvisioner(self.cp, interval=0.5).start(),
                     PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),
-                    PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
+                    PodPlayer(
+                        self.cp,
+                        NVREG_PROBE_SELECTOR,
+                        NvregProbe(self.current_faults, lambda: self.health_target),
+                    ).start(),
                     ComputeDomainController(self.cp).start(),
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),
                     PodPlayer(self.cp, SANDBOX_PROBE_SELECTOR, SandboxProbe(self.current_faults)).start(),
