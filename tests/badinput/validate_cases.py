@@ -596,6 +596,18 @@ CASES: list[Case] = [
         {"AICR_NCCL_FABRIC": "bogus"},
         FABRIC,
     ),
+    # AICR_NCCL_RUNTIME_IMAGE: an NCCL check on one of our runtimes, before anything touches the cluster
+    *_both(
+        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_NCCL_RUNTIME_IMAGE": "nvcr.io/NVIDIA/pytorch:25.09 py3"},
+        'invalid AICR_NCCL_RUNTIME_IMAGE="nvcr.io/NVIDIA/pytorch:25.09 py3": not a well-formed image '
+        "reference ([registry/]repository[:tag][@digest])",
+    ),
+    *_both(
+        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_NCCL_RUNTIME_IMAGE": "   "},
+        "AICR_NCCL_RUNTIME_IMAGE is set but blank after trimming whitespace",
+    ),
     # node health: the knobs of a selected node-health check, before the run starts
     *_both(
         ["-r", "{tmp}/diag.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster", "--dcgm-diag-level", "5"],

@@ -359,6 +359,35 @@ def test_an_undetermined_driver_is_other_never_a_pass(
     assert leftovers(fc) == []
 
 
+def test_the_runtime_image_override_is_rendered_into_the_nccl_job(
+    pytester: pytest.Pytester, h100: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = "nvcr.io/nvidia/pytorch:25.09-py3"
+    monkeypatch.setenv("AICR_NCCL_RUNTIME_IMAGE", image)
+    seen: list[Obj] = []
+    h100.sim.on_create(
+        "trainer.kubeflow.org", "v1alpha1", "trainingruntimes", lambda _sim, obj: seen.append(obj)
+    )
+    tests, _ = run_nccl(pytester, h100)
+    t = tests[BW]
+    assert t["status"] == "passed"
+    assert t["stdout"][0] == f"NCCL runtime image: {image} (AICR_NCCL_RUNTIME_IMAGE)"
+    [runtime] = seen
+    images = {
+        (job["name"], c["name"]): c["image"]
+        for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+        for key in ("initContainers", "containers")
+        for c in job["template"]["spec"]["template"]["spec"].get(key) or []
+    }
+    assert images == {
+        ("launcher", "fix-ssh-perms"): image,
+        ("launcher", "node"): image,
+        ("node", "fix-ssh-perms"): image,
+        ("node", "node"): image,
+    }
+    assert leftovers(h100) == []
+
+
 # ------------------------------------------------------------------------------------ skips --
 def test_no_constraint_skips_without_touching_the_cluster(
     pytester: pytest.Pytester, h100: FakeCluster
