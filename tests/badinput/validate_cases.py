@@ -96,6 +96,21 @@ FILES: dict[str, str] = {
     # a --data directory whose catalog overlay gives a check a budget that is not a Go duration
     "data-budget/registry.yaml": "components: []\n",
     "data-budget/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: 2 minutes}\n",
+    # inference-perf knobs: a --data catalog overlay's router mode, a recipe's cache StorageClass
+    "data-router/registry.yaml": "components: []\n",
+    "data-router/validators/catalog.yaml": (
+        "validators:\n  - name: inference-perf\n"
+        "    env: [{name: AICR_INFERENCE_PERF_ROUTER_MODE, value: direct}]\n"
+    ),
+    "inference.yaml": _recipe(
+        "validation:\n  performance:\n    checks: [inference-perf]\n"
+        "    constraints: [{name: inference-throughput, value: '>= 1'}]\n"
+    ),
+    "inference-sc.yaml": _recipe(
+        "validation:\n  performance:\n    checks: [inference-perf]\n"
+        "    constraints: [{name: inference-throughput, value: '>= 1'},"
+        " {name: inference-model-cache-storage-class, value: Hyperdisk_Balanced}]\n"
+    ),
     "data-budget-neg/registry.yaml": "components: []\n",
     "data-budget-neg/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: -1m}\n",
     # alias bombs where a user's YAML reaches us: a componentRef's overrides, a snapshot measurement
@@ -607,6 +622,29 @@ CASES: list[Case] = [
         ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {"AICR_NCCL_RUNTIME_IMAGE": "   "},
         "AICR_NCCL_RUNTIME_IMAGE is set but blank after trimming whitespace",
+    ),
+    # inference-perf: AICR_INFERENCE_PERF_ROUTER_MODE outside Dynamo's strategies (the catalog's env),
+    # an inference-model-cache-storage-class that cannot name a StorageClass
+    *_both(
+        [
+            "-r",
+            "{tmp}/inference.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--data",
+            "{tmp}/data-router",
+        ],
+        {},
+        'invalid AICR_INFERENCE_PERF_ROUTER_MODE "direct": must be one of kv, round-robin, random, '
+        "power-of-two, least-loaded, device-aware-weighted",
+    ),
+    *_both(
+        ["-r", "{tmp}/inference-sc.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        'invalid inference-model-cache-storage-class="Hyperdisk_Balanced": must be a StorageClass name '
+        '(lowercase letters, digits, "-" and ".", at most 253 characters, starting and ending with a letter '
+        "or digit)",
     ),
     # node health: the knobs of a selected node-health check, before the run starts
     *_both(
