@@ -511,9 +511,7 @@ def simulate_listing() -> list[str]:
     lines = ["profiles:"]
     lines += [f"  {name:<{width}} {describe_profile(name, fn.__doc__)}" for name, fn in PROFILES.items()]
     lines.append("faults (--fault, repeatable):")
-    lines += [
-        f"  {name:<{width}} {describe_fault(name, fn.__doc__)}" for name, fn in sorted(FAULTS.items())
-    ]
+    lines += [f"  {name:<{width}} {describe_fault(name, fn.__doc__)}" for name, fn in sorted(FAULTS.items())]
     return lines
 
 

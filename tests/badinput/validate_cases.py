@@ -59,6 +59,7 @@ FILES: dict[str, str] = {
         "    constraints: [{name: nccl-all-reduce-bw, value: '>= 300'}]\n"
     ),
     "diag.yaml": _recipe("validation:\n  deployment: {checks: [gpu-diagnostics]}\n"),
+    "smoke.yaml": _recipe("validation:\n  deployment: {checks: [gpu-cuda-smoke]}\n"),
     "not-dcgm.json": '{"a": 1}\n',
     "dcgm-runtime.json": '{"DCGM Diagnostic": {"runtime_error": "Unable to connect to the host engine"}, '
     '"metadata": {"version": "4.2.3"}}\n',
@@ -622,6 +623,25 @@ CASES: list[Case] = [
         ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {"AICR_NCCL_RUNTIME_IMAGE": "   "},
         "AICR_NCCL_RUNTIME_IMAGE is set but blank after trimming whitespace",
+    ),
+    # --cuda-smoke-image (or AICR_CUDA_SMOKE_IMAGE) that names no image, when gpu-cuda-smoke runs
+    *_both(
+        [
+            "-r",
+            "{tmp}/smoke.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--cuda-smoke-image",
+            "CUDA Sample",
+        ],
+        {},
+        "--cuda-smoke-image 'CUDA Sample' is not an image reference ([registry/]repository[:tag][@digest])",
+    ),
+    *_both(
+        ["-r", "{tmp}/smoke.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_CUDA_SMOKE_IMAGE": "cuda:"},
+        "--cuda-smoke-image 'cuda:' is not an image reference ([registry/]repository[:tag][@digest])",
     ),
     # inference-perf: AICR_INFERENCE_PERF_ROUTER_MODE outside Dynamo's strategies (the catalog's env),
     # an inference-model-cache-storage-class that cannot name a StorageClass
