@@ -47,8 +47,7 @@ from aicr_pytest.core import gcpause
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging, traceback_style
 from aicr_pytest.core.settings import build_placement, parse_timeout
-from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
-from aicr_pytest.evidence.cncf.settings import settings_from_values
+from aicr_pytest.core.writable import check_distinct, check_writable
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.interrupt import RunInterrupted, signal_reason
 from aicr_pytest.plugin.options.request import ValidateRequest
@@ -251,29 +250,18 @@ def _rootdir_args(extra: Sequence[str]) -> list[str]:
     return [f"--rootdir={checks_dir()}"]
 
 
-def _pytest_args(
-    values: Mapping[str, Any],
-    *,
-    output: str | None,
-    simulated: str | None,
-    extra: Sequence[str],
-    debug: bool = False,
-) -> list[str]:
-    """pytest's arguments: the options both entry points take, as given; ``-o``; ``--tb=long`` with
-    ``--debug``; extra args (last, so a ``--tb`` after ``--`` wins)."""
-    table = options.by_name()
+def _pytest_args(run: options.RunSettings, *, extra: Sequence[str], debug: bool = False) -> list[str]:
+    """pytest's arguments: the options given (``run.pytest_args``, so the session's command line
+    says what the handed ``run`` holds), ``--tb=long`` with ``--debug``; the arguments after ``--``
+    (last, so a ``--tb`` there wins)."""
+    rest = _extra_args(extra)
+    after = options.after_dashdash(rest)
     args = [
-        *options.forwarded_args(values),
+        *run.pytest_args(leave_out=frozenset(after)),
         *PYTEST_BASE_ARGS,
         *PYTEST_LEAN_ARGS,
         *_rootdir_args(extra),
-        *table["check_kubeconfig"].to_args(options.PYTEST, True),
     ]
-    if output and output != "-":
-        args += table["ctrf_report"].to_args(options.PYTEST, output)
-    if simulated:
-        args += table["simulated"].to_args(options.PYTEST, simulated)
-    rest = _extra_args(extra)
     if not _wants_xdist(rest):
         args += ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
     tb = traceback_style(debug)
@@ -320,19 +308,18 @@ MSG_RECIPE_REQUIRED = "--recipe is required (or set spec.validate.input.recipe i
 
 
 def cmd_validate(ns: argparse.Namespace) -> int:
-    """``aicr validate``'s pipeline: resolve the options once, check every input before any work,
-    bring up the simulated cluster (``--simulate``), capture a snapshot (no ``--snapshot``), run the
-    checks through pytest, and publish the report and the exit code."""
-    given = options.values_from(ns, options.VALIDATE)
-    values = options.resolved(given, options.VALIDATE, config=options.config_values(given))
-    request = ValidateRequest.of(values)
-    timeout_s, configmap, provider_data = _check_inputs(request, values, given)
+    """``aicr validate``'s pipeline: resolve the options once (:func:`_resolve`), check every input
+    before any work, bring up the simulated cluster (``--simulate``), capture a snapshot (no
+    ``--snapshot``), run the checks through pytest (handed the resolved options), and publish the
+    report and the exit code."""
+    given, request, run = _resolve(ns)
+    timeout_s, configmap, provider_data = _check_inputs(request, run, given)
     junitxml = junitxml_of(ns.pytest_args)
     outputs = [("--output", request.output or ""), ("--html", request.html), ("--junitxml", junitxml)]
-    check_distinct(outputs, inputs_of({**values, "config": given.get("config") or values.get("config")}))
+    check_distinct(outputs, run.inputs)
     with _simulated_cluster(request) as sim:
         if sim is not None:
-            given = {**given, "kubeconfig": str(sim.kubeconfig_path)}
+            run = run.given_with(kubeconfig=str(sim.kubeconfig_path), simulated=request.simulate)
             request = dataclasses.replace(request, kubeconfig=str(sim.kubeconfig_path))
         if configmap is not None:  # before the capture and the first check: the report has a home
             probe_report_configmap(configmap, request)
@@ -347,26 +334,31 @@ def cmd_validate(ns: argparse.Namespace) -> int:
             if captured is None:  # the capture failed: the report says so rather than being lost
                 not_run_report(request, configmap, reason, start_ms)
                 return code
-            given = {**given, "snapshot": captured}
-        simulated = request.simulate if sim is not None else None
-        args = _pytest_args(
-            given,
-            output=None if configmap is not None else request.output,
-            simulated=simulated,
-            extra=ns.pytest_args or (),
-            debug=request.debug,
-        )
-        return _run_checks(request, args, configmap)
+            run = run.given_with(snapshot=captured)
+        to_file = request.output and request.output != "-" and configmap is None
+        run = run.given_with(check_kubeconfig=True, ctrf_report=request.output if to_file else None)
+        args = _pytest_args(run, extra=ns.pytest_args or (), debug=request.debug)
+        return _run_checks(request, run, args, configmap)
+
+
+def _resolve(ns: argparse.Namespace) -> tuple[dict[str, Any], ValidateRequest, options.RunSettings]:
+    """The options as given, resolved once (the ``--config`` file read once): ``validate``'s own
+    request and the :class:`~aicr_pytest.plugin.options.RunSettings` its pytest session takes.
+    One of our pytest options after ``--`` that ``validate`` resolves itself is refused."""
+    given = options.values_from(ns, options.VALIDATE)
+    after = options.after_dashdash(_extra_args(ns.pytest_args or ()))
+    values, run = options.resolve_validate(given, after)
+    return given, ValidateRequest.of(values), run
 
 
 def _check_inputs(
-    request: ValidateRequest, values: Mapping[str, Any], given: Mapping[str, Any]
+    request: ValidateRequest, run: options.RunSettings, given: Mapping[str, Any]
 ) -> tuple[float, tuple[str, str] | None, list[dict[str, Any]]]:
     """Every input that can be checked before any work, each a one-line ``UsageError``: the CNCF
     options, ``--recipe``, ``--timeout``, the report destination, the provider files,
     ``--emit-attestation`` with ``--simulate`` (a simulated run signs nothing), ``--fault``.
     Returns the timeout in seconds, the ``-o cm://`` target and the provider data."""
-    settings_from_values(values)  # --cncf-submission/--feature/--evidence-dir/--cncf-checklist
+    _ = run.cncf  # --cncf-submission/--feature/--evidence-dir/--cncf-checklist, validated
     if not request.recipe and not request.cncf_submission:  # --recipe is optional only there
         raise UsageError(MSG_RECIPE_REQUIRED)
     configure_logging(debug=request.debug, log_json=request.log_json)
@@ -438,7 +430,9 @@ def _capture_snapshot(
     return captured, code, errors[-1] if errors else "the snapshot capture failed"
 
 
-def _run_checks(request: ValidateRequest, args: list[str], configmap: tuple[str, str] | None) -> int:
+def _run_checks(
+    request: ValidateRequest, run: options.RunSettings, args: list[str], configmap: tuple[str, str] | None
+) -> int:
     """pytest runs the checks; the CTRF report goes to stdout (no ``-o``) or a ConfigMap; the exit
     code is ``aicr validate``'s (:func:`exit_code_for`), or the CNCF collector's."""
     receiver = _OutcomeReceiver()
@@ -450,7 +444,7 @@ def _run_checks(request: ValidateRequest, args: list[str], configmap: tuple[str,
             # (without -o), so `aicr-pytest validate ... > ctrf.json` is always valid JSON
             sys.stdout = sys.stderr
             try:
-                code = int(pytest.main(args, plugins=[receiver]))
+                code = int(pytest.main(args, plugins=[receiver, options.RunCarrier(run)]))
             finally:
                 sys.stdout = real_stdout
     except KeyboardInterrupt:

@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 
 #: what :class:`CncfRenderer` reports when the renderer fails (``validate`` exits 8)
 MSG_RENDER_FAILED = "[INTERNAL] evidence rendering failed"
-#: the run's outputs that, next to ``--cncf-submission``, make the phases run too
-RUN_OUTPUTS = ("emit_attestation", "html", "ctrf_report")
 #: the plugin names of the two objects (``config.pluginmanager.get_plugin``)
 SUBMISSION_NAME = "aicr-cncf-submission"
 RENDERER_NAME = "aicr-cncf-evidence"
@@ -72,7 +70,7 @@ class SubmissionInputs:
 
 def validate(config: pytest.Config) -> cncf_settings.CncfSettings:
     try:
-        return cncf_settings.settings_from_values(options.session_values(config))
+        return options.session_run(config).cncf
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -272,16 +270,18 @@ def configure(config: pytest.Config, settings: Settings) -> cncf_settings.CncfSe
     return cncf
 
 
-def alongside_run(config: pytest.Config) -> bool:
-    """``--cncf-submission`` with a recipe and one of :data:`RUN_OUTPUTS`: the phases run in the
-    same session, and the collector after them (the guide: one invocation writes both)."""
-    if not getattr(config.option, "aicr_cncf_submission", False):
-        return False
+def _session_run(config: pytest.Config) -> options.RunSettings | None:
     try:
-        run = options.session_values(config)
+        return options.session_run(config)
     except UsageError:
-        return False  # pytest_configure says why
-    return bool(run.get("recipe")) and any(run.get(name) for name in RUN_OUTPUTS)
+        return None  # pytest_configure says why
+
+
+def alongside_run(config: pytest.Config) -> bool:
+    """``--cncf-submission`` with a recipe and one of the run's outputs: the phases run in the
+    same session, and the collector after them (the guide: one invocation writes both)."""
+    run = _session_run(config)
+    return run is not None and run.alongside
 
 
 def register_renderer(config: pytest.Config, cncf: cncf_settings.CncfSettings) -> None:
@@ -293,9 +293,10 @@ def register_renderer(config: pytest.Config, cncf: cncf_settings.CncfSettings) -
 def wanted(config: pytest.Config) -> bool:
     """``--cncf-submission`` replaces the session: given (not only ``--help``/``--version``) and
     not :func:`alongside_run`."""
-    if not getattr(config.option, "aicr_cncf_submission", False):
+    run = _session_run(config)
+    if run is None or not run.cncf_submission:
         return False
-    return not (config.option.help or config.option.version or alongside_run(config))
+    return not (config.option.help or config.option.version or run.alongside)
 
 
 def submit(config: pytest.Config) -> int:
@@ -343,7 +344,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 __all__ = [
     "MSG_RENDER_FAILED",
     "RENDERER_NAME",
-    "RUN_OUTPUTS",
     "SETTINGS_KEY",
     "SUBMISSION_NAME",
     "CncfRenderer",

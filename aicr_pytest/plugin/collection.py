@@ -89,7 +89,7 @@ def add_bundled_checks(config: pytest.Config, state: PluginState) -> None:
     """With ``--recipe``, collect the bundled checks: alone without paths, else with the paths."""
     if not state.active or not state.settings.recipe:
         return
-    if options.values_from(config.option, options.PYTEST).get("no_bundled_checks"):
+    if options.session_run(config).no_bundled_checks:
         return
     checks = str(bundled.checks_dir())
     if config.args_source != pytest.Config.ArgsSource.ARGS:

@@ -99,7 +99,7 @@ def configure(config: pytest.Config, notes: OutcomeNotes | None = None, *, simul
     ``notes`` (the run exits 6).  A ``simulated`` run refuses ``--emit-attestation``
     (:data:`MSG_SIMULATED`)."""
     try:
-        settings = options.session_evidence_settings(config)
+        settings = options.session_run(config).evidence
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.active and not settings.given_without_emit:

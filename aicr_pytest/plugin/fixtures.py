@@ -67,7 +67,7 @@ def aicr_settings(request: pytest.FixtureRequest) -> Settings:
         return state.settings
     from aicr_pytest.plugin import options
 
-    return options.session_settings(request.config)
+    return options.session_run(request.config).settings
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core import gcpause
-from aicr_pytest.plugin import budget, bundled, collection, outcomes
+from aicr_pytest.plugin import budget, bundled, collection, options, outcomes
 from aicr_pytest.plugin import state as plugin_state
 from aicr_pytest.plugin.state import get_state, is_worker
 from aicr_pytest.report import terminal
@@ -85,9 +85,11 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist controller: hand the run id and the ledger location (phase plans, failed phases) to
-    every worker."""
+    """xdist controller: hand the run's options as resolved (a worker resolves nothing again), the
+    run id and the ledger location (phase plans, failed phases) to every worker."""
     state = get_state(node.config)
+    if state is not None:
+        node.workerinput[options.WORKER_KEY] = options.session_run(node.config).to_worker()
     if state is not None and state.active:
         node.workerinput["aicr_run_id"] = state.run_id
         node.workerinput["aicr_ledger_dir"] = str(plugin_state.ledger_dir(state))
@@ -269,7 +271,8 @@ def _details_at(config: pytest.Config) -> list[str]:
     """Where a failure's full message and evidence are: each report the features wrote (the CTRF
     report, JUnit XML, the HTML page), then how to see full tracebacks."""
     where = list(config.hook.pytest_aicr_report_location(config=config))
-    if not getattr(config.option, "aicr_debug", None) and config.option.tbstyle == "no":
+    state = get_state(config)
+    if not (state is not None and state.settings.debug) and config.option.tbstyle == "no":
         where.append("full tracebacks with --debug")
     return where
 

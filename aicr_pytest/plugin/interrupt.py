@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from aicr_pytest.core.goduration import format_go_duration, parse_go_duration
+from aicr_pytest.plugin.options import session_run
 from aicr_pytest.plugin.state import HINTS_KEY, ITEM_KEY, OutcomeNotes, controller_state
 from aicr_pytest.report import results as r
 
@@ -313,7 +314,7 @@ def configure(config: pytest.Config, results: r.RunResults) -> None:
 
     Its 5m default is AICR's snapshot-agent wait only: as a whole-run bound it would end every
     inference-perf run (up to 30 minutes) and long NCCL sweeps, so only an explicit value arms it."""
-    value = getattr(config.option, "aicr_timeout", None)
+    value = session_run(config).run_timeout
     try:
         seconds = timeout_seconds(value)
     except ValueError as err:

@@ -31,7 +31,7 @@ from aicr_pytest.core.check import CheckContext
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.core.logsetup import configure_logging
 from aicr_pytest.core.settings import Settings
-from aicr_pytest.core.writable import check_distinct, check_writable, inputs_of
+from aicr_pytest.core.writable import check_distinct, check_writable
 from aicr_pytest.plugin import options
 from aicr_pytest.plugin.ledger import PhaseLedger
 from aicr_pytest.report.outcome import is_failing
@@ -335,7 +335,7 @@ def needs_cluster(
 
 def _bundled(config: pytest.Config) -> bool:
     """Whether the run collects the bundled checks (they all talk to the cluster in a live run)."""
-    return not getattr(config.option, "aicr_no_bundled_checks", False)
+    return not options.session_run(config).no_bundled_checks
 
 
 def _kit_writes_kubeconfig(config: pytest.Config) -> bool:
@@ -351,7 +351,7 @@ def start(config: pytest.Config) -> PluginState:
     behind.  Raises ``pytest.UsageError`` with the one line to print.
     """
     try:
-        settings = options.session_settings(config)
+        settings = options.session_run(config).settings
     except UsageError as err:
         raise pytest.UsageError(str(err)) from None
     state = PluginState(settings=settings)
@@ -377,7 +377,7 @@ def load(config: pytest.Config, state: PluginState) -> None:
                 ("--aicr-html", settings.html),
                 ("--junitxml", str(xmlpath) if xmlpath else None),
             ]
-            check_distinct(outputs, inputs_of(options.session_values(config)))
+            check_distinct(outputs, options.session_run(config).inputs)
         if settings.ctrf_report and not is_worker(config):
             check_writable(settings.ctrf_report, "--aicr-ctrf-report")
         if xmlpath and not is_worker(config):

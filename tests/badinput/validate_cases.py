@@ -376,6 +376,22 @@ CASES: list[Case] = [
         4,
         P + f"--aicr-html ok.yaml: {ON_INPUT} --recipe {{tmp}}/ok.yaml; {OVER}",
     ),
+    # one of validate's own options again after --, in pytest's spelling: it would disagree with
+    # what validate resolved, so it is refused before any work
+    (
+        V,
+        [*OFF, "--timeout", "5m", "--", "--aicr-timeout=1s"],
+        {},
+        2,
+        E + "--aicr-timeout after --: validate sets it from its own options; give --timeout before --",
+    ),
+    (
+        V,
+        [*OFF, "--", "--aicr-ctrf-report", "x.json"],
+        {},
+        2,
+        E + "--aicr-ctrf-report after --: validate sets it from its own options; give -o/--output before --",
+    ),
     # the HTML page, JUnit XML and the evidence bundle: probed before the run too (a long run's output
     # is not lost)
     (T, [*OFF, "--junitxml", "/proc/junit.xml"], {}, 4, P + f"--junitxml /proc/junit.xml: {PROC}"),

@@ -430,9 +430,6 @@ def kueue_results(test: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-@pytest.mark.fake_only(
-    "Kueue's admission is played by the fake's kueue player; the harness has no Kueue controller"
-)
 def test_gang_scheduling_runs_with_kueue_where_there_is_no_kai(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
@@ -444,11 +441,12 @@ def test_gang_scheduling_runs_with_kueue_where_there_is_no_kai(
     seen = {a["label"]: a["data"] for a in (test.get("extra") or {}).get(EXTRA_KEY) or []}
     assert seen["NoPartialScheduling"].endswith(": stayed suspended, Workload unadmitted, no pod scheduled")
     assert seen["AllOrNothingScheduling"].endswith(": 2 of 2 pods scheduled")
+    run_label = f"{RUN_ID_LABEL}={result.run_id}"
+    assert k8s_backend.list("v1", "Namespace", None, label_selector=run_label) == []  # or terminating
+    for kind in ("ClusterQueue", "ResourceFlavor"):  # cluster-scoped: the check deletes them itself
+        assert k8s_backend.list("kueue.x-k8s.io/v1beta2", kind, None, label_selector=run_label) == []
 
 
-@pytest.mark.fake_only(
-    "Kueue's admission is played by the fake's kueue player; the harness has no Kueue controller"
-)
 def test_kueue_admitting_a_gang_beyond_its_quota_fails(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:

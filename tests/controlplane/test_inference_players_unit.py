@@ -376,3 +376,22 @@ def test_pod_states_refuse_what_the_control_plane_cannot_express(monkeypatch: py
     )
     with pytest.raises(ValueError, match="pod apps/web-abc of profile h100-eks-training"):
         backends.profile_pod_states("h100-eks-training", gpu_nodes=GPU, other_nodes=OTHER)
+
+
+def test_a_crd_only_a_fault_installs_goes_with_its_profile_the_shared_ones_stay() -> None:
+    """Kueue's CRDs come with ``kueue-gang`` and leave with it, so the no-gang-scheduler skip still
+    sees no Kueue after a Kueue scenario; the CRDs created at start stay."""
+    plain = backends.profile_objects("h100-eks-training", gpu_nodes=GPU, other_nodes=OTHER)
+    kueue = backends.profile_objects("h100-eks-training", ["kueue-gang"], gpu_nodes=GPU, other_nodes=OTHER)
+    shared = backends.shared_crd_names()
+    assert "clusterqueues.kueue.x-k8s.io" not in shared and "queues.scheduling.run.ai" in shared
+    kueue_crds = [
+        ("CustomResourceDefinition", f"{p}.kueue.x-k8s.io")
+        for p in ("clusterqueues", "localqueues", "resourceflavors", "workloads")
+    ]
+    delete, _ = backends.plan_convergence(kueue, plain, shared)
+    assert [n for n in names(delete) if n[0] == "CustomResourceDefinition"] == kueue_crds
+    delete, _ = backends.plan_convergence(kueue, plain)  # no shared set: every CRD stays
+    assert [n for n in names(delete) if n[0] == "CustomResourceDefinition"] == []
+    _, create = backends.plan_convergence(plain, kueue, shared)
+    assert kueue_crds[0] in names(create)

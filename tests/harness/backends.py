@@ -47,7 +47,8 @@ for up to 30 s).
 
 A session holds one profile at a time but may switch: :meth:`ControlPlaneSession.seed_profile` to
 another profile converges the apiserver (:func:`plan_convergence`: delete what only the old profile
-has, wait until it is gone, create what only the new one has; CRDs stay). ``h100-eks-training`` ->
+has, wait until it is gone, create what only the new one has; the startup CRDs stay, a CRD only one
+profile's fault installs, such as Kueue's, goes with it). ``h100-eks-training`` ->
 ``h100-eks-inference`` takes ~0.5 s; back, ~5 s (the namespace controller removes ``dynamo-system``).
 GPU nodes map by the profile's GPU product (``nvidia.com/gpu.product``), so an H100 profile lands on
 kwok's H100 nodes only.
@@ -65,7 +66,7 @@ import threading
 import time
 import urllib.error
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -462,8 +463,8 @@ class ControlPlaneSession:
         pods, KAI's gang binder and the operators' validating webhooks (:mod:`.controlplane_conformance`),
         for phase II the metrics endpoints and Karpenter (:mod:`.controlplane_conformance_ii`), the
         snapshot agent's pods, workload-sandboxing's probe, gpu-diagnostics' DCGM pods,
-        gpu-cuda-smoke's pods (:mod:`.controlplane_health`) and the AI operators' leader-election Leases
-        (:mod:`.controlplane_leases`)."""
+        gpu-cuda-smoke's pods (:mod:`.controlplane_health`), the AI operators' leader-election Leases
+        (:mod:`.controlplane_leases`) and Kueue's quota admission (:mod:`.controlplane_kueue`)."""
         from tests.harness.controlplane_computedomain import ComputeDomainController
         from tests.harness.controlplane_conformance import (
             CONFORMANCE_SELECTOR,
@@ -485,6 +486,7 @@ class ControlPlaneSession:
             CudaSmokePods,
             DcgmDiagPods,
         )
+        from tests.harness.controlplane_kueue import KueueController
         from tests.harness.controlplane_leases import OperatorLeases
         from tests.harness.controlplane_players import (
             NVIDIA_SMI_SELECTOR,
@@ -544,6 +546,7 @@ class ControlPlaneSession:
                         CudaSmokePods(self.current_faults, lambda: self.health_target),
                     ).start(),
                     OperatorLeases(self.cp, self.current_faults).start(),
+                    KueueController(self.cp, self.current_faults).start(),
                 ]
 
     def current_faults(self) -> tuple[str, ...]:
@@ -590,7 +593,8 @@ class ControlPlaneSession:
         Converging (:func:`converge_objects`) deletes what the old profile has and the new one does not
         (or has with other content) and creates the rest, so a worker's tests may switch between, say,
         ``h100-eks-training`` and ``h100-eks-inference`` (which adds Dynamo and drops the GPU
-        ResourceSlices). CRDs stay: every profile's CRDs are created when the control plane starts.
+        ResourceSlices). CRDs stay: every profile's CRDs are created when the control plane starts
+        (those only a fault installs, Kueue's, come and go with their profile).
         Tests on one worker run one at a time, so nothing runs while the cluster changes.
         """
         key = (profile, tuple(faults))
@@ -609,7 +613,7 @@ class ControlPlaneSession:
                 seed_objects(self.cp, objects)
                 fresh = objects
             else:
-                fresh = converge_objects(self.cp, self._objects, objects)
+                fresh = converge_objects(self.cp, self._objects, objects, shared_crds=shared_crd_names())
             wait_workloads_ready(self.cp, fresh)
             states = profile_pod_states(profile, faults, gpu_nodes=gpu, other_nodes=other)
             apply_pod_states(self.cp, self._pod_states, states)
@@ -630,6 +634,9 @@ class ControlPlaneSession:
             from tests.harness.controlplane_rdma import apply_faults as apply_rdma_faults
 
             apply_rdma_faults(self.cp, faults, gpu)
+            from tests.harness.controlplane_gke import apply_profile as apply_gke_nodes
+
+            apply_gke_nodes(self.cp, profile, faults, gpu)
             self.player("metrics-endpoints").health.target = self.health_target
             target = f"{profile}{list(faults) if faults else ''}"
             source = f"{previous[0]}{list(previous[1]) if previous[1] else ''} -> " if previous else ""
@@ -969,19 +976,24 @@ def object_key(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
     )
 
 
-def plan_convergence(old: Iterable[Obj], new: Iterable[Obj]) -> tuple[list[Obj], list[Obj]]:
+def plan_convergence(
+    old: Iterable[Obj], new: Iterable[Obj], shared_crds: Collection[str] | None = None
+) -> tuple[list[Obj], list[Obj]]:
     """(what to delete, what to create) to turn a cluster seeded with ``old`` into one seeded with ``new``.
 
     An object in both with different content is deleted and created again; CRDs are never deleted
-    (they are shared by every profile); a namespaced object whose namespace goes is left to the
-    namespace's deletion.
+    when ``shared_crds`` is ``None``, else only those named in it are kept (the CRDs created when the
+    control plane starts, shared by every profile; a CRD only a faulted profile installs, Kueue's, goes
+    with it); a namespaced object whose namespace goes is left to the namespace's deletion.
     """
     before = {object_key(o): clean_for_create(o) for o in old}
     after = {object_key(o): clean_for_create(o) for o in new}
     changed = {k for k in before.keys() & after.keys() if before[k] != after[k]}
-    gone = [
-        before[k] for k in before if (k not in after or k in changed) and k[1] != "CustomResourceDefinition"
-    ]
+
+    def kept(key: tuple[str, str, str, str]) -> bool:
+        return key[1] == "CustomResourceDefinition" and (shared_crds is None or key[3] in shared_crds)
+
+    gone = [before[k] for k in before if (k not in after or k in changed) and not kept(k)]
     gone_ns = {o["metadata"]["name"] for o in gone if o["kind"] == "Namespace" and o["apiVersion"] == "v1"}
     delete = [o for o in gone if (o["metadata"].get("namespace") or "") not in gone_ns]
     create = [after[k] for k in after if k not in before or k in changed]
@@ -989,10 +1001,14 @@ def plan_convergence(old: Iterable[Obj], new: Iterable[Obj]) -> tuple[list[Obj],
 
 
 def converge_objects(
-    cp: ControlPlane, old: Iterable[Obj], new: Iterable[Obj], timeout: float = 60.0
+    cp: ControlPlane,
+    old: Iterable[Obj],
+    new: Iterable[Obj],
+    timeout: float = 60.0,
+    shared_crds: Collection[str] | None = None,
 ) -> list[Obj]:
     """Apply :func:`plan_convergence` to the apiserver; return the objects created."""
-    delete, create = plan_convergence(old, new)
+    delete, create = plan_convergence(old, new, shared_crds)
     cache: dict[str, list[Obj]] = {}
     paths = [
         collection_path(cp, str(o["apiVersion"]), str(o["kind"]), o["metadata"].get("namespace"), cache)
@@ -1202,6 +1218,12 @@ def apply_pod_states(cp: ControlPlane, old: Sequence[Obj], new: Sequence[Obj], t
         return True
 
     _wait("DaemonSet status to count the pods' states", settled, timeout, interval=0.2)
+
+
+@functools.cache
+def shared_crd_names() -> frozenset[str]:
+    """The names of the CRDs :func:`profile_crds` creates when the control plane starts."""
+    return frozenset(str(o["metadata"]["name"]) for o in profile_crds())
 
 
 def profile_crds(profiles: Iterable[str] = CONTROLPLANE_PROFILES) -> list[Obj]:

@@ -254,11 +254,10 @@ def test_container_flags_are_accepted_and_the_timeout_parsed(tmp_path: Path, wri
 
 
 def test_debug_asks_pytest_for_long_tracebacks_before_user_arguments() -> None:
-    args = cli_mod._pytest_args(
-        {"recipe": "r.yaml"}, output="-", simulated=None, extra=["--", "--tb=short"], debug=True
-    )
+    run = options.RunSettings({"recipe": "r.yaml"}, frozenset({"recipe"}))
+    args = cli_mod._pytest_args(run, extra=["--", "--tb=short"], debug=True)
     assert args[-2:] == ["--tb=long", "--tb=short"]
-    assert "--tb=long" not in cli_mod._pytest_args({"recipe": "r.yaml"}, output="-", simulated=None, extra=())
+    assert "--tb=long" not in cli_mod._pytest_args(run, extra=())
 
 
 # --- item 2: warnings before the run ----------------------------------------------------------------

@@ -155,7 +155,7 @@ def test_a_new_entry_appears_on_both_without_any_other_edit(
         assert squash("(default: aicr-validation; env AICR_NAMESPACE_FOR_TEST)") in block
     # parsed by validate, forwarded to pytest, parsed there into the same value
     ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "--namespace-for-test", "team-a"])
-    args = options.forwarded_args(options.values_from(ns, VALIDATE))
+    args = options.resolve_validate(options.values_from(ns, VALIDATE))[1].pytest_args()
     assert "--aicr-namespace-for-test=team-a" in args
     config = pytester.parseconfig(*args)
     assert options.values_from(config.option, PYTEST)["namespace_for_test"] == "team-a"
@@ -332,23 +332,26 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
     assert all(given[opt.name] not in (None, False) for opt in shared), (
         "the argv must give every shared option"
     )
-    config = pytester.parseconfig(*options.forwarded_args(given))
+    pytester.makefile(".yaml", **{"aicr-config": "kind: AICRConfig\n"})
+    config = pytester.parseconfig(*options.resolve_validate(given, environ={})[1].pytest_args())
     received = options.values_from(config.option, PYTEST)
     assert {opt.name: received[opt.name] for opt in shared} == {opt.name: given[opt.name] for opt in shared}
 
 
 def test_pytest_args_of_validate() -> None:
     ns = cli.build_parser().parse_args(["validate", "-r", "r.yaml", "-o", "out.json", "--", "-n", "2"])
-    values = options.values_from(ns, VALIDATE)
-    args = cli._pytest_args(values, output="out.json", simulated="h100-eks-training", extra=ns.pytest_args)
+    _, run = options.resolve_validate(options.values_from(ns, VALIDATE), environ={})
+    handed = run.given_with(ctrf_report="out.json", simulated="h100-eks-training")
+    args = cli._pytest_args(handed, extra=ns.pytest_args)
     assert args[0] == "--recipe=r.yaml"
     assert "--aicr-ctrf-report=out.json" in args and "--aicr-simulated=h100-eks-training" in args
     assert args[-2:] == ["-n", "2"]
-    assert "--aicr-ctrf-report=-" not in cli._pytest_args(values, output="-", simulated=None, extra=())
+    assert not any(a.startswith("--aicr-ctrf-report") for a in cli._pytest_args(run, extra=()))
     # an empty value is not forwarded (validate itself rejects an empty --recipe with AICR's line)
-    assert options.forwarded_args({"recipe": "", "data": "", "snapshot": ""}) == []
+    empty = {"recipe": "", "data": "", "snapshot": ""}
+    assert options.resolve_validate(empty, environ={})[1].pytest_args() == []
     with pytest.raises(UsageError, match="pass pytest arguments after --"):
-        cli._pytest_args(values, output="-", simulated=None, extra=["stray"])
+        cli._pytest_args(run, extra=["stray"])
 
 
 def test_settings_precedence_flag_then_env_then_default() -> None:

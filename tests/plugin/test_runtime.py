@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aicr_pytest.plugin import interrupt
+from aicr_pytest.plugin import interrupt, options
 from tests.plugin.helpers import make_recipe
 from tests.plugin.test_cli import EXAMPLE, EXAMPLE_SNAPSHOT, cli, write
 
@@ -456,7 +456,7 @@ def test_unselected_phases_are_not_in_the_phase_table(tmp_path: Path, kind: str)
 def test_validate_loads_xdist_only_when_asked(extra: list[str], loaded: bool) -> None:
     from aicr_pytest import cli as cli_module
 
-    args = cli_module._pytest_args({}, output="-", simulated=None, extra=["--", *extra])
+    args = cli_module._pytest_args(options.RunSettings({}), extra=["--", *extra])
     assert ("no:xdist" in args) is not loaded
     if extra:
         assert args[-len(extra) :] == extra

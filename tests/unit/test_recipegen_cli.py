@@ -139,19 +139,18 @@ def test_flags_override_snapshot_detection_and_exclusions_are_reported(
         (EXAMPLES / "h100-eks-training-snapshot.yaml").read_text().replace("v1.33.5-eks", "v1.31.9-eks")
     )
     out = tmp_path / "r.yaml"
-    assert (
-        main(["recipe", "-s", str(old), "--intent", "training", "--accelerator", "h200", "-o", str(out)]) == 0
-    )
+    args = ["recipe", "-s", str(old), "--intent", "training", "--accelerator", "gb200", "-o", str(out)]
+    assert main(args) == 0
     doc = yamlio.load(out.read_bytes())
-    assert doc["criteria"]["accelerator"] == "h200"
+    assert doc["criteria"]["accelerator"] == "gb200"
     assert doc["metadata"]["excludedOverlays"] == [
-        {"name": "h200-eks-training", "reason": "constraint-failed"}
+        {"name": "gb200-eks-ubuntu-training", "reason": "constraint-failed"}
     ]
     err = capsys.readouterr().err
     assert "criteria detected from the snapshot: service=eks, accelerator=h100, os=ubuntu, nodes=3" in err
     assert (
-        "overlay h200-eks-training left out: K8s.server.version expected >= 1.32.4, got v1.31.9-eks-ba8c9d2"
-        in err
+        "overlay gb200-eks-ubuntu-training left out: K8s.server.version expected >= 1.32.4, got "
+        "v1.31.9-eks-ba8c9d2" in err
     )
 
 
@@ -180,7 +179,8 @@ def test_criteria_file_and_flag_precedence(tmp_path: Path) -> None:
         "os": "cos",
         "platform": "any",
     }
-    assert doc["metadata"]["appliedOverlays"] == ["base", "gke-cos"]  # no intent: no intent overlay matches
+    # no intent: no intent overlay matches
+    assert doc["metadata"]["appliedOverlays"] == ["base", "h100-any", "gke-cos"]
 
 
 def test_json_output_and_stdout(capsys: pytest.CaptureFixture[str]) -> None:
@@ -213,7 +213,7 @@ def test_data_layering_adds_a_private_service(tmp_path: Path) -> None:
         "      constraints: [{name: nccl-all-reduce-bw, value: '>= 450'}]\n"
     )
     doc = generate_to(tmp_path, "--data", str(data), "--service", "mycloud", "--intent", "training")
-    assert doc["metadata"]["appliedOverlays"] == ["base", "training", "mycloud-training"]
+    assert doc["metadata"]["appliedOverlays"] == ["base", "mycloud-training"]
     assert doc["validation"]["performance"]["constraints"] == [
         {"name": "nccl-all-reduce-bw", "value": ">= 450"}
     ]
@@ -299,3 +299,28 @@ def test_recipe_help_lists_the_flags() -> None:
     flags = "--service --accelerator --gpu --intent --os --platform --nodes --criteria --snapshot --data"
     for flag in [*flags.split(), "--no-embedded-data", "--format", "--output"]:
         assert flag in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "applied"),
+    [
+        ("service", "rke2", ["base"]),
+        ("service", "k0s", ["base"]),
+        ("service", "generic", ["base"]),
+        ("service", "lke", ["base", "lke"]),
+        ("service", "bcm", ["base", "bcm"]),
+        ("accelerator", "gb300", ["base"]),
+        ("accelerator", "vr200", ["base"]),
+        ("accelerator", "rtx-pro-6000", ["base", "rtx-pro-6000-any"]),
+        ("platform", "nim", ["base"]),
+        ("platform", "slurm", ["base"]),
+    ],
+)
+def test_aicr_mains_criteria_values_generate_a_recipe(
+    tmp_path: Path, flag: str, value: str, applied: list[str]
+) -> None:
+    """AICR main's criteria values are accepted by `aicr-pytest recipe` from the embedded data;
+    those AICR's recipes give overlays to select their overlays."""
+    doc = generate_to(tmp_path, f"--{flag}", value.upper())
+    assert doc["criteria"][flag] == value
+    assert doc["metadata"]["appliedOverlays"] == applied

@@ -3,10 +3,12 @@
     python tools/parity/compare.py OLD_DIR NEW_DIR
 
 Run ids, durations and timestamps are ignored: the run id (``extra["aicr.runId"]``) is replaced by
-``<RUN>`` wherever it appears (object names, messages, stdout), and ``timestamp``,
-``summary.start``/``stop`` and each test's ``duration`` are dropped.  Two things derive from the
+``<RUN>`` wherever it appears (object names, messages, stdout), and ``timestamp``, ``reportId``,
+``summary.start``/``stop``/``duration`` and each test's (and each retry attempt's)
+``start``/``stop``/``duration`` are dropped.  Two things derive from the
 run id without containing it, so they are masked too: the 10-hex digests in object names
-(``nccl-bw-<digest>-<run>``) and fractional numbers, because the simulator seeds its bandwidth
+(``nccl-bw-<digest>-<run>``; a digest of digits only that looks like epoch seconds is the same
+token) and fractional numbers, because the simulator seeds its bandwidth
 noise with the run-scoped TrainJob name (``456.05 GB/s`` in one run is ``457.47 GB/s`` in the
 next).  Integers, statuses, messages and the structure must be equal.
 Exit 0 when every case matches, 1 otherwise (the differences are printed).
@@ -20,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_DROP_SUMMARY = ("start", "stop")
+_DROP_SUMMARY = ("start", "stop", "duration")
+_DROP_TEST = ("start", "stop", "duration")
 _DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{10}(?![0-9a-f])")
 #: per-run random tokens a check draws itself (not from the run id): 8- and 32-hex suffixes, the
 #: simulator's GPU UUIDs, wall-clock timestamps and epoch seconds
@@ -28,7 +31,7 @@ _NOISE = (
     (re.compile(r"(?<![0-9a-zA-Z])[0-9a-f]{32}(?![0-9a-f])"), "<HEX32>"),
     (re.compile(r"(?<![0-9a-zA-Z])(?=[0-9a-f]*[0-9])[0-9a-f]{8}(?![0-9a-zA-Z])"), "<HEX8>"),
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?"), "<TIME>"),
-    (re.compile(r"(?<![\w.])1\d{9}(?:\.\d+)?(?![\w.])"), "<EPOCH>"),
+    (re.compile(r"(?<![\w.])1\d{9}(?:\.\d+)?(?![\w.])"), "<DIGEST>"),
 )
 _FRACTION = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 
@@ -61,11 +64,14 @@ def normalize(report: dict[str, Any]) -> dict[str, Any]:
     run_id = str((report.get("extra") or {}).get("aicr.runId", ""))
     doc = json.loads(json.dumps(report))
     doc.pop("timestamp", None)
+    doc.pop("reportId", None)
     results = doc.get("results", {})
     for key in _DROP_SUMMARY:
         results.get("summary", {}).pop(key, None)
     for test in results.get("tests", []):
-        test.pop("duration", None)
+        for attempt in [test, *test.get("retryAttempts", [])]:
+            for key in _DROP_TEST:
+                attempt.pop(key, None)
     normalized: dict[str, Any] = _replace(doc, run_id)
     return normalized
 

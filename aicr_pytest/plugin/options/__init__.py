@@ -21,9 +21,12 @@ Generated from :data:`OPTIONS`:
 * ``pytest_addoption`` (:func:`add_pytest_options`), under ``pytest`` dest ``aicr_<name>``;
 * every subcommand's argparse arguments (:func:`add_argparse_options`, the only place the command
   line declares any), dest ``<name>``;
-* the pytest arguments ``validate`` forwards (:func:`forwarded_args`);
-* a run's :class:`Settings` (:func:`build_run_settings`): option value, else the environment
-  variable, else the default;
+* a run's options resolved once into one :class:`~.run.RunSettings` (flag, else the environment
+  variable, else ``--config``, else the default; the ``--config`` file read once), by plain pytest
+  (:func:`session_run`) and by ``validate`` (:func:`resolve_validate`), which hands its resolution
+  to its pytest session (:class:`~.run.RunCarrier`) and passes on what was given
+  (:meth:`~.run.RunSettings.pytest_args`); an xdist worker takes its controller's; its typed views
+  are the run's :class:`Settings`, the evidence and the CNCF options;
 * the evidence family's :class:`~aicr_pytest.evidence.settings.EvidenceSettings`
   (:func:`build_evidence_settings`), the same way, from the entries whose ``model`` is
   ``"evidence"`` (the family itself declares no option and never imports the plugin);
@@ -38,7 +41,8 @@ Plain pytest spells every option ``--aicr-<flag>`` (``--aicr-kubeconfig``), exce
 ``--recipe`` and ``--snapshot``: pytest options share one namespace with every plugin and
 ``conftest.py`` in the environment, so a generic name (``--config``, ``--timeout``, ``--html``) would
 clash.  ``aicr-pytest validate`` keeps ``aicr validate``'s names; ``validate`` forwards the
-namespaced spellings (:func:`forwarded_args`).
+namespaced spellings (:meth:`~.run.RunSettings.pytest_args`); one of ours given again after ``--``
+is refused when ``validate`` resolves it itself (:func:`after_dashdash`).
 
 Adding a flag is one row in the module of its topic (plus, when checks read it, the ``Settings``
 field it names; a test keeps the table and the model in step).  The help of every run option ends
@@ -67,6 +71,15 @@ from aicr_pytest.plugin.options import (
     schedule_command,
     snapshot_command,
     subcommands,
+)
+from aicr_pytest.plugin.options.run import (
+    CARRIER_NAME,
+    RUN_OUTPUTS,
+    SET_BY_VALIDATE,
+    WORKER_KEY,
+    RunCarrier,
+    RunSettings,
+    given_names,
 )
 from aicr_pytest.plugin.options.spec import (
     BOTH,
@@ -323,35 +336,94 @@ def setting_values(
     return fields_of(resolved(values, PYTEST, mine, environ, config), model, mine)
 
 
-#: a pytest session's options, resolved once (:func:`session_values`)
-SESSION_VALUES = pytest.StashKey[dict[str, Any]]()
+def run_settings(
+    flags: Mapping[str, Any],
+    options: Sequence[Option] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RunSettings:
+    """A plain pytest session's options (``flags``: the pytest values as parsed), resolved once:
+    the ``--config`` file read once (raises ``UsageError``)."""
+    config = config_values(flags)
+    return RunSettings(resolved(flags, PYTEST, options, environ, config), given_names(flags))
 
 
-def session_values(config: pytest.Config) -> dict[str, Any]:
-    """Every pytest option of ours for this session, resolved once (flag, else env var, else
-    ``--config``, else default; the ``--config`` file read once) and kept in ``config.stash``:
-    the run's settings, the CNCF and the evidence options all read this one resolution.
-    Raises ``UsageError`` (nothing is kept then)."""
-    values = config.stash.get(SESSION_VALUES, None)
-    if values is None:
-        given = values_from(config.option, PYTEST)
-        values = resolved(given, PYTEST, config=config_values(given))
-        config.stash[SESSION_VALUES] = values
-    return values
+#: a session's :class:`RunSettings` (:func:`session_run`)
+SESSION_RUN = pytest.StashKey[RunSettings]()
 
 
-def session_settings(config: pytest.Config) -> Settings:
-    """The session's :class:`Settings`, from :func:`session_values` (raises ``UsageError``)."""
-    from aicr_pytest.core.settings import build_settings
+def session_run(config: pytest.Config) -> RunSettings:
+    """The session's :class:`RunSettings`, kept in ``config.stash``: the one ``aicr-pytest
+    validate`` handed over (:class:`RunCarrier`), or an xdist worker's controller
+    (``workerinput``), else this session's options resolved once (:func:`run_settings`).  The run's
+    settings, the CNCF and the evidence options all read it.  Raises ``UsageError`` (nothing is
+    kept then)."""
+    run = config.stash.get(SESSION_RUN, None)
+    if run is None:
+        carrier = config.pluginmanager.get_plugin(CARRIER_NAME)
+        from_controller = getattr(config, "workerinput", {}).get(WORKER_KEY)
+        if isinstance(carrier, RunCarrier):
+            run = carrier.run
+        elif from_controller is not None:
+            run = RunSettings.from_worker(from_controller)
+        else:
+            run = run_settings(values_from(config.option, PYTEST))
+        config.stash[SESSION_RUN] = run
+    return run
 
-    return build_settings(fields_of(session_values(config), "run"))
+
+#: an option ``validate`` resolves itself, given again after ``--`` (in pytest's spelling)
+MSG_AFTER_DASHDASH = "{flag} after --: validate sets it from its own options; give {instead} before --"
 
 
-def session_evidence_settings(config: pytest.Config) -> EvidenceSettings:
-    """The session's evidence options, from :func:`session_values` (raises ``UsageError``)."""
-    from aicr_pytest.evidence import settings as evidence_settings
+def after_dashdash(args: Sequence[str], options: Sequence[Option] | None = None) -> dict[str, Any]:
+    """``{name: value}`` of the pytest options of ours among ``validate``'s arguments after ``--``
+    (``--aicr-no-bundled-checks``); one that ``validate`` resolves itself (it has a ``validate``
+    spelling, or :data:`SET_BY_VALIDATE`) would disagree with it: a :class:`UsageError`."""
+    flags = {flag: opt for opt in entries(PYTEST, options) for flag in opt.flags_for(PYTEST)}
+    found: dict[str, Any] = {}
+    rest = list(args)
+    for i, arg in enumerate(rest):
+        flag, eq, text = arg.partition("=")
+        opt = flags.get(flag)
+        if opt is None:
+            continue
+        if opt.takes(VALIDATE) or opt.name in SET_BY_VALIDATE:
+            instead = SET_BY_VALIDATE.get(opt.name) or opt.long_flag(VALIDATE)
+            raise UsageError(MSG_AFTER_DASHDASH.format(flag=flag, instead=instead))
+        value: Any = True if opt.action == "store_true" and not eq else text
+        if not eq and opt.action in ("store", "append"):
+            value = rest[i + 1] if i + 1 < len(rest) else None
+        if opt.type is not None and isinstance(value, str):
+            value = opt.type(value)
+        found[opt.name] = [*found.get(opt.name, []), value] if opt.action == "append" else value
+    return found
 
-    return evidence_settings.build_evidence_settings(fields_of(session_values(config), "evidence"))
+
+def resolve_validate(
+    flags: Mapping[str, Any],
+    after: Mapping[str, Any] | None = None,
+    options: Sequence[Option] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], RunSettings]:
+    """``validate``'s options resolved once (the ``--config`` file read once): its own values (for
+    its :class:`~aicr_pytest.plugin.options.request.ValidateRequest`) and the :class:`RunSettings`
+    its pytest session takes, equal to what plain pytest resolves from the same options.
+
+    ``after``: our pytest options given after ``--`` (:func:`after_dashdash`).  An empty value
+    counts as not given on the pytest side (``--data ''`` means no data tree)."""
+    config = config_values(flags)
+    values = resolved(flags, VALIDATE, options, environ, config)
+    extra = after or {}
+    session: dict[str, Any] = {}
+    given: dict[str, Any] = {}
+    for opt in entries(PYTEST, options):
+        value = flags.get(opt.name) if opt.takes(VALIDATE) else extra.get(opt.name)
+        if value == "" and VALIDATE not in opt.required_by:
+            value = None
+        given[opt.name] = value
+        shared = opt.takes(VALIDATE) and value is not None
+        session[opt.name] = values[opt.name] if shared else resolve(opt, value, environ, config)
+    return values, RunSettings(session, given_names(given))
 
 
 def build_run_settings(
@@ -376,29 +448,15 @@ def build_evidence_settings(
     return evidence_settings.build_evidence_settings(setting_values(values, "evidence", options, environ))
 
 
-def forwarded_args(values: Mapping[str, Any], options: Sequence[Option] | None = None) -> list[str]:
-    """pytest arguments for the options both entry points take, as ``validate`` was given them.
-
-    An empty value counts as not given (``--data ''`` means no data tree), except for an option
-    ``validate`` requires: pytest then sees it and reports it.
-    """
-    args: list[str] = []
-    for opt in table(options):
-        if opt.takes(VALIDATE) and opt.takes(PYTEST):
-            value = values.get(opt.name)
-            if value == "" and VALIDATE not in opt.required_by:
-                continue
-            args += opt.to_args(PYTEST, value)
-    return args
-
-
 __all__ = [
     "BOTH",
+    "CARRIER_NAME",
     "CNCF_CHECK",
     "COMMANDS",
     "COMPARE",
     "EVIDENCE_VERIFY",
     "HISTORY",
+    "MSG_AFTER_DASHDASH",
     "MSG_BAD_ENV_BOOL",
     "MSG_CLASH",
     "MSG_REPEATED",
@@ -412,18 +470,24 @@ __all__ = [
     "PYTEST_PREFIX",
     "RECIPE",
     "RUN",
+    "RUN_OUTPUTS",
     "SCHEDULE",
-    "SESSION_VALUES",
+    "SESSION_RUN",
+    "SET_BY_VALIDATE",
     "SIMULATE",
     "SNAPSHOT",
     "SNAPSHOT_NAMESPACE",
     "VALIDATE",
+    "WORKER_KEY",
     "Action",
     "EntryPoint",
     "Model",
     "Option",
+    "RunCarrier",
+    "RunSettings",
     "add_argparse_options",
     "add_pytest_options",
+    "after_dashdash",
     "any_given",
     "build_evidence_settings",
     "build_run_settings",
@@ -433,14 +497,14 @@ __all__ = [
     "config_values",
     "entries",
     "fields_of",
-    "forwarded_args",
+    "given_names",
     "namespaced",
     "parse_bool",
     "resolve",
+    "resolve_validate",
     "resolved",
-    "session_evidence_settings",
-    "session_settings",
-    "session_values",
+    "run_settings",
+    "session_run",
     "setting_values",
     "table",
     "values_from",

@@ -1,8 +1,8 @@
 """``aicr-pytest validate``'s options as one typed request, resolved once.
 
 :func:`aicr_pytest.cli.cmd_validate` reads every option it acts on from a :class:`ValidateRequest`
-(never a string key); what goes on to pytest is forwarded from the option table
-(:func:`~aicr_pytest.plugin.options.forwarded_args`).
+(never a string key); what goes on to pytest is the :class:`~aicr_pytest.plugin.options.RunSettings`
+resolved in the same pass (:func:`~aicr_pytest.plugin.options.resolve_validate`).
 """
 
 from __future__ import annotations

@@ -132,7 +132,8 @@ Faults:
   does before its cache has the runtime;
 * ``tcpxo-plugin-missing`` -- (GKE) the TCPXO NCCL plugin installer is not on the last GPU node;
 * ``gvnic-displaces-gpu-nic`` -- (GKE) the last GPU node's ``networking.gke.io/nic-info`` shows a gVNIC
-  (``gve1``) in eth8's PCI slot (``gke-gpu-nic-topology`` fails naming it);
+  (``gve1``) in eth8's PCI slot, on the ``gvnic-1`` network in ``north-interfaces``
+  (``gke-gpu-nic-topology`` fails naming it);
 * ``gke-gpu-nics-incomplete`` -- (GKE) only 6 of the 8 ``gpu-nic`` Networks exist;
 * ``roce-driver-missing`` -- (RoCE) no RoCE DRA driver, DeviceClass or ResourceSlices;
 * ``dynamo-crd-missing`` -- no Dynamo operator or CRD (inference-perf skips at guard C);

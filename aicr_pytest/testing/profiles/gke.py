@@ -19,8 +19,17 @@ from aicr_pytest.testing.profiles.eks import h100_eks_training
 from aicr_pytest.testing.simulator import NodeProfile
 
 NIC_INFO_ANNOTATION = "networking.gke.io/nic-info"
+NORTH_INTERFACES_ANNOTATION = "networking.gke.io/north-interfaces"
 #: the GPU NIC PCI slots of a live a3-megagpu-8g node (eth1..eth8), as AICR records them
 A3_GPU_NIC_SLOTS = ("06", "07", "0d", "0e", "86", "87", "8d", "8e")
+#: the gVNIC additional network a misprovisioned pool carries (``gvnic-displaces-gpu-nic``)
+GVNIC_NETWORK = "gvnic-1"
+#: the labels GKE puts on an a3-megagpu-8g GPU node (``gke-gpu-nic-topology`` selects the accelerator)
+A3_NODE_LABELS = {
+    "cloud.google.com/gke-nodepool": "a3mega-pool",
+    "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
+    "cloud.google.com/gke-gpu": "true",
+}
 
 
 def nic_info(gvnic_displaced: bool = False) -> str:
@@ -31,6 +40,27 @@ def nic_info(gvnic_displaced: bool = False) -> str:
         name = "gve1" if gvnic_displaced and i == len(A3_GPU_NIC_SLOTS) else f"eth{i}"
         entries.append({"birthName": name, "birthIP": f"192.168.{i}.2", "pciAddress": f"0000:{slot}:00.0"})
     return json.dumps(entries, separators=(",", ":"))
+
+
+def north_interfaces(gvnic_displaced: bool = False) -> str:
+    """The node's ``networking.gke.io/north-interfaces``: each additional interface's Network and
+    underlay IP (the ``nic-info`` birth IP), ``gpu-nic0``..``gpu-nic7``; with ``gvnic_displaced`` the
+    last one sits on :data:`GVNIC_NETWORK`."""
+    entries = []
+    for i in range(1, len(A3_GPU_NIC_SLOTS) + 1):
+        last = gvnic_displaced and i == len(A3_GPU_NIC_SLOTS)
+        entries.append(
+            {"network": GVNIC_NETWORK if last else f"gpu-nic{i - 1}", "ipAddress": f"192.168.{i}.2"}
+        )
+    return json.dumps(entries, separators=(",", ":"))
+
+
+def a3_node_annotations(gvnic_displaced: bool = False) -> dict[str, str]:
+    """GKE multi-networking's annotations on an a3-megagpu-8g node (``nic-info``, ``north-interfaces``)."""
+    return {
+        NIC_INFO_ANNOTATION: nic_info(gvnic_displaced),
+        NORTH_INTERFACES_ANNOTATION: north_interfaces(gvnic_displaced),
+    }
 
 
 def install_gke_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Component) -> None:
@@ -124,8 +154,7 @@ def install_gke_system(fc: SimulatedCluster, profile: ClusterProfile, comp: Comp
     for name in gpu_nodes:
         node = fc.find("v1", "Node", name)
         if node is not None:
-            annotations = node["metadata"].setdefault("annotations", {})
-            annotations[NIC_INFO_ANNOTATION] = nic_info(name in displaced)
+            node["metadata"].setdefault("annotations", {}).update(a3_node_annotations(name in displaced))
             fc.add(node)
 
 
@@ -165,13 +194,7 @@ def h100_gke_training() -> ClusterProfile:
             cpu="208",
             memory="1922Gi",
             ephemeral_storage="6000Gi",
-            labels={
-                **gke,
-                "cloud.google.com/gke-nodepool": "a3mega-pool",
-                "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
-                "cloud.google.com/gke-gpu": "true",
-                "node-role.aicr.run/gpu": "true",
-            },
+            labels={**gke, **A3_NODE_LABELS, "node-role.aicr.run/gpu": "true"},
             taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
         ),
     ]
