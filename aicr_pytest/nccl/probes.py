@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from aicr_pytest.core.errors import Inconclusive
 from aicr_pytest.kube.client import RUN_ID_LABEL
@@ -29,7 +29,23 @@ from aicr_pytest.nccl.sizing import node_name
 from aicr_pytest.nccl.variant import NcclCheckFailure, VariantPlan
 
 if TYPE_CHECKING:
-    from aicr_pytest.nccl.cluster import NcclBenchmark
+    from aicr_pytest.core.clock import Clock
+    from aicr_pytest.kube.client import Cluster
+    from aicr_pytest.kube.run import RunScope
+
+
+class NcclBenchmark(Protocol):
+    """What the preflights use of :class:`aicr_pytest.nccl.cluster.NcclBenchmark`."""
+
+    cluster: Cluster
+    run: RunScope
+    check: str
+    clock: Clock
+    namespace: str
+
+    def remaining(self, reserve: float = 0.0) -> float: ...
+    def log_or_message(self, pod: Mapping[str, Any], container: str) -> str: ...
+
 
 log = logging.getLogger("aicr_pytest.nccl")
 
