@@ -11,6 +11,8 @@ import argparse
 DEFAULT_NVIDIA_SMI_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04"  # same default as deployment.py
 #: ``--dcgm-image``: the image of gpu-diagnostics' ``dcgmi diag`` pods (health.diagnostics says the same)
 DEFAULT_DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
+#: ``--cuda-smoke-image``: the CUDA sample gpu-cuda-smoke's pods run (health.cudasmoke says the same)
+DEFAULT_CUDA_SMOKE_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
 #: AICR's ``--namespace`` default (kube.run.DEFAULT_NAMESPACE is the same value)
 DEFAULT_NAMESPACE = "aicr-validation"
 #: AICR's ``--timeout`` default (``defaults.CLISnapshotTimeout``)
@@ -31,6 +33,7 @@ def parse_bool(value: str) -> bool:
 
 
 __all__ = [
+    "DEFAULT_CUDA_SMOKE_IMAGE",
     "DEFAULT_DCGM_IMAGE",
     "DEFAULT_NAMESPACE",
     "DEFAULT_NVIDIA_SMI_IMAGE",

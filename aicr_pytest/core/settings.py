@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from aicr_pytest.core.catalog import parse_phases
 from aicr_pytest.core.defaults import (
+    DEFAULT_CUDA_SMOKE_IMAGE,
     DEFAULT_DCGM_IMAGE,
     DEFAULT_NAMESPACE,
     DEFAULT_NVIDIA_SMI_IMAGE,
@@ -188,6 +189,8 @@ class Settings(BaseModel):
     #: ``--cncf-should`` (or ``-m cncf-should``): add the CNCF SHOULD checks to the conformance phase
     cncf_should: bool = False
     dcgm_image: str = DEFAULT_DCGM_IMAGE
+    #: ``--cuda-smoke-image``: the CUDA sample image of gpu-cuda-smoke's pods
+    cuda_smoke_image: str = DEFAULT_CUDA_SMOKE_IMAGE
     dcgm_diag_level: str = "1"
     gpu_health_window: str | None = None
     gpu_health_thresholds: tuple[str, ...] = ()

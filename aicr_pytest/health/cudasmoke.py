@@ -24,9 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from aicr_pytest.core import defaults
 from aicr_pytest.health.common import conclude, plural
 
-DEFAULT_CUDA_SMOKE_IMAGE: Final = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
+DEFAULT_CUDA_SMOKE_IMAGE: Final = defaults.DEFAULT_CUDA_SMOKE_IMAGE  # ``--cuda-smoke-image`` changes it
 #: the sample's binary in that image (it prints ``Test PASSED`` when the kernel's result is right)
 SAMPLE_BINARY: Final = "/cuda-samples/vectorAdd"
 SAMPLE_PASSED: Final = "Test PASSED"

@@ -6,10 +6,14 @@ from collections.abc import Sequence
 from typing import Final
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.imageref import is_image_reference
 from aicr_pytest.core.settings import Settings
 from aicr_pytest.health import dcgm, exporter
 
 MSG_EMPTY_IMAGE: Final = "--dcgm-image is empty (give the DCGM image gpu-diagnostics runs)"
+MSG_BAD_SMOKE_IMAGE: Final = (
+    "--cuda-smoke-image {image!r} is not an image reference ([registry/]repository[:tag][@digest])"
+)
 MSG_BAD_THRESHOLD: Final = "--gpu-health-threshold {item!r}: expected KEY=VALUE (keys: {keys})"
 MSG_WINDOW_TWICE: Final = "give the gpu-health window with --gpu-health-window, not --gpu-health-threshold"
 
@@ -26,6 +30,14 @@ def dcgm_image(settings: Settings) -> str:
     image = settings.dcgm_image.strip()
     if not image:
         raise UsageError(MSG_EMPTY_IMAGE)
+    return image
+
+
+def cuda_smoke_image(settings: Settings) -> str:
+    """``--cuda-smoke-image``, trimmed; a one-line :class:`UsageError` when it names no image."""
+    image = settings.cuda_smoke_image.strip()
+    if not is_image_reference(image):
+        raise UsageError(MSG_BAD_SMOKE_IMAGE.format(image=settings.cuda_smoke_image))
     return image
 
 
@@ -52,12 +64,16 @@ def validate_knobs(checks: Sequence[str], settings: Settings) -> None:
         dcgm_image(settings)
     if "gpu-health" in checks:
         health_thresholds(settings)
+    if "gpu-cuda-smoke" in checks:
+        cuda_smoke_image(settings)
 
 
 __all__ = [
+    "MSG_BAD_SMOKE_IMAGE",
     "MSG_BAD_THRESHOLD",
     "MSG_EMPTY_IMAGE",
     "MSG_WINDOW_TWICE",
+    "cuda_smoke_image",
     "dcgm_image",
     "diag_level",
     "health_thresholds",

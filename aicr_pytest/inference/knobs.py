@@ -26,7 +26,7 @@ from aicr_pytest.core import goduration
 from aicr_pytest.core.allocmode import parse_quantity
 from aicr_pytest.core.datatree import CATALOG_PATH
 from aicr_pytest.core.errors import CheckFailed, CheckSkip, Inconclusive, UsageError
-from aicr_pytest.core.gofmt import go_atoi, parse_go_bool
+from aicr_pytest.core.gofmt import go_atoi, go_quote, parse_go_bool
 
 # --- names ---------------------------------------------------------------
 CHECK_NAME: Final = "inference-perf"
@@ -37,6 +37,7 @@ CONSTRAINT_TTFT: Final = "inference-ttft-p99"
 CONSTRAINT_MODEL: Final = "inference-model"
 CONSTRAINT_CONCURRENCY: Final = "inference-concurrency-per-gpu"
 CONSTRAINT_ROUTING: Final = "inference-routing-mode"
+CONSTRAINT_CACHE_STORAGE_CLASS: Final = "inference-model-cache-storage-class"
 
 NAMESPACE_PREFIX: Final = "aicr-inference-perf-"
 AIPERF_JOB_PREFIX: Final = "aicr-aiperf-"
@@ -64,6 +65,9 @@ MODEL_CACHE_MOUNT: Final = "/model-cache"
 ROUTING_DYNAMO: Final = "dynamo-router"
 ROUTING_GATEWAY: Final = "gateway-epp"
 ROUTING_MODES: Final = (ROUTING_DYNAMO, ROUTING_GATEWAY)
+#: the Dynamo frontend strategies (``DYN_ROUTER_MODE``) the benchmark supports, in upstream's order
+#: (Dynamo's ``direct`` needs per-request worker ids the benchmark never sends)
+ROUTER_MODES: Final = ("kv", "round-robin", "random", "power-of-two", "least-loaded", "device-aware-weighted")
 
 # --- knob names and defaults ---------------------------------------------
 ENV_MODEL: Final = "AICR_INFERENCE_PERF_MODEL"
@@ -78,6 +82,7 @@ ENV_HEALTH_TIMEOUT: Final = "AICR_INFERENCE_PERF_HEALTH_TIMEOUT"
 ENV_CACHE_SIZE: Final = "AICR_INFERENCE_PERF_MODEL_CACHE_SIZE"
 ENV_CACHE_STORAGE_CLASS: Final = "AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS"
 ENV_NO_CLEANUP: Final = "AICR_INFERENCE_PERF_NO_CLEANUP"
+ENV_ROUTER_MODE: Final = "AICR_INFERENCE_PERF_ROUTER_MODE"
 ENV_HF_TOKEN: Final = "HF_TOKEN"
 #: Only these two come from the shell running aicr-pytest; catalog entries with these names are ignored.
 SHELL_ONLY_ENV: Final = frozenset({ENV_NO_CLEANUP, ENV_HF_TOKEN})
@@ -85,6 +90,7 @@ SHELL_ONLY_ENV: Final = frozenset({ENV_NO_CLEANUP, ENV_HF_TOKEN})
 DEFAULT_MODEL: Final = "Qwen/Qwen3-8B"
 DEFAULT_CONCURRENCY_PER_GPU: Final = 256
 DEFAULT_ROUTING_MODE: Final = ROUTING_DYNAMO
+DEFAULT_ROUTER_MODE: Final = "least-loaded"
 DEFAULT_WARMUP_PER_CONCURRENCY: Final = 1
 DEFAULT_MIN_REQUESTS: Final = 1000
 DEFAULT_REQUESTS_PER_CONCURRENCY: Final = 8
@@ -113,6 +119,13 @@ MSG_INVALID_MODEL: Final = (
 MSG_INVALID_CONCURRENCY: Final = 'invalid inference-concurrency-per-gpu="{value}": must be a positive integer'
 MSG_INVALID_ROUTING: Final = (
     'invalid inference-routing-mode="{value}": must be "dynamo-router" or "gateway-epp"'
+)
+MSG_INVALID_ROUTER_MODE: Final = (
+    "invalid " + ENV_ROUTER_MODE + " {value}: must be one of " + ", ".join(ROUTER_MODES)
+)
+MSG_INVALID_STORAGE_CLASS: Final = (
+    'invalid {name}="{value}": must be a StorageClass name (lowercase letters, digits, "-" and ".", '
+    "at most 253 characters, starting and ending with a letter or digit)"
 )
 MSG_INVALID_INT_KNOB: Final = 'invalid {name}="{value}": must be a positive integer'
 MSG_INVALID_DURATION_KNOB: Final = 'invalid {name}="{value}": must be a positive Go duration (e.g. 30m)'
@@ -258,6 +271,8 @@ class InferenceKnobs:
     model: str = DEFAULT_MODEL
     concurrency_per_gpu: int = DEFAULT_CONCURRENCY_PER_GPU
     routing_mode: str = DEFAULT_ROUTING_MODE
+    #: the Dynamo frontend's ``DYN_ROUTER_MODE`` (consumed on the ``dynamo-router`` path only)
+    router_mode: str = DEFAULT_ROUTER_MODE
     warmup_per_concurrency: int = DEFAULT_WARMUP_PER_CONCURRENCY
     min_requests: int = DEFAULT_MIN_REQUESTS
     requests_per_concurrency: int = DEFAULT_REQUESTS_PER_CONCURRENCY
@@ -298,6 +313,39 @@ def _positive_duration_env(env: Mapping[str, str], name: str, default: float) ->
     if seconds is None or seconds <= 0:
         raise UsageError(MSG_INVALID_DURATION_KNOB.format(name=name, value=raw))
     return seconds
+
+
+#: a Kubernetes object name that is a DNS-1123 subdomain (what a StorageClass's name must be)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def resolve_router_mode(env: Mapping[str, str]) -> str:
+    """``AICR_INFERENCE_PERF_ROUTER_MODE`` (trimmed) from the catalog env, else least-loaded; any value
+    outside :data:`ROUTER_MODES` is a usage error, in either routing mode."""
+    raw = (env.get(ENV_ROUTER_MODE) or "").strip()
+    if not raw:
+        return DEFAULT_ROUTER_MODE
+    if raw not in ROUTER_MODES:
+        raise UsageError(MSG_INVALID_ROUTER_MODE.format(value=go_quote(raw)))
+    return raw
+
+
+def cache_storage_class(constraints: Iterable[ConstraintLike], env: Mapping[str, str]) -> str | None:
+    """The model cache's StorageClass: the ``inference-model-cache-storage-class`` recipe constraint,
+    else ``AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS`` from the catalog env, else ``None`` (the
+    cluster's default StorageClass).  Blank means unset; a value that cannot name a StorageClass is
+    a usage error."""
+    for name, raw in (
+        (CONSTRAINT_CACHE_STORAGE_CLASS, find_constraint(constraints, CONSTRAINT_CACHE_STORAGE_CLASS)),
+        (ENV_CACHE_STORAGE_CLASS, env.get(ENV_CACHE_STORAGE_CLASS)),
+    ):
+        value = (raw or "").strip()
+        if not value:
+            continue
+        if len(value) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(value):
+            raise UsageError(MSG_INVALID_STORAGE_CLASS.format(name=name, value=raw))
+        return value
+    return None
 
 
 def _cache_size_env(env: Mapping[str, str]) -> str | None:
@@ -366,12 +414,13 @@ def resolve_knobs(
     ready_timeout = _positive_duration_env(env, ENV_WORKLOAD_READY_TIMEOUT, DEFAULT_WORKLOAD_READY_TIMEOUT_S)
     health_timeout = _positive_duration_env(env, ENV_HEALTH_TIMEOUT, DEFAULT_HEALTH_TIMEOUT_S)
     cache_size = _cache_size_env(env)
-    storage_class = (env.get(ENV_CACHE_STORAGE_CLASS) or "").strip() or None
+    storage_class = cache_storage_class(items, env)
 
     return InferenceKnobs(
         model=model,
         concurrency_per_gpu=concurrency,
         routing_mode=routing,
+        router_mode=resolve_router_mode(env),
         warmup_per_concurrency=warmup,
         min_requests=min_requests,
         requests_per_concurrency=per_concurrency,

@@ -299,6 +299,7 @@ def render_workload(
         epp_image=EPP_IMAGE,
         hf_secret_name=HF_SECRET_NAME,
         hf_token_env_names=list(HF_TOKEN_ENV_NAMES),
+        router_mode=knobs.router_mode,
     )
     out.append(
         apply_worker_scheduling(dgd, choice.name, tolerations, choice.dra_wiring, knobs.model_cache_enabled)

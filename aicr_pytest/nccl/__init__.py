@@ -34,6 +34,7 @@ from aicr_pytest.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # at run time each name is imported on first use (start-up time)
     from aicr_pytest.nccl.cluster import LauncherFailed, NcclBenchmark, tolerations_k8s
+    from aicr_pytest.nccl.nvreg import nvreg_override_set
     from aicr_pytest.nccl.parse import (
         DIAGNOSTIC_LABEL,
         DIAGNOSTIC_TAIL_LINES,
@@ -61,6 +62,12 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         render_benchmark,
     )
     from aicr_pytest.nccl.rerun import EXTRA_ISOLATION, RerunInputs, isolate_failure, round_lines
+    from aicr_pytest.nccl.runtimeimage import (
+        MSG_RUNTIME_IMAGE_LINE,
+        RUNTIME_IMAGE_ENV,
+        apply_runtime_image,
+        resolve_runtime_image,
+    )
     from aicr_pytest.nccl.sizing import (
         EFA_RESOURCE,
         MAX_MESSAGE_SIZE,
@@ -71,7 +78,6 @@ if TYPE_CHECKING:  # at run time each name is imported on first use (start-up ti
         gke_network_interfaces,
         max_message_size,
         node_name,
-        nvreg_override_set,
         platform_worker_scheduling,
         select_target_nodes,
         size_workers,
@@ -125,6 +131,10 @@ _LAZY: dict[str, str] = {
     "NcclBenchmark": "aicr_pytest.nccl.cluster",
     "tolerations_k8s": "aicr_pytest.nccl.cluster",
     "EXTRA_ISOLATION": "aicr_pytest.nccl.rerun",
+    "RUNTIME_IMAGE_ENV": "aicr_pytest.nccl.runtimeimage",
+    "MSG_RUNTIME_IMAGE_LINE": "aicr_pytest.nccl.runtimeimage",
+    "apply_runtime_image": "aicr_pytest.nccl.runtimeimage",
+    "resolve_runtime_image": "aicr_pytest.nccl.runtimeimage",
     "RerunInputs": "aicr_pytest.nccl.rerun",
     "isolate_failure": "aicr_pytest.nccl.rerun",
     "round_lines": "aicr_pytest.nccl.rerun",
@@ -159,7 +169,7 @@ _LAZY: dict[str, str] = {
     "gke_network_interfaces": "aicr_pytest.nccl.sizing",
     "max_message_size": "aicr_pytest.nccl.sizing",
     "node_name": "aicr_pytest.nccl.sizing",
-    "nvreg_override_set": "aicr_pytest.nccl.sizing",
+    "nvreg_override_set": "aicr_pytest.nccl.nvreg",
     "platform_worker_scheduling": "aicr_pytest.nccl.sizing",
     "select_target_nodes": "aicr_pytest.nccl.sizing",
     "size_workers": "aicr_pytest.nccl.sizing",
@@ -230,6 +240,7 @@ __all__ = [
     "MSG_REJECTED_ROWS",
     "MSG_RUNTIME_AND_PROFILE",
     "MSG_RUNTIME_BAD_SELECTOR",
+    "MSG_RUNTIME_IMAGE_LINE",
     "MSG_RUNTIME_NO_NODE_JOB",
     "MSG_RUNTIME_NO_POD_SPEC",
     "MSG_TABLE_TRUNCATED_SWEEP",
@@ -237,6 +248,7 @@ __all__ = [
     "RDMA_RESOURCE",
     "ROCE_CLAIM_TEMPLATE",
     "ROCE_NET_SERVICES",
+    "RUNTIME_IMAGE_ENV",
     "SUPPORTED_COMBINATIONS",
     "AllReduceLogScanner",
     "BenchmarkNames",
@@ -258,6 +270,7 @@ __all__ = [
     "Verdict",
     "WorkerScheduling",
     "WorkerSizing",
+    "apply_runtime_image",
     "apply_worker_scheduling",
     "benchmark_names",
     "build_compute_domain",
@@ -276,6 +289,7 @@ __all__ = [
     "platform_worker_scheduling",
     "prevalidate",
     "render_benchmark",
+    "resolve_runtime_image",
     "resolve_runtime_ref",
     "resolve_variant",
     "round_lines",

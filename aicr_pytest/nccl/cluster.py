@@ -8,8 +8,8 @@ the cluster; this module does the cluster work in the order the check needs it:
    component; nothing is installed from the internet (AICR downloads Trainer from GitHub).
 2. :meth:`NcclBenchmark.gpu_nodes` — every node, read page by page.
 3. :meth:`NcclBenchmark.plumbing` — EFA/RDMA uniformity, GKE NIC networks, worker scheduling.
-4. :meth:`NcclBenchmark.preflight` — NVreg ``GrdmaPciTopoCheckOverride`` (gb200/eks ``-net`` over
-   EFA) or GKE TCPXO (h100/gke): one pinned probe pod per target node, all watched together.
+4. :meth:`NcclBenchmark.preflight` — the Grace-Blackwell NET preflight (driver version and NVreg
+   ``GrdmaPciTopoCheckOverride``) or GKE TCPXO (h100/gke): :mod:`aicr_pytest.nccl.probes`.
 5. :meth:`NcclBenchmark.apply` — [RoCE claim template] → TrainingRuntime → [NVLS ComputeDomain and
    the IMEX claim template the DRA driver makes from it] → TrainJob (retrying only Trainer's
    webhook cache race), all through :class:`~aicr_pytest.kube.run.RunScope` (run-scoped names and
@@ -29,11 +29,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.errors import Inconclusive
-from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster
+from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.logs import read_log
 from aicr_pytest.kube.run import RunScope
@@ -54,6 +54,14 @@ from aicr_pytest.nccl.objects import (
     termination_message,
     tolerations_k8s,
 )
+from aicr_pytest.nccl.probes import (  # re-exported: the preflight's names
+    COMPONENT_LABEL,
+    MSG_PROBE_UNEXPECTED,
+    MSG_TCPXO_NOT_READY,
+    PROBE_IMAGE,
+    PROBE_TIMEOUT_S,
+    run_preflight,
+)
 from aicr_pytest.nccl.render import BenchmarkObjects, RenderInputs, build_compute_domain
 from aicr_pytest.nccl.sizing import (
     EFA_RESOURCE,
@@ -63,7 +71,6 @@ from aicr_pytest.nccl.sizing import (
     WorkerSizing,
     gke_network_interfaces,
     max_message_size,
-    node_name,
     uniform_fabric_count,
     worker_scheduling,
 )
@@ -79,9 +86,6 @@ TRAINER_COMPONENT = "kubeflow-trainer"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 TRAINJOB_NAME_LABEL = "trainer.kubeflow.org/trainjob-name"
-COMPONENT_LABEL = "app.kubernetes.io/component"
-PROBE_IMAGE = "busybox:1.37"
-PROBE_TIMEOUT_S = 120.0
 APPLY_WAIT_S = 120.0
 ADMISSION_RETRY_S = 60.0
 ADMISSION_RETRY_INTERVAL_S = 0.5
@@ -96,20 +100,6 @@ MSG_TRAINER_MISSING = (
     "Kubeflow Trainer is not installed: the cluster does not serve {missing} in "
     "trainer.kubeflow.org/v1alpha1. Deploy the recipe's kubeflow-trainer component (Kubeflow Trainer "
     "v2 with its JobSet controller) and re-run; aicr-pytest does not install it for you"
-)
-MSG_NVREG_MISSING = (
-    "NVreg_GrdmaPciTopoCheckOverride=1 missing on GPU nodes: {nodes}. NVreg_GrdmaPciTopoCheckOverride=1 "
-    "is required on p6e-gb200 EKS nodes for GPUDirect RDMA over EFA (without it NCCL falls back to "
-    "Socket); set it in the GPU Operator driver's kernelModuleConfig (NVreg parameters) and reload the "
-    "driver on those nodes"
-)
-MSG_TCPXO_NOT_READY = (
-    "GPUDirect-TCPXO not ready on GPU nodes: {nodes}. The GKE GPUDirect-TCPXO NCCL plugin "
-    "(/home/kubernetes/bin/nvidia/lib64/nccl-env-profile.sh) is not installed there; deploy GKE's "
-    "TCPXO NCCL plugin installer DaemonSet and re-run"
-)
-MSG_PROBE_UNEXPECTED = (
-    '{what} preflight pod on node "{node}" Failed for an unexpected reason (output: "{output}")'
 )
 MSG_DRA_TIMEOUT = (
     "timed out waiting for DRA driver to reconcile ComputeDomain {cd} into a ResourceClaimTemplate "
@@ -241,134 +231,10 @@ class NcclBenchmark:
 
     # -- 4. preflights -------------------------------------------------------------------------------
     def preflight(self, plan: VariantPlan, targets: Sequence[Mapping[str, Any]]) -> None:
-        """Run the plan's preflight (if any) on every target node; fails naming the nodes not ready."""
-        kind = plan.preflight
-        if kind is None:
-            return
-        nodes = [node_name(n) for n in targets]
-        if kind == "nvreg":
-            self._probe(
-                "nvreg",
-                nodes,
-                host_path="/proc/driver/nvidia",
-                mount="/host-proc-nvidia",
-                path_type="Directory",
-                script=(
-                    "if grep -q '^GrdmaPciTopoCheckOverride: 1$' /host-proc-nvidia/params; "
-                    "then echo nvreg-override-set; else echo nvreg-override-missing; exit 1; fi"
-                ),
-                marker="nvreg-override-missing",
-                what="NVreg",
-                message=MSG_NVREG_MISSING,
-            )
-        else:
-            self._probe(
-                "tcpxo",
-                nodes,
-                host_path="/home/kubernetes/bin/nvidia",
-                mount="/host-nvidia",
-                path_type="DirectoryOrCreate",
-                script=(
-                    "test -f /host-nvidia/lib64/nccl-env-profile.sh || "
-                    "{ echo tcpxo-artifact-missing; exit 1; }"
-                ),
-                marker="tcpxo-artifact-missing",
-                what="TCPXO",
-                message=MSG_TCPXO_NOT_READY,
-            )
+        """Run the plan's preflight (if any) on every target node (:mod:`aicr_pytest.nccl.probes`)."""
+        run_preflight(self, plan, targets)
 
-    def _probe(
-        self,
-        kind: Literal["nvreg", "tcpxo"],
-        nodes: Sequence[str],
-        *,
-        host_path: str,
-        mount: str,
-        path_type: str,
-        script: str,
-        marker: str,
-        what: str,
-        message: str,
-    ) -> None:
-        component = f"nccl-{kind}-probe"
-        self.run.ensure_namespace()
-        created: dict[str, str] = {}  # pod name -> node
-        for i, node in enumerate(nodes):
-            pod = {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": self.run.name(f"{component}-{i}"),
-                    "namespace": self.namespace,
-                    "labels": {COMPONENT_LABEL: component},
-                },
-                "spec": {
-                    "nodeName": node,
-                    "restartPolicy": "Never",
-                    "automountServiceAccountToken": False,
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [
-                        {
-                            "name": "probe",
-                            "image": PROBE_IMAGE,
-                            "command": ["/bin/sh", "-c", script],
-                            "resources": {
-                                "requests": {"cpu": "10m", "memory": "16Mi"},
-                                "limits": {"cpu": "100m", "memory": "32Mi"},
-                            },
-                            "volumeMounts": [{"name": "host", "mountPath": mount, "readOnly": True}],
-                        }
-                    ],
-                    "volumes": [{"name": "host", "hostPath": {"path": host_path, "type": path_type}}],
-                },
-            }
-            out = self.run.create(pod)
-            created[_name(out)] = node
-
-        def done(view: dict[str, JSON]) -> list[JSON] | None:
-            pods = [p for p in view.values() if _name(p) in created]
-            finished = [p for p in pods if _phase(p) in ("Succeeded", "Failed")]
-            return finished if len(finished) == len(created) else None
-
-        def describe(view: dict[str, JSON]) -> str:
-            pods = [p for p in view.values() if _name(p) in created]
-            return "; ".join(f"{created[_name(p)]}: {summarize(p)}" for p in pods) or "no probe pods seen"
-
-        try:
-            finished = observe(
-                self.cluster,
-                "v1",
-                "pods",
-                self.namespace,
-                done,
-                timeout=min(PROBE_TIMEOUT_S, self.remaining()),
-                clock=self.clock,
-                what=f"{what} preflight pods on {len(created)} node(s)",
-                describe=describe,
-                label_selector=f"{RUN_ID_LABEL}={self.run.run_id},{COMPONENT_LABEL}={component}",
-            )
-            not_ready: list[str] = []
-            for pod in finished:
-                if _phase(pod) == "Succeeded":
-                    continue
-                node = created[_name(pod)]
-                output = self._log_or_message(pod, "probe")
-                if marker in output:
-                    not_ready.append(node)
-                else:
-                    raise NcclCheckFailure(
-                        MSG_PROBE_UNEXPECTED.format(what=what, node=node, output=output.strip()[-300:])
-                    )
-            if not_ready:
-                raise NcclCheckFailure(message.format(nodes=", ".join(sorted(not_ready))))
-        finally:
-            for name in created:  # done with them; the run's cleanup tolerates NotFound
-                try:
-                    self.cluster.delete("v1", "Pod", name, self.namespace, missing_ok=True)
-                except ApiError as exc:
-                    log.warning("%s: could not delete preflight pod %s: %s", self.check, name, exc)
-
-    def _log_or_message(self, pod: Mapping[str, Any], container: str) -> str:
+    def log_or_message(self, pod: Mapping[str, Any], container: str) -> str:
         try:
             text = read_log(self.cluster, self.namespace, _name(pod), container)
         except ApiError as exc:
@@ -594,7 +460,12 @@ class NcclBenchmark:
 
 __all__ = [
     "ADMISSION_RACE_MARKER",
+    "COMPONENT_LABEL",
     "LAUNCHER_CONTAINER",
+    "MSG_PROBE_UNEXPECTED",
+    "MSG_TCPXO_NOT_READY",
+    "PROBE_IMAGE",
+    "PROBE_TIMEOUT_S",
     "LauncherFailed",
     "NcclBenchmark",
     "Outcome",

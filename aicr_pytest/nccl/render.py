@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from aicr_pytest.core import templates, yamlio
+from aicr_pytest.nccl.runtimeimage import apply_runtime_image
 from aicr_pytest.nccl.sizing import MAX_MESSAGE_SIZE, WorkerScheduling, WorkerSizing
 from aicr_pytest.nccl.variant import (
     CHECK_VARIANTS,
@@ -212,6 +213,8 @@ def render_benchmark(
             ),
             plan.runtime_template,
         )
+        if plan.runtime_image is not None:  # AICR_NCCL_RUNTIME_IMAGE: our runtimes only
+            apply_runtime_image(runtime, plan.runtime_image)
     set_identity(runtime, inputs.names.runtime, inputs.namespace, inputs.labels)
     apply_worker_scheduling(runtime, scheduling)
     trainjob = _single_doc(

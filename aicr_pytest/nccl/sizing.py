@@ -2,8 +2,8 @@
 
 :func:`select_target_nodes`, :func:`size_workers` and :func:`worker_scheduling` take node dicts in
 Kubernetes JSON shape and return a sized worker cohort; :func:`uniform_fabric_count`,
-:func:`max_message_size`, :func:`gke_network_interfaces` and :func:`nvreg_override_set` decide the
-fabric plumbing and the preflights from what the cluster reported.
+:func:`max_message_size` and :func:`gke_network_interfaces` decide the fabric plumbing from what
+the cluster reported (the preflights' decisions live in :mod:`.nvreg`).
 
 Deliberate difference from AICR: sizing uses a per-node GPU census: a target node with
 fewer allocatable GPUs than the per-worker sizing fails fast, naming the node, instead of leaving a
@@ -13,7 +13,6 @@ worker Pending.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -283,11 +282,3 @@ def gke_network_interfaces(network_names: Iterable[str]) -> str:
     ifaces = [{"interfaceName": "eth0", "network": "default"}]
     ifaces += [{"interfaceName": f"eth{i + 1}", "network": n} for i, n in enumerate(nics)]
     return json.dumps(ifaces, separators=(",", ":"))
-
-
-_NVREG_RE = re.compile(r"^GrdmaPciTopoCheckOverride: 1$", re.MULTILINE)
-
-
-def nvreg_override_set(params_text: str) -> bool:
-    """``/proc/driver/nvidia/params`` has exactly ``GrdmaPciTopoCheckOverride: 1`` on a line."""
-    return _NVREG_RE.search(params_text) is not None

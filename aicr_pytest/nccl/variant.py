@@ -32,6 +32,8 @@ from aicr_pytest.core import constraints as constraint_language
 from aicr_pytest.core import ctrfextra, yamlio
 from aicr_pytest.core.datatree import DataTree
 from aicr_pytest.core.errors import CheckFailed, CheckSkip, UsageError
+from aicr_pytest.nccl import nvreg
+from aicr_pytest.nccl.runtimeimage import resolve_runtime_image
 
 Variant = Literal["default", "net", "nvls"]
 Fabric = Literal["efa", "roce"]
@@ -331,6 +333,7 @@ class VariantPlan:
     runtime_template: str | None = None  #: relative to runtimes/nccl; None for a private runtime
     claim_template: str | None = None  #: the RoCE ResourceClaimTemplate, -net with fabric roce only
     private_runtime: PrivateRuntime | None = None
+    runtime_image: str | None = None  #: ``AICR_NCCL_RUNTIME_IMAGE`` (embedded runtimes only)
 
     @property
     def embedded(self) -> bool:
@@ -366,13 +369,12 @@ class VariantPlan:
 
     @property
     def preflight(self) -> Literal["nvreg", "tcpxo"] | None:
-        """NVreg GrdmaPciTopoCheckOverride (gb200/eks -net over EFA) or TCPXO (h100/gke default)."""
+        """The Grace-Blackwell NET preflight (-net over EFA, :func:`.nvreg.applies`) or TCPXO (h100/gke)."""
         if not self.embedded:
             return None
-        target = (self.target_accelerator, self.target_service)
-        if self.variant == "net" and self.fabric == "efa" and target == ("gb200", "eks"):
+        if self.fabric == "efa" and nvreg.applies(self.variant, self.target_accelerator, self.target_service):
             return "nvreg"
-        if self.variant == "default" and target == ("h100", "gke"):
+        if self.variant == "default" and (self.target_accelerator, self.target_service) == ("h100", "gke"):
             return "tcpxo"
         return None
 
@@ -586,6 +588,7 @@ def resolve_variant(
         )
 
     fabric: Fabric = parse_fabric(env) if variant == "net" else "efa"
+    runtime_image = resolve_runtime_image(env)  # upstream: before applicability, embedded runtimes only
     target_acc, target_svc = profile if profile is not None else (accelerator, service)
     if not combination_supported(variant, fabric, target_acc, target_svc):
         if profile is not None:
@@ -607,6 +610,7 @@ def resolve_variant(
         fabric=fabric,
         runtime_template=template_path(variant, fabric, target_acc, target_svc),
         claim_template=claim,
+        runtime_image=runtime_image,
     )
 
 
@@ -633,6 +637,8 @@ def prevalidate(recipe: HasPerformanceBlock, settings: object, data: DataTree | 
     parse_fabric(os.environ)  # the guide: any value but efa/roce is rejected, whichever NCCL check runs
     constraints = constraint_pairs(recipe.phase_constraints("performance"))
     private = resolve_runtime_ref(constraints, data)
+    if private is None:  # AICR_NCCL_RUNTIME_IMAGE: read for the embedded runtimes only
+        resolve_runtime_image(os.environ)
     for check in recipe.phase_checks("performance"):
         if check not in CHECK_VARIANTS:
             continue

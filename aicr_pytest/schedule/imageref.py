@@ -14,15 +14,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.imageref import MAX_NAME_LENGTH, REFERENCE_RE
 
-_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_DOMAIN = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
-_HOST = rf"(?:{_DOMAIN}(?:\.{_DOMAIN})*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
-_REFERENCE: Final = re.compile(
-    rf"^(?P<name>(?:(?P<host>{_HOST})/)?{_COMPONENT}(?:/{_COMPONENT})*)"
-    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
-    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$"
-)
 _SHA256: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 MSG_BAD_IMAGE: Final = (
     "--image {image!r} is not an image reference ([registry/]repository[:tag][@sha256:digest])"
@@ -52,8 +45,8 @@ class Image:
 def parse_image(text: str) -> Image:
     """The image ``text`` names; :class:`UsageError` (one line) when it is not a valid reference."""
     ref = text.strip()
-    match = _REFERENCE.match(ref)
-    if not ref or match is None or len(match.group("name")) > 255:
+    match = REFERENCE_RE.match(ref)
+    if not ref or match is None or len(match.group("name")) > MAX_NAME_LENGTH:
         raise UsageError(MSG_BAD_IMAGE.format(image=text))
     digest = match.group("digest") or ""
     if digest and not _SHA256.match(digest):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from aicr_pytest.core.records import HEALTH_TABLE_KEY
 from aicr_pytest.health import cluster as health_cluster
-from aicr_pytest.health import cudasmoke, cudasmoke_run, diagnostics_run, exporter_run, knobs
+from aicr_pytest.health import cudasmoke_run, diagnostics_run, exporter_run, knobs
 
 if TYPE_CHECKING:  # annotations only
     from aicr_pytest.core.check import CheckContext
@@ -99,6 +99,7 @@ def test_gpu_health(
 
 def test_gpu_cuda_smoke(
     aicr_check: CheckContext,
+    aicr_settings: Settings,
     aicr_cluster: Cluster,
     aicr_run: RunScope,
     aicr_allocation_policy: AllocationPolicy,
@@ -109,7 +110,7 @@ def test_gpu_cuda_smoke(
         cudasmoke_run.run_gpu_cuda_smoke(
             aicr_cluster,
             aicr_run,
-            image=cudasmoke.DEFAULT_CUDA_SMOKE_IMAGE,
+            image=knobs.cuda_smoke_image(aicr_settings),
             policy=aicr_allocation_policy.mode,
             node_selector=aicr_check.node_selector,
             tolerations=aicr_check.tolerations,

@@ -34,6 +34,8 @@ def test_nccl_all_reduce_bw(
         aicr_check.name, aicr_recipe.criteria, aicr_check.constraints, os.environ, data=aicr_data_tree
     )
     aicr_check.extra[nccl.EXTRA_RUNTIME_SOURCE] = plan.runtime_source  # AICR's extra.runtimeSource
+    if plan.runtime_image is not None:  # AICR_NCCL_RUNTIME_IMAGE, rendered into the workload containers
+        aicr_check.emit(nccl.MSG_RUNTIME_IMAGE_LINE.format(image=plan.runtime_image))
     bench = nccl.NcclBenchmark(
         aicr_cluster,
         aicr_run,

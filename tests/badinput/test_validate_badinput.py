@@ -16,6 +16,8 @@ from tests.badinput.validate_cases import CASES, FIFOS, FILES
 #: environment variables a case must not inherit from the shell running the suite
 _CLEARED = (
     "AICR_NCCL_FABRIC",
+    "AICR_NCCL_RUNTIME_IMAGE",
+    "AICR_CUDA_SMOKE_IMAGE",
     "AICR_DCGM_DIAG_LEVEL",
     "AICR_DCGM_IMAGE",
     "AICR_NAMESPACE",

@@ -59,6 +59,7 @@ FILES: dict[str, str] = {
         "    constraints: [{name: nccl-all-reduce-bw, value: '>= 300'}]\n"
     ),
     "diag.yaml": _recipe("validation:\n  deployment: {checks: [gpu-diagnostics]}\n"),
+    "smoke.yaml": _recipe("validation:\n  deployment: {checks: [gpu-cuda-smoke]}\n"),
     "not-dcgm.json": '{"a": 1}\n',
     "dcgm-runtime.json": '{"DCGM Diagnostic": {"runtime_error": "Unable to connect to the host engine"}, '
     '"metadata": {"version": "4.2.3"}}\n',
@@ -96,6 +97,21 @@ FILES: dict[str, str] = {
     # a --data directory whose catalog overlay gives a check a budget that is not a Go duration
     "data-budget/registry.yaml": "components: []\n",
     "data-budget/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: 2 minutes}\n",
+    # inference-perf knobs: a --data catalog overlay's router mode, a recipe's cache StorageClass
+    "data-router/registry.yaml": "components: []\n",
+    "data-router/validators/catalog.yaml": (
+        "validators:\n  - name: inference-perf\n"
+        "    env: [{name: AICR_INFERENCE_PERF_ROUTER_MODE, value: direct}]\n"
+    ),
+    "inference.yaml": _recipe(
+        "validation:\n  performance:\n    checks: [inference-perf]\n"
+        "    constraints: [{name: inference-throughput, value: '>= 1'}]\n"
+    ),
+    "inference-sc.yaml": _recipe(
+        "validation:\n  performance:\n    checks: [inference-perf]\n"
+        "    constraints: [{name: inference-throughput, value: '>= 1'},"
+        " {name: inference-model-cache-storage-class, value: Hyperdisk_Balanced}]\n"
+    ),
     "data-budget-neg/registry.yaml": "components: []\n",
     "data-budget-neg/validators/catalog.yaml": "validators:\n  - {name: operator-health, timeout: -1m}\n",
     # alias bombs where a user's YAML reaches us: a componentRef's overrides, a snapshot measurement
@@ -611,6 +627,60 @@ CASES: list[Case] = [
         ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
         {"AICR_NCCL_FABRIC": "bogus"},
         FABRIC,
+    ),
+    # AICR_NCCL_RUNTIME_IMAGE: an NCCL check on one of our runtimes, before anything touches the cluster
+    *_both(
+        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_NCCL_RUNTIME_IMAGE": "nvcr.io/NVIDIA/pytorch:25.09 py3"},
+        'invalid AICR_NCCL_RUNTIME_IMAGE="nvcr.io/NVIDIA/pytorch:25.09 py3": not a well-formed image '
+        "reference ([registry/]repository[:tag][@digest])",
+    ),
+    *_both(
+        ["-r", "{tmp}/nccl.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_NCCL_RUNTIME_IMAGE": "   "},
+        "AICR_NCCL_RUNTIME_IMAGE is set but blank after trimming whitespace",
+    ),
+    # --cuda-smoke-image (or AICR_CUDA_SMOKE_IMAGE) that names no image, when gpu-cuda-smoke runs
+    *_both(
+        [
+            "-r",
+            "{tmp}/smoke.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--cuda-smoke-image",
+            "CUDA Sample",
+        ],
+        {},
+        "--cuda-smoke-image 'CUDA Sample' is not an image reference ([registry/]repository[:tag][@digest])",
+    ),
+    *_both(
+        ["-r", "{tmp}/smoke.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {"AICR_CUDA_SMOKE_IMAGE": "cuda:"},
+        "--cuda-smoke-image 'cuda:' is not an image reference ([registry/]repository[:tag][@digest])",
+    ),
+    # inference-perf: AICR_INFERENCE_PERF_ROUTER_MODE outside Dynamo's strategies (the catalog's env),
+    # an inference-model-cache-storage-class that cannot name a StorageClass
+    *_both(
+        [
+            "-r",
+            "{tmp}/inference.yaml",
+            "-s",
+            "{tmp}/snap.yaml",
+            "--no-cluster",
+            "--data",
+            "{tmp}/data-router",
+        ],
+        {},
+        'invalid AICR_INFERENCE_PERF_ROUTER_MODE "direct": must be one of kv, round-robin, random, '
+        "power-of-two, least-loaded, device-aware-weighted",
+    ),
+    *_both(
+        ["-r", "{tmp}/inference-sc.yaml", "-s", "{tmp}/snap.yaml", "--no-cluster"],
+        {},
+        'invalid inference-model-cache-storage-class="Hyperdisk_Balanced": must be a StorageClass name '
+        '(lowercase letters, digits, "-" and ".", at most 253 characters, starting and ending with a letter '
+        "or digit)",
     ),
     # node health: the knobs of a selected node-health check, before the run starts
     *_both(

@@ -109,3 +109,17 @@ def test_a_pod_that_never_runs_is_other_naming_the_node(
     assert test["status"] == "other"
     pod = test["extra"]["aicr.gpuCudaSmoke"]["pods"]["h100-0"]
     assert test["message"].startswith(f"node h100-0: the CUDA smoke pod {pod} never ran within 300s (")
+
+
+def test_the_cuda_smoke_image_is_configurable(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
+    created: list[dict[str, Any]] = []
+    fc.sim.on_create("", "v1", "pods", lambda sim, pod: created.append(pod))
+    image = "registry.local:5000/mirror/cuda-sample:vectoradd-cuda13.0.0"
+    run = run_checks(pytester, fc, CHECK, extra=("--aicr-cuda-smoke-image", image))
+    assert run.tests[CHECK]["status"] == "passed", run.tests[CHECK].get("message")
+    pods = [p for p in created if p["metadata"]["labels"].get("app.kubernetes.io/name") == "aicr-cuda-smoke"]
+    assert pods and {p["spec"]["containers"][0]["image"] for p in pods} == {image}
+    assert run.tests[CHECK]["extra"]["aicr.gpuCudaSmoke"]["image"] == image

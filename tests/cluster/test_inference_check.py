@@ -479,6 +479,29 @@ def test_no_default_storage_class_fails_fast(
     assert fc.request_count("POST", r"^/api/v1/namespaces$") == 0  # failed before creating anything
 
 
+def test_the_recipe_storage_class_and_the_catalog_router_mode_reach_the_workload(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, tmp_path: Path
+) -> None:
+    # no default StorageClass: the recipe's inference-model-cache-storage-class names one (upstream's
+    # precedence: recipe > catalog env > cluster default), so the check does not fail fast
+    fc = aicr_fake_cluster_factory(PROFILE, faults=["no-default-storageclass"])
+    seen: dict[str, Any] = {}
+    fc.sim.on_create("", "v1", "persistentvolumeclaims", lambda _, obj: seen.setdefault("pvc", obj))
+    fc.sim.on_create(
+        "nvidia.com", "v1beta1", "dynamographdeployments", lambda _, obj: seen.setdefault("dgd", obj)
+    )
+    recipe = _recipe()
+    _constraints(recipe).append({"name": "inference-model-cache-storage-class", "value": "gp3"})
+    data = _data_dir(tmp_path, {inf.ENV_ROUTER_MODE: "kv", inf.ENV_CACHE_STORAGE_CLASS: "other-class"})
+    out = run_perf(pytester, fc, recipe=recipe, data=data)
+    assert out.status == "passed", out.message
+    assert seen["pvc"]["spec"]["storageClassName"] == "gp3"
+    frontend = next(c for c in seen["dgd"]["spec"]["components"] if c["type"] == "frontend")
+    env = {e["name"]: e.get("value") for e in frontend["podTemplate"]["spec"]["containers"][0]["env"]}
+    assert env["DYN_ROUTER_MODE"] == "kv"
+    assert _leftovers(fc, out.run_id) == []
+
+
 def test_no_default_storage_class_is_a_failed_phase_of_validate(tmp_path: Path) -> None:
     """The guide: the check "fails fast in seconds with guidance" (a failed phase, exit 8)."""
     examples = REPO / "recipes" / "examples"

@@ -23,10 +23,12 @@ import pytest
 import aicr_pytest.core.inputs
 import aicr_pytest.nccl
 import aicr_pytest.nccl.cluster
+import aicr_pytest.nccl.nvreg
 import aicr_pytest.plugin
 from aicr_pytest.core import yamlio
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
+from aicr_pytest.testing.players import nvreg_probe
 from aicr_pytest.testing.profiles import ClusterProfile, h100_eks_training
 from aicr_pytest.testing.simulator import NodeProfile, PodScript, Simulator
 from aicr_pytest.testing.store import Obj
@@ -269,27 +271,121 @@ def test_gpu_census_names_the_short_node(pytester: pytest.Pytester, aicr_fake_cl
     assert fc.request_count("POST") == 0
 
 
+def _override(fc: FakeCluster, node: str, value: str) -> None:
+    """The node driver's ``NVreg_GrdmaPciTopoCheckOverride`` (what the probe player prints)."""
+    obj = fc.get("v1", "Node", node)
+    obj["metadata"].setdefault("annotations", {})[nvreg_probe.OVERRIDE_ANNOTATION] = value
+    fc.add(obj)
+
+
 def test_nvreg_preflight_names_the_nodes_missing_the_override(
     pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training")
+    for node in ("gb200-1", "gb200-3"):
+        _override(fc, node, "0")
+    tests, _ = run_nccl(pytester, fc, recipe=gb200_recipe())
+    net = tests[NET]
+    assert net["status"] == "failed"
+    assert net["message"] == aicr_pytest.nccl.nvreg.MSG_FLAG_MISSING.format(
+        nodes="gb200-1 (driver 580.95.05), gb200-3 (driver 580.95.05)",
+        hint=aicr_pytest.nccl.nvreg.HINT_FLAG_MISSING,
+    )
+    assert tests[NVLS]["status"] == "passed"  # the NVreg preflight is a -net (EFA) requirement only
+    assert fc.request_count("POST", r"/trainjobs$") == 1  # the -nvls benchmark only
+    assert leftovers(fc) == []
+
+
+def test_the_net_preflight_fails_on_an_r595_driver(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training", faults=["driver-r595"])
+    tests, _ = run_nccl(pytester, fc, recipe=gb200_recipe())
+    net = tests[NET]
+    assert net["status"] == "failed"
+    assert net["message"] == (
+        "GPUDirect RDMA cannot be verified on GPU nodes running driver R595 or later: "
+        "gb200-3 (driver 595.58.03). " + aicr_pytest.nccl.nvreg.HINT_OVERRIDE_REMOVED
+    )
+    assert tests[NVLS]["status"] == "passed"
+    assert fc.request_count("POST", r"/trainjobs$") == 1  # no -net benchmark was started
+    assert leftovers(fc) == []
+
+
+@pytest.mark.parametrize(
+    ("logs", "phase_exit", "message"),
+    [
+        pytest.param(
+            "",
+            0,
+            "NVIDIA driver version could not be determined on GPU nodes: gb200-2. "
+            + aicr_pytest.nccl.nvreg.HINT_UNDETERMINED,
+            id="nothing-read",
+        ),
+        pytest.param(
+            "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  release build\n"
+            "===AICR-NVREG-VERSION-OK===\n===AICR-NVREG-SPLIT===\nGrdmaPciTopoCheckOverride: 1\n"
+            "===AICR-NVREG-PARAMS-OK===\n",
+            0,
+            "NVIDIA driver version could not be determined on GPU nodes: gb200-2. "
+            + aicr_pytest.nccl.nvreg.HINT_UNDETERMINED,
+            id="unparsable-banner",
+        ),
+        pytest.param(
+            "sh: can't create pipe\n",
+            1,
+            "NVreg preflight pod on node gb200-2 terminated in phase Failed before completing the probe: "
+            "sh: can't create pipe",
+            id="probe-never-ran",
+        ),
+    ],
+)
+def test_an_undetermined_driver_is_other_never_a_pass(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any, logs: str, phase_exit: int, message: str
 ) -> None:
     fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training")
     fc.sim.script(
         PodScript(
             labels={"app.kubernetes.io/component": "nccl-nvreg-probe"},
-            predicate=lambda pod: pod["spec"].get("nodeName") in ("gb200-1", "gb200-3"),
-            exit_code=1,
-            logs="nvreg-override-missing\n",
+            predicate=lambda pod: pod["spec"].get("nodeName") == "gb200-2",
+            exit_code=phase_exit,
+            logs=logs,
         )
     )
     tests, _ = run_nccl(pytester, fc, recipe=gb200_recipe())
-    net = tests[NET]
-    assert net["status"] == "failed"
-    assert net["message"].startswith(
-        "NVreg_GrdmaPciTopoCheckOverride=1 missing on GPU nodes: gb200-1, gb200-3."
-    )
-    assert tests[NVLS]["status"] == "passed"  # the NVreg preflight is a -net (EFA) requirement only
+    assert tests[NET]["status"] == "other"
+    assert tests[NET]["message"] == message
     assert fc.request_count("POST", r"/trainjobs$") == 1  # the -nvls benchmark only
     assert leftovers(fc) == []
+
+
+def test_the_runtime_image_override_is_rendered_into_the_nccl_job(
+    pytester: pytest.Pytester, h100: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = "nvcr.io/nvidia/pytorch:25.09-py3"
+    monkeypatch.setenv("AICR_NCCL_RUNTIME_IMAGE", image)
+    seen: list[Obj] = []
+    h100.sim.on_create(
+        "trainer.kubeflow.org", "v1alpha1", "trainingruntimes", lambda _sim, obj: seen.append(obj)
+    )
+    tests, _ = run_nccl(pytester, h100)
+    t = tests[BW]
+    assert t["status"] == "passed"
+    assert t["stdout"][0] == f"NCCL runtime image: {image} (AICR_NCCL_RUNTIME_IMAGE)"
+    [runtime] = seen
+    images = {
+        (job["name"], c["name"]): c["image"]
+        for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+        for key in ("initContainers", "containers")
+        for c in job["template"]["spec"]["template"]["spec"].get(key) or []
+    }
+    assert images == {
+        ("launcher", "fix-ssh-perms"): image,
+        ("launcher", "node"): image,
+        ("node", "fix-ssh-perms"): image,
+        ("node", "node"): image,
+    }
+    assert leftovers(h100) == []
 
 
 # ------------------------------------------------------------------------------------ skips --

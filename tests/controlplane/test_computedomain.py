@@ -29,6 +29,7 @@ from tests.harness.controlplane_computedomain import (
 )
 from tests.harness.controlplane_players import (
     NVREG_OVERRIDE_ANNOTATION,
+    NvregProbe,
     nvreg_params,
     nvreg_probe_output,
 )
@@ -103,13 +104,23 @@ def test_clique_nodes_are_managed_nodes_with_a_clique_label() -> None:
     assert clique_nodes(nodes, ["gpu-gb200-0", "gpu-gb200-1", "gpu-h100-0"]) == ["gpu-gb200-0", "gpu-gb200-1"]
 
 
-def test_nvreg_probe_output_follows_the_node_driver_parameter() -> None:
+def test_nvreg_probe_output_follows_the_node_driver_and_its_parameter() -> None:
+    from aicr_pytest.nccl import nvreg
+
     pod = {"spec": {"containers": [{"name": "probe"}]}}
     assert "GrdmaPciTopoCheckOverride: 1\n" in nvreg_params(node("n"))
-    assert nvreg_probe_output(pod, node("n")) == {"probe": ("nvreg-override-set\n", 0)}
+    [(out, code)] = nvreg_probe_output(pod, node("n")).values()
+    assert code == 0 and nvreg.evaluate_probe(out) == nvreg.NodeResult(nvreg.Verdict.OK, "580.95.05")
     unset = node("n", annotations={NVREG_OVERRIDE_ANNOTATION: "0"})
     assert "GrdmaPciTopoCheckOverride: 0\n" in nvreg_params(unset)
-    assert nvreg_probe_output(pod, unset) == {"probe": ("nvreg-override-missing\n", 1)}
+    [(out, _)] = nvreg_probe_output(pod, unset).values()
+    assert nvreg.evaluate_probe(out).verdict is nvreg.Verdict.FLAG_MISSING
+    # driver-r595 on the target node only
+    probe = NvregProbe(lambda: ("driver-r595",), lambda: "n")
+    [(out, _)] = probe(pod, node("n")).values()
+    assert nvreg.evaluate_probe(out) == nvreg.NodeResult(nvreg.Verdict.OVERRIDE_REMOVED, "595.58.03")
+    [(out, _)] = probe(pod, node("other")).values()
+    assert nvreg.evaluate_probe(out).verdict is nvreg.Verdict.OK
 
 
 # --------------------------------------------------------------------------------- on the apiserver --

@@ -29,6 +29,7 @@ import pytest
 import aicr_pytest.core.inputs
 import aicr_pytest.nccl
 import aicr_pytest.nccl.cluster
+import aicr_pytest.nccl.nvreg
 import aicr_pytest.plugin
 from aicr_pytest.core import yamlio
 from aicr_pytest.kube.client import RUN_ID_LABEL
@@ -162,3 +163,24 @@ def test_nccl_gb200_net_and_nvls_pass_with_least_privilege(
     assert k8s_backend.controller_errors() == []
     if k8s_backend.name == "controlplane":
         assert elapsed < 90, f"GB200 NCCL checks on the control plane took {elapsed:.1f}s"
+
+
+def test_the_net_preflight_fails_on_an_r595_driver_on_both_backends(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    """Fault ``driver-r595``: the last GB200 node's driver removed the NVreg override; ``-net`` fails
+    naming it and its driver before any TrainJob, ``-nvls`` is untouched."""
+    k8s_backend.seed_profile(PROFILE, ["driver-r595"])
+    tests, run_id = run_gb200(pytester, k8s_backend)
+    net = tests[NET]
+    assert net["status"] == "failed", (net.get("message"), k8s_backend.controller_errors())
+    head = re.match(
+        r"^GPUDirect RDMA cannot be verified on GPU nodes running driver R595 or later: "
+        r"(?P<node>\S+) \(driver 595\.58\.03\)\. ",
+        net["message"],
+    )
+    assert head, net["message"]
+    assert net["message"].endswith(aicr_pytest.nccl.nvreg.HINT_OVERRIDE_REMOVED)
+    assert tests[NVLS]["status"] == "passed"
+    trainjobs = [str(tests[NVLS]["extra"]["aicr.ncclRun"]["trainJob"]).split("/")[-1]]
+    assert leftovers(k8s_backend, run_id, trainjobs) == []

@@ -498,10 +498,10 @@ class ControlPlaneSession:
             SANDBOX_PROBE_SELECTOR,
             SNAPSHOT_AGENT_SELECTOR,
             NvidiaSmiVerify,
+            NvregProbe,
             PodPlayer,
             SandboxProbe,
             SnapshotAgent,
-            nvreg_probe_output,
         )
         from tests.harness.controlplane_trainer import (
             LAUNCHER_SELECTOR,
@@ -529,7 +529,11 @@ class ControlPlaneSession:
                     DynamoController(self.cp).start(),
                     VolumeProvisioner(self.cp, interval=0.5).start(),
                     PodPlayer(self.cp, INFERENCE_JOBS_SELECTOR, self.inference_jobs).start(),
-                    PodPlayer(self.cp, NVREG_PROBE_SELECTOR, nvreg_probe_output).start(),
+                    PodPlayer(
+                        self.cp,
+                        NVREG_PROBE_SELECTOR,
+                        NvregProbe(self.current_faults, lambda: self.health_target),
+                    ).start(),
                     ComputeDomainController(self.cp).start(),
                     PodPlayer(self.cp, IMEX_PROBE_SELECTOR, ImexProbe(self.current_faults)).start(),
                     PodPlayer(self.cp, SNAPSHOT_AGENT_SELECTOR, SnapshotAgent(self.cp)).start(),

@@ -23,10 +23,11 @@ Players:
 * workload-sandboxing's probe pods (label ``app.kubernetes.io/component=sandbox-probe``):
   :class:`SandboxProbe` prints what :func:`aicr_pytest.testing.players.sandbox.probe_log`
   says (the sandbox's own, or under ``sandbox-kernel-shared`` the node's ``kernelVersion``).
-* the NCCL ``-net`` check's NVreg preflight pods (label
-  ``app.kubernetes.io/component=nccl-nvreg-probe``): :func:`nvreg_probe_output` greps the node's
-  ``/proc/driver/nvidia/params`` (:func:`nvreg_params`: ``GrdmaPciTopoCheckOverride`` is 1 unless the
-  node's :data:`NVREG_OVERRIDE_ANNOTATION` says otherwise) as the probe's script does.
+* the NCCL ``-net`` check's NET preflight pods (label
+  ``app.kubernetes.io/component=nccl-nvreg-probe``): :class:`NvregProbe` prints the node's
+  ``/proc/driver/nvidia/version`` and ``params`` as the probe's script does (:func:`nvreg_params`:
+  ``GrdmaPciTopoCheckOverride`` is 1 unless the node's :data:`NVREG_OVERRIDE_ANNOTATION` says
+  otherwise; under ``driver-r595`` the target node runs an R595 driver).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ __all__ = [
     "SANDBOX_PROBE_SELECTOR",
     "SNAPSHOT_AGENT_SELECTOR",
     "NvidiaSmiVerify",
+    "NvregProbe",
     "PodPlayer",
     "Poller",
     "SandboxProbe",
@@ -77,7 +79,7 @@ SNAPSHOT_AGENT_SELECTOR = "app.kubernetes.io/name=aicr-pytest-snapshot-agent"
 SANDBOX_PROBE_SELECTOR = "app.kubernetes.io/component=sandbox-probe"
 #: Node annotation: the node driver's ``NVreg_GrdmaPciTopoCheckOverride`` value (default ``1``, as the
 #: GPU Operator's kernelModuleConfig sets it on p6e-gb200 EKS nodes).
-NVREG_OVERRIDE_ANNOTATION = "aicr.test/nvreg-grdma-pci-topo-check-override"
+NVREG_OVERRIDE_ANNOTATION = "aicr.test/nvreg-grdma-pci-topo-check-override"  # the test kit's
 
 
 def _quantity(value: Any) -> int:
@@ -135,23 +137,35 @@ class NvidiaSmiVerify:
 
 def nvreg_params(node: Obj) -> str:
     """The NVIDIA driver's ``/proc/driver/nvidia/params`` on ``node`` (the lines around the override)."""
+    from aicr_pytest.testing.players import nvreg_probe
+
     value = str(((node.get("metadata") or {}).get("annotations") or {}).get(NVREG_OVERRIDE_ANNOTATION, "1"))
-    return (
-        "ResmanDebugLevel: 4294967295\n"
-        "RmLogonRC: 1\n"
-        "EnableGpuFirmware: 18\n"
-        f"GrdmaPciTopoCheckOverride: {value}\n"
-        'RegistryDwords: ""\n'
-    )
+    return nvreg_probe.nvidia_params(value)
 
 
-def nvreg_probe_output(pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
-    """What the NVreg preflight probe prints on ``node`` (its script greps the params for the override)."""
+def nvreg_probe_output(pod: Obj, node: Obj, r595: bool = False) -> dict[str, tuple[str, int]]:
+    """What the NET preflight's probe prints on ``node``: its driver's version and params files, each
+    with its read marker, exit 0 (``r595``: the node runs the ``driver-r595`` fault's driver)."""
+    from aicr_pytest.testing.players import nvreg_probe
+
     containers = (pod.get("spec") or {}).get("containers") or [{}]
-    name = str(containers[0].get("name") or "probe")
-    if re.search(r"^GrdmaPciTopoCheckOverride: 1$", nvreg_params(node), re.MULTILINE):
-        return {name: ("nvreg-override-set\n", 0)}
-    return {name: ("nvreg-override-missing\n", 1)}
+    return {str(containers[0].get("name") or "probe"): (nvreg_probe.probe_output(node, r595), 0)}
+
+
+class NvregProbe:
+    """Plays the NET preflight's probe pods; under ``driver-r595`` the profile's last GPU node
+    (``target``) runs an R595 driver."""
+
+    def __init__(self, faults: Callable[[], tuple[str, ...]], target: Callable[[], str | None]) -> None:
+        self.faults = faults
+        self.target = target
+
+    def __call__(self, pod: Obj, node: Obj) -> dict[str, tuple[str, int]]:
+        from aicr_pytest.testing.players import nvreg_probe
+
+        name = (node.get("metadata") or {}).get("name")
+        r595 = nvreg_probe.FAULT_DRIVER_R595 in self.faults() and name == self.target()
+        return nvreg_probe_output(pod, node, r595=r595)
 
 
 class SandboxProbe:

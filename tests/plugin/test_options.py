@@ -299,6 +299,8 @@ def test_validate_forwards_every_shared_option_and_pytest_reads_it_back(pytester
         "--node-health",
         "--dcgm-image",
         "dcgm:1",
+        "--cuda-smoke-image",
+        "cuda-sample:1",
         "--dcgm-diag-level",
         "2",
         "--gpu-health-window",

@@ -199,3 +199,54 @@ def test_an_incoherent_upstream_header_is_one_line(
     proc = cli("-r", str(path), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["ERROR: " + line.format(path=path)]
+
+
+#: the checks and gates added from today's AICR main and the CNCF suite, each with the phase an
+#: upstream recipe declares it in (aicr-pytest's own gpu-cuda-smoke and the CNCF SHOULD
+#: workload-sandboxing run when a recipe names them, as upstream runs every declared check)
+ADDED_CHECKS = {
+    "deployment": ["expected-resources", "check-nvidia-smi", "gke-gpu-nic-topology", "gpu-cuda-smoke"],
+    "conformance": ["dra-support", "gang-scheduling", "workload-sandboxing"],
+}
+#: check-nvidia-smi's host-driver floor (AICR #1995, PR #2257)
+FLOOR = {"name": "Deployment.gpu-driver.version", "value": ">= 580.0"}
+
+
+def added_checks_recipe(tmp: Path) -> Path:
+    """The upstream v1 training recipe declaring every added check, and the driver floor."""
+    doc = yamlio.load(V1.read_text())
+    for phase, names in ADDED_CHECKS.items():
+        block = doc["validation"].setdefault(phase, {})
+        block["checks"] = [*block.get("checks", []), *(n for n in names if n not in block.get("checks", []))]
+    doc["validation"]["deployment"].setdefault("constraints", []).append(FLOOR)
+    path = tmp / "aicr-v1-added-checks.yaml"
+    path.write_text(yamlio.dump(doc))
+    return path
+
+
+def test_every_added_check_an_upstream_recipe_declares_is_selected(tmp_path: Path) -> None:
+    # equivalence: a declared check is never dropped or moved to another phase
+    proc = cli("-r", str(added_checks_recipe(tmp_path)), "-s", str(SNAPSHOT), "--no-cluster", tmp=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = selection(json.loads(proc.stdout))
+    for phase, names in ADDED_CHECKS.items():
+        missing = [n for n in names if n not in got.get(phase, [])]
+        assert missing == [], f"{phase}: declared but not run: {missing}"
+    for phase, names in SELECTION.items():  # and nothing the leaf declared before is lost
+        assert set(names) <= set(got[phase])
+
+
+def test_the_driver_floor_of_an_upstream_recipe_is_enforced(tmp_path: Path) -> None:
+    doc = yamlio.load(added_checks_recipe(tmp_path).read_text())
+    doc["validation"] = {"deployment": {**doc["validation"]["deployment"], "checks": ["check-nvidia-smi"]}}
+    (tmp_path / "floor.yaml").write_text(yamlio.dump(doc))
+    recipe = str(tmp_path / "floor.yaml")
+    args = ("-r", recipe, "-s", str(SNAPSHOT), "--phase", "deployment", "--simulate", "h100-eks-training")
+    healthy = cli(*args, tmp=tmp_path)
+    tests = {t["name"]: t for t in json.loads(healthy.stdout)["results"]["tests"]}
+    assert tests["check-nvidia-smi"]["status"] == "passed", tests["check-nvidia-smi"].get("message")
+    below = cli(*args, "--fault", "driver-below-floor", tmp=tmp_path)
+    tests = {t["name"]: t for t in json.loads(below.stdout)["results"]["tests"]}
+    assert tests["check-nvidia-smi"]["status"] == "failed"
+    assert "host driver version 535.247.01 on node" in tests["check-nvidia-smi"]["message"]
+    assert "does not satisfy" in tests["check-nvidia-smi"]["message"]

@@ -253,6 +253,68 @@ def test_storage_class_knob_trimmed() -> None:
     assert inf.resolve_knobs(GATES, {inf.ENV_CACHE_STORAGE_CLASS: "  "}).model_cache_storage_class is None
 
 
+def test_cache_storage_class_precedence_recipe_over_catalog_over_default() -> None:
+    # upstream's documented precedence: recipe constraint > catalog env > the cluster's default
+    recipe = [*GATES, *cs(inference_model_cache_storage_class=" a4x-compatible ")]
+    env = {inf.ENV_CACHE_STORAGE_CLASS: "gp3"}
+    assert inf.resolve_knobs(recipe, env).model_cache_storage_class == "a4x-compatible"
+    assert inf.resolve_knobs(recipe, {}).model_cache_storage_class == "a4x-compatible"
+    assert inf.resolve_knobs(GATES, env).model_cache_storage_class == "gp3"
+    assert inf.resolve_knobs(GATES, {}).model_cache_storage_class is None  # missing: the cluster default
+    blank = [*GATES, *cs(inference_model_cache_storage_class="  ")]
+    assert inf.resolve_knobs(blank, env).model_cache_storage_class == "gp3"  # blank means unset
+
+
+@pytest.mark.parametrize(
+    ("source", "raw"),
+    [
+        ("constraint", "Hyperdisk_Balanced"),
+        ("constraint", "-gp3"),
+        ("constraint", "a" * 254),
+        ("env", "gp3 fast"),
+    ],
+)
+def test_cache_storage_class_that_names_no_storage_class_is_a_usage_error(source: str, raw: str) -> None:
+    if source == "constraint":
+        items, env, name = (
+            [*GATES, *cs(inference_model_cache_storage_class=raw)],
+            {},
+            "inference-model-cache-storage-class",
+        )
+    else:
+        items, env, name = (
+            GATES,
+            {inf.ENV_CACHE_STORAGE_CLASS: raw},
+            "AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS",
+        )
+    with pytest.raises(UsageError) as exc:
+        inf.resolve_knobs(items, env)
+    assert str(exc.value) == (
+        f'invalid {name}="{raw}": must be a StorageClass name (lowercase letters, digits, "-" and ".", '
+        "at most 253 characters, starting and ending with a letter or digit)"
+    )
+
+
+def test_router_mode_knob() -> None:
+    assert inf.resolve_knobs(GATES, {}).router_mode == "least-loaded"
+    for mode in ("kv", "round-robin", "random", "power-of-two", "least-loaded", "device-aware-weighted"):
+        assert inf.resolve_knobs(GATES, {inf.ENV_ROUTER_MODE: f" {mode} "}).router_mode == mode
+    assert inf.resolve_knobs(GATES, {inf.ENV_ROUTER_MODE: "  "}).router_mode == "least-loaded"
+    # only the catalog env sets it, as upstream: the shell running aicr-pytest does not
+    assert inf.resolve_knobs(GATES, {}, {inf.ENV_ROUTER_MODE: "kv"}).router_mode == "least-loaded"
+
+
+@pytest.mark.parametrize("raw", ["direct", "KV", "least_loaded", "round robin"])
+@pytest.mark.parametrize("routing", ["dynamo-router", "gateway-epp"])
+def test_router_mode_errors_list_the_valid_values_in_either_routing_mode(raw: str, routing: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        inf.resolve_knobs([*GATES, *cs(inference_routing_mode=routing)], {inf.ENV_ROUTER_MODE: raw})
+    assert str(exc.value) == (
+        f'invalid AICR_INFERENCE_PERF_ROUTER_MODE "{raw}": must be one of kv, round-robin, random, '
+        "power-of-two, least-loaded, device-aware-weighted"
+    )
+
+
 # --- comparators ---------------------------------------------------------------------------------
 
 

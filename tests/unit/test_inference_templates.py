@@ -95,6 +95,39 @@ def test_workload_renders(routing: str, dra: bool, cache: str) -> None:
         assert route["spec"]["parentRefs"][0]["namespace"] == "agentgateway-system"
 
 
+@pytest.mark.parametrize("mode", ["kv", "device-aware-weighted"])
+def test_the_router_mode_knob_reaches_the_dynamo_frontend_only(mode: str) -> None:
+    manifests = inf.render_workload(
+        RUN, knobs("dynamo-router", AICR_INFERENCE_PERF_ROUTER_MODE=mode), choice(False), [], "v1"
+    )
+    frontend = next(
+        c
+        for c in by_kind(manifests, "DynamoGraphDeployment")["spec"]["components"]
+        if c["type"] == "frontend"
+    )
+    env = {e["name"]: e.get("value") for e in frontend["podTemplate"]["spec"]["containers"][0]["env"]}
+    assert env["DYN_ROUTER_MODE"] == mode
+    # gateway-epp: EPP selects the endpoint; no component carries a router mode
+    epp = inf.render_workload(
+        RUN, knobs("gateway-epp", AICR_INFERENCE_PERF_ROUTER_MODE=mode), choice(False), [], "v1"
+    )
+    assert "DYN_ROUTER_MODE" not in str(by_kind(epp, "DynamoGraphDeployment"))
+
+
+def test_the_cache_storage_class_constraint_reaches_the_pvc() -> None:
+    recipe = [
+        Constraint(name="inference-routing-mode", value="dynamo-router"),
+        Constraint(name="inference-model-cache-storage-class", value="a4x-compatible"),
+    ]
+    picked = inf.resolve_knobs(recipe, {"AICR_INFERENCE_PERF_MODEL_CACHE_STORAGE_CLASS": "gp3"})
+    pvc = by_kind(inf.render_workload(RUN, picked, choice(False), [], "v1"), "PersistentVolumeClaim")
+    assert pvc["spec"]["storageClassName"] == "a4x-compatible"
+    default = by_kind(
+        inf.render_workload(RUN, knobs("dynamo-router"), choice(False), [], "v1"), "PersistentVolumeClaim"
+    )
+    assert "storageClassName" not in default["spec"]  # the cluster's default StorageClass
+
+
 @pytest.mark.parametrize(("version", "inline"), [("v1", False), ("v1beta2", False), ("v1beta1", True)])
 def test_claim_template_per_served_version(version: str, inline: bool) -> None:
     manifests = inf.render_workload(RUN, knobs("dynamo-router"), choice(True), [], version)

@@ -3,7 +3,12 @@ logging)."""
 
 from __future__ import annotations
 
-from aicr_pytest.core.defaults import DEFAULT_DCGM_IMAGE, DEFAULT_NVIDIA_SMI_IMAGE, DEFAULT_TIMEOUT
+from aicr_pytest.core.defaults import (
+    DEFAULT_CUDA_SMOKE_IMAGE,
+    DEFAULT_DCGM_IMAGE,
+    DEFAULT_NVIDIA_SMI_IMAGE,
+    DEFAULT_TIMEOUT,
+)
 from aicr_pytest.plugin.options.spec import PYTEST, VALIDATE, Option
 
 NODE_SELECTOR = Option(
@@ -289,6 +294,17 @@ ROWS: tuple[Option, ...] = (
         default=DEFAULT_DCGM_IMAGE,
         env="AICR_DCGM_IMAGE",
         metavar="IMAGE",
+    ),
+    Option(
+        "cuda_smoke_image",
+        ("--cuda-smoke-image",),
+        "CUDA sample image of gpu-cuda-smoke's pods (its /cuda-samples/vectorAdd runs on each GPU), for "
+        "air-gapped clusters or another CUDA version",
+        setting="cuda_smoke_image",
+        default=DEFAULT_CUDA_SMOKE_IMAGE,
+        env="AICR_CUDA_SMOKE_IMAGE",
+        metavar="IMAGE",
+        config_key="execution.cudaSmokeImage",
     ),
     Option(
         "dcgm_diag_level",

@@ -39,6 +39,8 @@ What it plays, on the fake cluster's clock:
 * **Termination message** — a launcher that copies its results to ``/dev/termination-log`` (the
   GKE runtime's wrapper) ends with the rows and the ``# Avg bus bandwidth`` trailer there
   (:func:`results_digest`, ≤3900 bytes), as kubelet reports it in ``state.terminated.message``.
+* **NET preflight** — the NVreg probe pods print their node's driver files
+  (:mod:`.nvreg_probe`; fault ``driver-r595``).
 * **TCPXO preflight** — a probe pod that tests the host's
   ``/home/kubernetes/bin/nvidia/lib64/nccl-env-profile.sh`` fails (``tcpxo-artifact-missing``) on a
   node where the TCPXO NCCL plugin installer does not run.
@@ -73,6 +75,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aicr_pytest.testing.builders import GKE_GPU_NICS, ROCE_DEVICE_CLASS, ROCE_DRIVER, TCPXO_INSTALLER
+from aicr_pytest.testing.players import nvreg_probe
 from aicr_pytest.testing.players.nccl_launcher import (
     TERMINATION_MESSAGE_BYTES,
     LauncherSpec,
@@ -201,6 +204,7 @@ def fault_factor(faults: Collection[str]) -> float:
 
 def install(fc: SimulatedCluster, profile: ClusterProfile) -> None:
     player = NcclPlayer(fc)
+    nvreg_probe.install(fc, profile)  # the NET preflight's probe pods (and the driver-r595 fault)
     if FAULT_WEBHOOK_NEVER_ADMITS in profile.faults:
         deny_trainjobs(fc, times=None)
     elif FAULT_WEBHOOK_CACHE_LAG in profile.faults:

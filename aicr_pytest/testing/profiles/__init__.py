@@ -117,6 +117,9 @@ Faults:
 * ``driver-below-floor`` -- the last GPU node's nvidia-smi banner says host driver ``535.247.01``
   (below a ``Deployment.gpu-driver.version`` floor such as ``>= 580.95.05``; both backends'
   nvidia-smi players honour it);
+* ``driver-r595`` -- the last GPU node's ``/proc/driver/nvidia/version`` says driver ``595.58.03``:
+  the NCCL NET check's Grace-Blackwell preflight fails naming it (both backends' NVreg probe
+  players honour it);
 * ``nccl-low-bandwidth``, ``nccl-socket-fallback``, ``nccl-launcher-never-starts`` -- recorded in
   ``FakeCluster.state["faults"]`` (and the ``kube-public/aicr-simulator`` ConfigMap); the NCCL player
   (:mod:`aicr_pytest.testing.players.nccl`) honours them: ~1/4 bus bandwidth, ``Using network

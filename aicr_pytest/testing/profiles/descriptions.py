@@ -45,6 +45,10 @@ FAULTS: Final[dict[str, str]] = {
     "driver-below-floor": (
         "The last GPU node runs an R535 host driver, below a recipe's Deployment.gpu-driver.version floor."
     ),
+    "driver-r595": (
+        "The last GPU node runs an R595 driver, which removed NVreg_GrdmaPciTopoCheckOverride: the NCCL "
+        "NET check's Grace-Blackwell preflight cannot verify GPUDirect RDMA there and fails."
+    ),
     "prometheus-down": "Prometheus has no ready endpoint: every metrics query answers 503.",
     "dcgm-exporter-no-gpu-series": "The DCGM exporter runs but exports no per-GPU series.",
     "slurm-controller-down": (

@@ -53,6 +53,11 @@ def fault_driver_below_floor(profile: ClusterProfile) -> None:
     """The last GPU node's host driver is an R535 one: below a ``Deployment.gpu-driver.version`` floor."""
 
 
+def fault_driver_r595(profile: ClusterProfile) -> None:
+    """The last GPU node runs an R595 driver, which has no ``NVreg_GrdmaPciTopoCheckOverride`` (the
+    NCCL NET preflight's probe reads it; :mod:`aicr_pytest.testing.players.nvreg_probe`)."""
+
+
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
@@ -483,6 +488,7 @@ FAULTS: dict[str, Callable[[ClusterProfile], None]] = {
     "gpu-node-cordoned": fault_gpu_node_cordoned,
     "nvidia-smi-missing-gpu": fault_nvidia_smi_missing_gpu,
     "driver-below-floor": fault_driver_below_floor,
+    "driver-r595": fault_driver_r595,
     "gpu-missing": fault_gpu_missing,
     "gpu-driver-missing": fault_gpu_driver_missing,
     "gpu-diag-fail": fault_gpu_diag_fail,
