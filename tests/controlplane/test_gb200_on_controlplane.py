@@ -171,6 +171,7 @@ def test_the_net_preflight_fails_on_an_r595_driver_on_both_backends(
     """Fault ``driver-r595``: the last GB200 node's driver removed the NVreg override; ``-net`` fails
     naming it and its driver before any TrainJob, ``-nvls`` is untouched."""
     k8s_backend.seed_profile(PROFILE, ["driver-r595"])
+    slices = cd_slices(k8s_backend)
     tests, run_id = run_gb200(pytester, k8s_backend)
     net = tests[NET]
     assert net["status"] == "failed", (net.get("message"), k8s_backend.controller_errors())
@@ -183,4 +184,4 @@ def test_the_net_preflight_fails_on_an_r595_driver_on_both_backends(
     assert net["message"].endswith(aicr_pytest.nccl.nvreg.HINT_OVERRIDE_REMOVED)
     assert tests[NVLS]["status"] == "passed"
     trainjobs = [str(tests[NVLS]["extra"]["aicr.ncclRun"]["trainJob"]).split("/")[-1]]
-    assert leftovers(k8s_backend, run_id, trainjobs) == []
+    assert leftovers(k8s_backend, run_id, trainjobs, slices) == []
