@@ -69,8 +69,12 @@ def pins(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 # ------------------------------------------------------------------------------------ a bad node --
 def test_slow_node_is_named_in_message_extra_stdout_and_terminal(
-    pytester: pytest.Pytester, slow: FakeCluster, pins: list[list[str]]
+    pytester: pytest.Pytester, slow: FakeCluster, pins: list[list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the failure line is cut at the terminal's width (uncut on CI): a wide terminal, the same everywhere
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
+    monkeypatch.setenv("COLUMNS", "400")
     tests, result = run_nccl(pytester, slow, FLAG)
     t = tests[BW]
     assert t["status"] == "failed"
