@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-env.sh
-echo "== ruff"; .venv/bin/ruff check .
+echo "== ruff"; .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== mypy"; .venv/bin/mypy
 echo "== import-linter (layers, pyproject.toml)"; .venv/bin/lint-imports --no-cache
 echo "== docs (Sphinx, warnings are errors; open with python -m http.server -d docs/_build/html)"

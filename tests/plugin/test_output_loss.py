@@ -169,7 +169,7 @@ def test_a_snapshot_configmap_in_a_missing_namespace_is_refused_before_the_captu
         agents = [p for p in fc.store.list(pods, None)["items"] if "snapshot" in p["metadata"]["name"]]
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "aicr-pytest: error: cannot write snapshot to cm://missing-ns/snap: create configmaps \"snap\" in "
+        'aicr-pytest: error: cannot write snapshot to cm://missing-ns/snap: create configmaps "snap" in '
         'namespace missing-ns: 404 Not Found: namespaces "missing-ns" not found'
     ]
     assert agents == []  # no agent was started

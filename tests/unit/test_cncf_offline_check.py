@@ -219,9 +219,7 @@ STATUSES = "Implemented, Not Implemented, Partially Implemented, N/A"
         (lambda d: d.pop("metadata"), ["metadata: missing (the validator requires a metadata mapping)"]),
     ],
 )
-def test_each_rule_reports_one_line(
-    tmp_path: Path, mutate: Mutation, expected: list[str]
-) -> None:
+def test_each_rule_reports_one_line(tmp_path: Path, mutate: Mutation, expected: list[str]) -> None:
     path, document = kit(CHECKLIST_136, tmp_path / "kit")
     broken = copy.deepcopy(document)
     mutate(broken)
@@ -239,9 +237,7 @@ def test_snake_case_metadata_is_accepted(tmp_path: Path) -> None:
     assert check_product(rewrite(path, document), CHECKLIST_136) == []
 
 
-def test_without_a_checklist_each_requirement_is_judged_by_its_own_level(
-    tmp_path: Path
-) -> None:
+def test_without_a_checklist_each_requirement_is_judged_by_its_own_level(tmp_path: Path) -> None:
     path, document = kit(CHECKLIST_136, tmp_path / "kit")
     req(document, "gang_scheduling").update(status="Not Implemented")
     req(document, "gpu_sharing").update(level="MAY")
@@ -252,9 +248,7 @@ def test_without_a_checklist_each_requirement_is_judged_by_its_own_level(
     ]
 
 
-def test_a_1_37_product_checked_against_the_1_36_checklist_shows_the_drift(
-    tmp_path: Path
-) -> None:
+def test_a_1_37_product_checked_against_the_1_36_checklist_shows_the_drift(tmp_path: Path) -> None:
     path, _ = kit(write(tmp_path, "v137.yaml", V137), tmp_path / "kit")
     problems = check_product(path, CHECKLIST_136)
     assert "metadata.kubernetesVersion: v1.37 differs from the checklist's v1.36" in problems

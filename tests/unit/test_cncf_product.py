@@ -51,9 +51,7 @@ def entry(data: dict[str, Any], rid: str) -> dict[str, Any]:
     return next(e for entries in data["spec"].values() for e in entries if e["id"] == rid)
 
 
-def test_the_1_36_template_filled_keeps_every_requirement_and_its_text(
-    tmp_path: Path
-) -> None:
+def test_the_1_36_template_filled_keeps_every_requirement_and_its_text(tmp_path: Path) -> None:
     template = CHECKLIST_136
     _, reread = fill_and_reread(template, tmp_path)
     original = yaml.safe_load(template.read_text(encoding="utf-8"))
@@ -108,9 +106,7 @@ def test_verdicts_become_statuses_notes_and_evidence(tmp_path: Path) -> None:
     }
 
 
-def test_without_hybrid_verification_only_the_feature_files_are_linked(
-    tmp_path: Path
-) -> None:
+def test_without_hybrid_verification_only_the_feature_files_are_linked(tmp_path: Path) -> None:
     _, reread = fill_and_reread(CHECKLIST_136, tmp_path, hybrid=False)
     assert entry(reread, "gang_scheduling")["evidence"] == ["file://gang-scheduling.md"]
     assert entry(reread, "cluster_autoscaling")["evidence"] == []
