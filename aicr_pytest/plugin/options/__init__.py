@@ -108,6 +108,7 @@ from aicr_pytest.plugin.options.spec import (
     EntryPoint,
     Model,
     Option,
+    model_fields,
     namespaced,
 )
 
@@ -317,11 +318,7 @@ def fields_of(
     values: Mapping[str, Any], model: Model, options: Sequence[Option] | None = None
 ) -> dict[str, Any]:
     """``{field: value}`` of ``model``'s fields, from values already resolved (:func:`resolved`)."""
-    return {
-        opt.setting: values.get(opt.name)
-        for opt in table(options)
-        if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
-    }
+    return model_fields(values, model, table(options))
 
 
 def setting_values(
@@ -344,7 +341,9 @@ def run_settings(
     """A plain pytest session's options (``flags``: the pytest values as parsed), resolved once:
     the ``--config`` file read once (raises ``UsageError``)."""
     config = config_values(flags)
-    return RunSettings(resolved(flags, PYTEST, options, environ, config), given_names(flags))
+    return RunSettings(
+        resolved(flags, PYTEST, options, environ, config), given_names(flags), tuple(table(options))
+    )
 
 
 #: a session's :class:`RunSettings` (:func:`session_run`)
@@ -364,7 +363,7 @@ def session_run(config: pytest.Config) -> RunSettings:
         if isinstance(carrier, RunCarrier):
             run = carrier.run
         elif from_controller is not None:
-            run = RunSettings.from_worker(from_controller)
+            run = RunSettings.from_worker(from_controller, table())
         else:
             run = run_settings(values_from(config.option, PYTEST))
         config.stash[SESSION_RUN] = run
@@ -423,7 +422,7 @@ def resolve_validate(
         given[opt.name] = value
         shared = opt.takes(VALIDATE) and value is not None
         session[opt.name] = values[opt.name] if shared else resolve(opt, value, environ, config)
-    return values, RunSettings(session, given_names(given))
+    return values, RunSettings(session, given_names(given), tuple(table(options)))
 
 
 def build_run_settings(

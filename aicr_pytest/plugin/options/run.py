@@ -13,12 +13,12 @@ Light on purpose (pytest imports it at start-up): the models are imported when a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final
 
-from aicr_pytest.plugin.options.spec import PYTEST
+from aicr_pytest.plugin.options.spec import PYTEST, Option, model_fields
 
 if TYPE_CHECKING:
     from aicr_pytest.core.settings import Settings
@@ -57,35 +57,35 @@ class RunSettings:
     values: Mapping[str, Any]
     #: the options the command line gave (``validate``: also those it set itself)
     given: frozenset[str] = frozenset()
+    #: the option table it was resolved against (not part of its value)
+    table: tuple[Option, ...] = field(default=(), compare=False, repr=False)
 
     def given_with(self, **values: Any) -> RunSettings:
         """This resolution with ``values`` given on the command line (``validate``'s own: the
         simulated cluster's kubeconfig, the captured snapshot, :data:`SET_BY_VALIDATE`)."""
-        return RunSettings({**self.values, **values}, self.given | given_names(values))
+        return RunSettings({**self.values, **values}, self.given | given_names(values), self.table)
 
     def to_worker(self) -> dict[str, Any]:
         """This resolution as an xdist worker receives it (plain values): :meth:`from_worker`."""
         return {"values": dict(self.values), "given": sorted(self.given)}
 
     @classmethod
-    def from_worker(cls, wire: Mapping[str, Any]) -> RunSettings:
-        return cls(dict(wire["values"]), frozenset(wire["given"]))
+    def from_worker(cls, wire: Mapping[str, Any], table: Sequence[Option]) -> RunSettings:
+        return cls(dict(wire["values"]), frozenset(wire["given"]), tuple(table))
 
     @cached_property
     def settings(self) -> Settings:
         """The run's :class:`Settings` (raises ``UsageError``)."""
         from aicr_pytest.core.settings import build_settings
-        from aicr_pytest.plugin.options import fields_of
 
-        return build_settings(fields_of(self.values, "run"))
+        return build_settings(model_fields(self.values, "run", self.table))
 
     @cached_property
     def evidence(self) -> EvidenceSettings:
         """The recipe-evidence options (raises ``UsageError``)."""
         from aicr_pytest.evidence.settings import build_evidence_settings
-        from aicr_pytest.plugin.options import fields_of
 
-        return build_evidence_settings(fields_of(self.values, "evidence"))
+        return build_evidence_settings(model_fields(self.values, "evidence", self.table))
 
     @cached_property
     def cncf(self) -> CncfSettings:
@@ -126,12 +126,10 @@ class RunSettings:
         """The pytest arguments that give what the command line gave, in table order (``validate``
         passes them on, so its session's ``config.option`` agrees with this object); ``leave_out``:
         options already among the arguments."""
-        from aicr_pytest.plugin.options import entries
-
         return [
             arg
-            for opt in entries(PYTEST)
-            if opt.name in self.given and opt.name not in leave_out
+            for opt in self.table
+            if opt.takes(PYTEST) and opt.name in self.given and opt.name not in leave_out
             for arg in opt.to_args(PYTEST, self.values.get(opt.name))
         ]
 

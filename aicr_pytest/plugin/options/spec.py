@@ -7,7 +7,7 @@ imports no model, no cluster client and no template engine.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -240,3 +240,12 @@ class Option:
         if self.action == "bool":
             return [f"{flag}={'true' if value else 'false'}"]
         return [f"{flag}={value}"]
+
+
+def model_fields(values: Mapping[str, Any], model: Model, options: Sequence[Option]) -> dict[str, Any]:
+    """``{field: value}`` of ``model``'s fields among ``options``, from values already resolved."""
+    return {
+        opt.setting: values.get(opt.name)
+        for opt in options
+        if opt.setting is not None and opt.model == model and opt.takes(PYTEST)
+    }
