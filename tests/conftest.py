@@ -65,6 +65,19 @@ def sigint_raises() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@pytest.fixture
+def sighup_default() -> Iterator[None]:
+    """SIGHUP has its default action for the test's duration, however the suite was started: under
+    ``nohup`` it is inherited as ignored, and aicr-pytest rightly leaves an ignored SIGHUP ignored,
+    so a test of how a run ends on SIGHUP (a closed terminal) would see none. Child processes started
+    meanwhile inherit the default action too."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
 _SESSION_START = time.time()
 
 #: the start of the skip reason of the ``reference_dir`` fixture (the repository's conftest.py)

@@ -200,7 +200,7 @@ def signal_once_watching(cluster: Cluster, signum: int) -> None:
     threading.Thread(target=fire, daemon=True).start()
 
 
-@pytest.mark.usefixtures("sigint_raises")
+@pytest.mark.usefixtures("sigint_raises", "sighup_default")
 @pytest.mark.parametrize(
     ("signum", "raised"),
     [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated), (signal.SIGHUP, Terminated)],

@@ -118,6 +118,7 @@ def _report(tmp_path: Path) -> dict[str, dict[str, object]]:
     [(signal.SIGTERM, interrupt.SIGTERM_REASON), (signal.SIGHUP, interrupt.SIGHUP_REASON)],
     ids=["SIGTERM", "SIGHUP"],
 )
+@pytest.mark.usefixtures("sighup_default")
 def test_sigterm_or_sighup_in_a_check_that_created_objects_is_named_as_itself(
     tmp_path: Path, fc: FakeCluster, signum: int, reason: str
 ) -> None:
