@@ -84,7 +84,10 @@ class KueueController(Poller):
             except urllib.error.HTTPError as e:
                 if vanished(self.cp, job_path):
                     return  # the test deleted the Job (or its namespace) meanwhile
-                raise RuntimeError(f"creating the Workload of Job {ns}/{name}: {http_detail(e)}") from e
+                detail = http_detail(e)
+                if e.code == 403 and "being terminated" in detail:
+                    return  # its namespace is being deleted (the check's cleanup): Kueue skips it too
+                raise RuntimeError(f"creating the Workload of Job {ns}/{name}: {detail}") from e
             workloads.append(workload)
         if (workload.get("status") or {}).get("admission"):
             return
