@@ -628,6 +628,9 @@ class ControlPlaneSession:
             self._current, self._objects, self._pod_states = key, objects, states
             self.profiles[profile] = key[1]
             self.ensure_players()
+            # A controller holds its Lease within a tick of its pod running; play that tick now, so
+            # no test looks before it (robust-controller reads the Lease at once).
+            self.player("operator-leases").tick()
             wait_apiservices_available(self.cp, objects)
             from tests.harness.controlplane_dynamo import apply_faults
 
