@@ -47,7 +47,7 @@ from aicr_pytest.conformance.common import (
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.defaults import DRA_TEST_POD_TIMEOUT
 from aicr_pytest.conformance.failures import ConformanceFailure
-from aicr_pytest.conformance.gpu_workload import BUSYBOX_IMAGE
+from aicr_pytest.conformance.gpu_workload import BUSYBOX_IMAGE, on_nodes, run_once_pod
 from aicr_pytest.conformance.testns import GpuTestNamespace, cleaned_up
 from aicr_pytest.core import allocmode
 from aicr_pytest.core.errors import Inconclusive
@@ -263,23 +263,12 @@ def build_probe_pod(
     tolerations: list[dict[str, str]],
 ) -> JSON:
     """The busybox probe (no GPU request) claiming one channel, required onto ``nodes``."""
-    # one term per node (terms are ORed): a metadata.name field selector takes a single value
-    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in nodes]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {**labels, COMPONENT_LABEL[0]: COMPONENT_LABEL[1]},
-        },
-        "spec": {
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
-                }
-            },
-            "restartPolicy": "Never",
+    return run_once_pod(
+        name,
+        namespace,
+        {**labels, COMPONENT_LABEL[0]: COMPONENT_LABEL[1]},
+        {
+            "affinity": on_nodes(nodes),
             "tolerations": tolerations,
             "resourceClaims": [{"name": POD_CLAIM, "resourceClaimTemplateName": template}],
             "containers": [
@@ -291,7 +280,7 @@ def build_probe_pod(
                 }
             ],
         },
-    }
+    )
 
 
 # --- the subtest ------------------------------------------------------------------------------------

@@ -92,13 +92,21 @@ def _container(name: str, image: str, script: str, resources: JSON | None = None
     return out
 
 
-def _pod(name: str, namespace: str, labels: Mapping[str, str], pod_spec: JSON) -> JSON:
+def run_once_pod(name: str, namespace: str, labels: Mapping[str, str], pod_spec: JSON) -> JSON:
+    """A run-once test pod (``restartPolicy: Never``) with ``pod_spec``'s fields."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
         "spec": {"restartPolicy": "Never", **pod_spec},
     }
+
+
+def on_nodes(nodes: Sequence[str]) -> JSON:
+    """Required node affinity to ``nodes``: one ``matchFields`` term per node, OR-ed (a
+    ``metadata.name`` field selector takes a single value)."""
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in nodes]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
 
 def build_dra_pod(
@@ -109,7 +117,7 @@ def build_dra_pod(
     labels: Mapping[str, str],
 ) -> JSON:
     """The DRA GPU test pod: ``gpu-test`` references the claim, ``unauthorized`` nothing; no node pinning."""
-    return _pod(
+    return run_once_pod(
         name,
         namespace,
         labels,
@@ -132,19 +140,14 @@ def build_device_plugin_pod(
     labels: Mapping[str, str],
 ) -> JSON:
     """The device-plugin GPU test pod: ``gpu-test`` limits ``nvidia.com/gpu: 1``; required node affinity
-    to the device-plugin nodes (one ``matchFields`` term per node, OR-ed)."""
-    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in nodes]
-    return _pod(
+    to the device-plugin nodes (:func:`on_nodes`)."""
+    return run_once_pod(
         name,
         namespace,
         labels,
         {
             "tolerations": [dict(t) for t in tolerations],
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
-                }
-            },
+            "affinity": on_nodes(nodes),
             "containers": [
                 _container(GRANTED_CONTAINER, CUDA_IMAGE, GRANT_PROBE, {"limits": {GPU_RESOURCE: "1"}}),
                 _container(UNAUTHORIZED_CONTAINER, CUDA_IMAGE, ABSENCE_PROBE),
@@ -155,7 +158,7 @@ def build_device_plugin_pod(
 
 def build_probe_pod(name: str, namespace: str, node: str, labels: Mapping[str, str]) -> JSON:
     """The no-allocation probe: on ``node`` (bypassing the scheduler), tolerating everything, no GPU."""
-    return _pod(
+    return run_once_pod(
         name,
         namespace,
         labels,

@@ -44,7 +44,7 @@ from aicr_pytest.conformance.common import (
 )
 from aicr_pytest.conformance.context import ConformanceContext
 from aicr_pytest.conformance.failures import ConformanceFailure
-from aicr_pytest.conformance.gpu_workload import BUSYBOX_IMAGE, container_exit_code
+from aicr_pytest.conformance.gpu_workload import BUSYBOX_IMAGE, container_exit_code, run_once_pod
 from aicr_pytest.conformance.inventory import node_info
 from aicr_pytest.conformance.testns import GpuTestNamespace, cleaned_up
 from aicr_pytest.core.errors import Inconclusive
@@ -129,23 +129,18 @@ def kernel_verdict(rc: str, handler: str, node: str, pod_kernel: str, node_kerne
 def build_probe(
     name: str, namespace: str, rc: str, labels: Mapping[str, str], tolerations: list[dict[str, str]]
 ) -> JSON:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {**labels, COMPONENT_LABEL[0]: COMPONENT_LABEL[1]},
-        },
-        "spec": {
+    return run_once_pod(
+        name,
+        namespace,
+        {**labels, COMPONENT_LABEL[0]: COMPONENT_LABEL[1]},
+        {
             "runtimeClassName": rc,
-            "restartPolicy": "Never",
             "tolerations": tolerations,
             "containers": [
                 {"name": PROBE_CONTAINER, "image": BUSYBOX_IMAGE, "command": ["sh", "-c", PROBE_SCRIPT]}
             ],
         },
-    }
+    )
 
 
 def run_workload_sandboxing(ctx: ConformanceContext) -> None:
