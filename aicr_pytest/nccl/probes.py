@@ -132,7 +132,10 @@ def _judge_tcpxo(bench: NcclBenchmark, finished: list[JSON], created: Mapping[st
 
 
 def _judge_nvreg(bench: NcclBenchmark, finished: list[JSON], created: Mapping[str, str]) -> None:
+    """A node measured failing fails the check even where another node's probe did not run through
+    (that one is reported after it); with nothing measured failing, any unmeasured node is ``other``."""
     results: dict[str, nvreg.NodeResult] = {}
+    not_done: list[str] = []
     for pod in sorted(finished, key=lambda p: created[_name(p)]):
         node = created[_name(pod)]
         output = bench.log_or_message(pod, PROBE_CONTAINER)
@@ -142,14 +145,15 @@ def _judge_nvreg(bench: NcclBenchmark, finished: list[JSON], created: Mapping[st
             if text:
                 cut = text[:MAX_PROBE_OUTPUT] + ("..." if len(text) > MAX_PROBE_OUTPUT else "")
                 message += f": {cut}"
-            raise Inconclusive(message)
+            not_done.append(message)
+            continue
         results[node] = nvreg.evaluate_probe(output)
     found = nvreg.outcome(results)
-    if found is None:
-        return
-    if found.measured:
-        raise NcclCheckFailure(found.message)
-    raise Inconclusive(found.message)
+    if found is not None and found.measured:
+        raise NcclCheckFailure(" ".join([found.message, *not_done]))
+    unsure = [*not_done, *([found.message] if found is not None else [])]
+    if unsure:
+        raise Inconclusive(" ".join(unsure))
 
 
 def _probe(

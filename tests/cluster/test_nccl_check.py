@@ -359,6 +359,32 @@ def test_an_undetermined_driver_is_other_never_a_pass(
     assert leftovers(fc) == []
 
 
+def test_a_probe_that_never_ran_does_not_hide_an_r595_node(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    # gb200-3 runs R595 (measured: a failure); gb200-2's probe never ran (nothing measured there)
+    fc: FakeCluster = aicr_fake_cluster_factory("gb200-eks-training", faults=["driver-r595"])
+    fc.sim.script(
+        PodScript(
+            labels={"app.kubernetes.io/component": "nccl-nvreg-probe"},
+            predicate=lambda pod: pod["spec"].get("nodeName") == "gb200-2",
+            exit_code=1,
+            logs="sh: can't create pipe\n",
+        )
+    )
+    tests, _ = run_nccl(pytester, fc, recipe=gb200_recipe())
+    net = tests[NET]
+    assert net["status"] == "failed", net.get("message")
+    assert net["message"] == (
+        "GPUDirect RDMA cannot be verified on GPU nodes running driver R595 or later: "
+        "gb200-3 (driver 595.58.03). " + aicr_pytest.nccl.nvreg.HINT_OVERRIDE_REMOVED + " "
+        "NVreg preflight pod on node gb200-2 terminated in phase Failed before completing the probe: "
+        "sh: can't create pipe"
+    )
+    assert fc.request_count("POST", r"/trainjobs$") == 1  # the -nvls benchmark only
+    assert leftovers(fc) == []
+
+
 def test_the_runtime_image_override_is_rendered_into_the_nccl_job(
     pytester: pytest.Pytester, h100: FakeCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
