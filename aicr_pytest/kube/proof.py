@@ -148,13 +148,16 @@ def prove_execution(
     allow_fake_nodes: bool = False,
     exit_zero: bool = True,
     simulated: Simulated | None = None,
+    node_only: bool = False,
 ) -> ExecutionProof:
     """The proof that ``pod`` ran (see the module docstring), or :class:`NoProofOfExecution`.
 
     ``node`` is the pod's Node object when the caller has it (needed for the KWOK check);
     ``simulated``: the GPU simulator behind that node
     (:func:`~aicr_pytest.kube.simulators.detect_simulator`);
-    ``exit_zero=False`` accepts any exit code (a check that judges a failing tool's output itself).
+    ``exit_zero=False`` accepts any exit code (a check that judges a failing tool's output itself);
+    ``node_only``: only the node is judged (a pod whose work another pod reports, such as an NCCL
+    worker whose bandwidth the launcher prints): the proof then names no container.
     """
     meta, spec, status = _map(pod.get("metadata")), _map(pod.get("spec")), _map(pod.get("status"))
     name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
@@ -169,6 +172,8 @@ def prove_execution(
         raise refuse(WHY_SIMULATED.format(simulator=simulated.simulator, evidence=simulated.evidence))
     if node is not None and not allow_fake_nodes and is_fake_node(node):
         raise refuse(WHY_FAKE_NODE)
+    if node_only:
+        return ExecutionProof(name, node_name, ())
     wanted = (
         list(containers)
         if containers is not None
@@ -227,6 +232,7 @@ def prove_pod(
     allow_fake_nodes: bool = False,
     exit_zero: bool = True,
     cache: NodeVerdicts | None = None,
+    node_only: bool = False,
 ) -> ExecutionProof:
     """:func:`prove_execution` with the pod's Node and the pods bound to it read from ``cluster`` (not
     read when fake nodes are allowed); a node that is gone is no KWOK node, one (or its pods) that
@@ -249,6 +255,7 @@ def prove_pod(
         allow_fake_nodes=allow_fake_nodes,
         exit_zero=exit_zero,
         simulated=simulated,
+        node_only=node_only,
     )
 
 

@@ -236,7 +236,12 @@ class RunScope:
         self._node_verdicts: NodeVerdicts = {}
 
     def prove(
-        self, pod: Mapping[str, Any], containers: Sequence[str] | None = None, *, exit_zero: bool = True
+        self,
+        pod: Mapping[str, Any],
+        containers: Sequence[str] | None = None,
+        *,
+        exit_zero: bool = True,
+        node_only: bool = False,
     ) -> ExecutionProof:
         """Proof that ``pod`` (as last read) really ran, or
         :class:`~aicr_pytest.kube.proof.NoProofOfExecution` (CTRF ``other``): every check that passes
@@ -248,6 +253,7 @@ class RunScope:
             allow_fake_nodes=self.allow_fake_nodes,
             exit_zero=exit_zero,
             cache=self._node_verdicts,
+            node_only=node_only,
         )
 
     # -- identity --------------------------------------------------------------------------------

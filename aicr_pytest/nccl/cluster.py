@@ -149,6 +149,7 @@ class _WaitState:
     expected: int
     running_seen: set[str] = field(default_factory=set)
     announced: bool = False
+    workers: dict[str, JSON] = field(default_factory=dict)  #: each worker pod as last seen
 
 
 class NcclBenchmark:
@@ -172,6 +173,8 @@ class NcclBenchmark:
         self.namespace = run.namespace
         #: ``tag``: a rerun of the check (bad-node isolation) gets names of its own
         self.names = scoped_names(run, check, tag)
+        #: the last :meth:`wait`'s worker pods as last seen: :meth:`launcher_log` proves their nodes
+        self.worker_pods: list[JSON] = []
 
     # -- budget ------------------------------------------------------------------------------------
     def remaining(self, reserve: float = 0.0) -> float:
@@ -313,6 +316,7 @@ class NcclBenchmark:
         :class:`LauncherFailed` when the launcher fails.
         """
         state = _WaitState(expected=workers)
+        self.worker_pods = []
         selector = f"{JOBSET_NAME_LABEL}={trainjob}"
 
         def role_pods(view: dict[str, JSON], role: str) -> list[JSON]:
@@ -339,6 +343,7 @@ class NcclBenchmark:
                         )
                     )
             for worker in role_pods(view, NODE_JOB):
+                state.workers[_name(worker)] = worker
                 if _phase(worker) == "Running":
                     state.running_seen.add(_name(worker))
             if not state.announced and len(state.running_seen) >= state.expected:
@@ -380,6 +385,7 @@ class NcclBenchmark:
             label_selector=selector,
         )
         outcome = Outcome(launcher, len(state.running_seen), workers)
+        self.worker_pods = [state.workers[name] for name in sorted(state.workers)]
         if _phase(launcher) == "Failed":
             raise LauncherFailed(
                 MSG_LAUNCHER_FAILED.format(ns=self.namespace, pod=_name(launcher), state=summarize(launcher)),
@@ -441,8 +447,13 @@ class NcclBenchmark:
     def launcher_log(self, launcher: Mapping[str, Any]) -> str:
         """The launcher log, re-read until ``# Avg bus bandwidth`` appears (bounded), plus its
         termination message (the GKE runtime writes the result rows there).  A launcher without
-        proof of execution (:meth:`~aicr_pytest.kube.run.RunScope.prove`) is ``other`` first."""
+        proof of execution (:meth:`~aicr_pytest.kube.run.RunScope.prove`) is ``other`` first, and so
+        is a worker on a node KWOK fakes or a GPU simulator stands in for: the launcher may run on a
+        CPU node, and the bandwidth it prints is the workers' GPUs'."""
         self.run.prove(launcher, [LAUNCHER_CONTAINER])
+        for worker in self.worker_pods:
+            if (worker.get("spec") or {}).get("nodeName"):  # one never scheduled ran nothing anywhere
+                self.run.prove(worker, node_only=True)
         text = ""
         for attempt in range(LOG_REREADS):
             text = read_log(self.cluster, self.namespace, _name(launcher), LAUNCHER_CONTAINER)

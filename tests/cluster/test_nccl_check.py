@@ -8,6 +8,7 @@ concurrency test uses two real ``aicr-pytest validate`` processes against one fa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -356,6 +357,33 @@ def test_an_undetermined_driver_is_other_never_a_pass(
     assert tests[NET]["status"] == "other"
     assert tests[NET]["message"] == message
     assert fc.request_count("POST", r"/trainjobs$") == 1  # the -nvls benchmark only
+    assert leftovers(fc) == []
+
+
+def test_workers_on_simulated_gpus_are_other_though_the_launcher_ran_on_a_cpu_node(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    # a fresh CPU node (fewest pods) takes the launcher; the workers hold the NVML mock's GPUs
+    profile = h100_eks_training()
+    profile.node_pools.append(dataclasses.replace(profile.node_pools[0], name_prefix="cpu", labels={}))
+    fc: FakeCluster = aicr_fake_cluster_factory(profile, faults=["nvml-mock"])
+    placed: dict[str, str] = {}
+
+    def seen(_sim: Simulator, pod: Obj) -> None:
+        if (pod.get("spec") or {}).get("nodeName"):
+            placed[pod["metadata"]["name"]] = pod["spec"]["nodeName"]
+
+    fc.sim.on_update("", "v1", "pods", seen)
+    tests, _ = run_nccl(pytester, fc)
+    t = tests[BW]
+    assert {node for name, node in placed.items() if "-launcher-" in name} == {"cpu-0"}
+    assert t["status"] == "other", t.get("message")
+    assert re.fullmatch(
+        r"no proof of execution for pod \S+-node-0-0-\S+ on node h100-\d: NVIDIA's NVML mock simulates its "
+        r"GPUs \(pod nvml-mock/nvml-mock-\S+ runs image ghcr\.io/nvidia/nvml-mock:v0\.1\.0\), so no GPU ran "
+        r"the pod \(--allow-fake-nodes accepts simulated nodes\)",
+        t["message"],
+    ), t["message"]
     assert leftovers(fc) == []
 
 

@@ -311,3 +311,17 @@ def test_pods_that_cannot_be_listed_are_no_proof() -> None:
     assert str(err.value) == PREFIX + (
         "the pods on its node could not be read to rule out a GPU simulator (pods is forbidden: cannot list)"
     )
+
+
+def test_a_node_only_proof_judges_the_node_and_no_container() -> None:
+    # an NCCL worker: the launcher prints its bandwidth, so only where it ran matters
+    running = pod(status(state={"running": {"startedAt": STARTED}}))
+    cluster = Nodes({}, pods=[node_pod("nvml-mock-x", "ghcr.io/nvidia/nvml-mock:v0.1.0")])
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_pod(cluster, running, node_only=True)  # type: ignore[arg-type]
+    assert str(err.value) == PREFIX + NVML_MOCK_WHY
+    with pytest.raises(proof.NoProofOfExecution) as err:
+        proof.prove_execution(running, node=kwok_node(), node_only=True)
+    assert "KWOK marks the node as fake" in str(err.value)
+    real = proof.prove_pod(Nodes({}), running, node_only=True)  # type: ignore[arg-type]
+    assert (real.node, real.containers) == ("gpu-1", ())
