@@ -69,6 +69,7 @@ from aicr_pytest.inference.render import (
 from aicr_pytest.kube.client import RUN_ID_LABEL, Cluster, RetryPolicy, Target
 from aicr_pytest.kube.errors import ApiError, NotFound, WaitTimeout
 from aicr_pytest.kube.logs import JOB_NAME_LABELS, read_log
+from aicr_pytest.kube.proof import NoProofOfExecution
 from aicr_pytest.kube.run import RunScope, add_image_pull_secrets
 from aicr_pytest.kube.wait import job_outcome, observe, summarize, wait_for
 
@@ -87,6 +88,10 @@ DEFAULT_FRONTEND_PORT: Final = 8000
 GATEWAY_SERVICE: Final = "inference-gateway"
 GATEWAY_PORT: Final = 80
 MSG_QUEUE_FAILED: Final = "KAI Queue {name} not created (best effort, continuing): {error}"
+MSG_WORKLOAD_PODS_UNREADABLE: Final = (
+    "no proof of execution for the inference workload in {namespace}: its pods could not be read to "
+    "rule out a fake node or a GPU simulator ({error})"
+)
 MSG_NO_CLEANUP: Final = (
     "AICR_INFERENCE_PERF_NO_CLEANUP: left namespace {namespace} and Job {job_ns}/{job} in place for "
     "debugging; delete them when done (the namespace keeps GPU workers running):"
@@ -467,7 +472,23 @@ class InferenceWorkload:
             self.say("AIPerf pod logs:\n" + redact(text, [self.knobs.hf_token]))
             raise InferenceFailure(MSG_AIPERF_FAILED.format(detail=f"pod {ns}/{pod_name}: {summarize(pod)}"))
         self.run.prove(pod, [AIPERF_CONTAINER])  # no proof of execution: other, whatever it printed
+        self.prove_workload_nodes()
         return text
+
+    def prove_workload_nodes(self) -> None:
+        """Every workload pod ran on a node neither KWOK fakes nor a GPU simulator stands in for
+        (:meth:`~aicr_pytest.kube.run.RunScope.prove`, the node only): AIPerf may run on a CPU node,
+        while the throughput it measures is the model workers' GPUs'. Unreadable pods are no proof."""
+        try:
+            pods = list(self.cluster.list("v1", "pods", self.namespace))
+        except ApiError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise NoProofOfExecution(
+                MSG_WORKLOAD_PODS_UNREADABLE.format(namespace=self.namespace, error=first)
+            ) from exc
+        for pod in sorted(pods, key=lambda p: str((p.get("metadata") or {}).get("name") or "")):
+            if (pod.get("spec") or {}).get("nodeName"):  # one never scheduled ran nothing anywhere
+                self.run.prove(pod, node_only=True)
 
     def _aiperf_status(self, ns: str, pod: Mapping[str, Any]) -> str:
         phase = (pod.get("status") or {}).get("phase") or "Pending"

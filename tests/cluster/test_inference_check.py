@@ -9,8 +9,10 @@ AIPerf) is tuned through ``fc.state["inference"]`` (see :mod:`aicr_pytest.testin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -29,6 +31,7 @@ from aicr_pytest.core import yamlio
 from aicr_pytest.core.errors import UsageError
 from aicr_pytest.testing.clock import RealClock
 from aicr_pytest.testing.cluster import FakeCluster
+from aicr_pytest.testing.profiles import resolve_profile
 from tests.cluster.check_runner import requests_beyond_preflight, run_on_fake
 
 REPO = Path(__file__).resolve().parents[2]
@@ -587,6 +590,48 @@ def test_pod_list_error_fails_closed(pytester: pytest.Pytester, aicr_fake_cluste
     assert out.status == "failed"
     assert out.message.startswith("failed to list pods for GPU occupancy accounting: RBAC denied")
     assert fc.request_count("POST") == 0
+
+
+def test_workers_on_simulated_gpus_are_other_though_aiperf_ran_on_a_cpu_node(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    # a fresh CPU node (fewest pods) takes the AIPerf pod; the model workers hold the NVML mock's GPUs
+    profile = resolve_profile(PROFILE)
+    cpu = next(p for p in profile.node_pools if not p.gpus_per_node)
+    profile.node_pools.append(dataclasses.replace(cpu, name_prefix="cpu", labels={}))
+    fc = aicr_fake_cluster_factory(profile, faults=["nvml-mock"])
+    placed: dict[str, str] = {}
+
+    def seen(_sim: Any, pod: dict[str, Any]) -> None:
+        if (pod.get("spec") or {}).get("nodeName"):
+            placed[pod["metadata"]["name"]] = pod["spec"]["nodeName"]
+
+    fc.sim.on_update("", "v1", "pods", seen)
+    out = run_perf(pytester, fc)
+    assert {node for name, node in placed.items() if name.startswith("aicr-aiperf-")} == {"cpu-0"}
+    assert out.status == "other", out.message
+    assert re.fullmatch(
+        r"no proof of execution for pod aicr-inference-perf-[0-9a-f]+/aicr-inference-perf-frontend-0 on node "
+        r"h100-0: NVIDIA's NVML mock simulates its GPUs \(pod nvml-mock/nvml-mock-\S+ runs image "
+        r"ghcr\.io/nvidia/nvml-mock:v0\.1\.0\), so no GPU ran the pod \(--allow-fake-nodes accepts simulated "
+        r"nodes\)",
+        out.message,
+    ), out.message
+    assert _leftovers(fc, out.run_id) == []
+
+
+def test_workload_pods_that_cannot_be_read_are_no_proof(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    fc = aicr_fake_cluster_factory(PROFILE)
+    fc.faults.deny("GET", r"^/api/v1/namespaces/aicr-inference-perf-[^/]+/pods$")
+    out = run_perf(pytester, fc)
+    assert out.status == "other", out.message
+    assert re.fullmatch(
+        r"no proof of execution for the inference workload in aicr-inference-perf-[0-9a-f]+: its pods could "
+        r"not be read to rule out a fake node or a GPU simulator \(.*RBAC denied.*\)",
+        out.message,
+    ), out.message
 
 
 # --- verdicts ------------------------------------------------------------------------------------
