@@ -6,8 +6,8 @@ every taint tolerated), all watched together, deleted when judged:
 * **NET** (Grace-Blackwell ``-net``, :func:`aicr_pytest.nccl.nvreg.applies`): the pod prints
   ``/proc/driver/nvidia/version`` and ``params`` and always exits 0; :mod:`aicr_pytest.nccl.nvreg`
   decides each node.  R595+ drivers and a missing override fail; a node whose driver could not be
-  determined is ``other`` when nothing else failed; a probe pod that did not succeed is ``other``
-  naming its node and phase (nothing was measured there).
+  determined is ``other`` when nothing else failed; so is a probe pod that did not succeed, named
+  with its phase (nothing was measured there; after the failures when another node failed).
 * **GKE TCPXO** (``h100/gke`` default variant): the pod fails (``tcpxo-artifact-missing``) where
   ``/home/kubernetes/bin/nvidia/lib64/nccl-env-profile.sh`` is missing; the check fails naming
   those nodes.
