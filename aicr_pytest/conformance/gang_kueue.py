@@ -64,8 +64,8 @@ MSG_PARTIAL: Final = (
     "pod {pod} of the oversized gang Job {job} was scheduled to node {node}: the gang was partially scheduled"
 )
 MSG_WINDOW_CUT: Final = (
-    "the check's budget ended {held:.0f}s into the {window:g}s NoPartialScheduling window: the oversized gang "
-    "Job {job} was seen denied only that long, so no partial scheduling is not confirmed"
+    "the check's budget ended {held:.0f}s into the {window:g}s NoPartialScheduling window: the oversized "
+    "gang Job {job} was seen denied only that long, so its denial is not confirmed"
 )
 
 

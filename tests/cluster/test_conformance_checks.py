@@ -510,7 +510,7 @@ def test_a_no_partial_window_cut_short_by_the_budget_is_other(
     assert test["status"] == "other", test.get("message")
     assert re.fullmatch(
         r"\[TIMEOUT\] the check's budget ended \d+s into the 45s NoPartialScheduling window: the oversized "
-        r"gang Job gang-too-big-\S+ was seen denied only that long, so no partial scheduling is not confirmed",
+        r"gang Job gang-too-big-\S+ was seen denied only that long, so its denial is not confirmed",
         test["message"],
     ), test["message"]
     assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "OTHER"}
