@@ -186,7 +186,11 @@ def run_kueue_gang(ctx: ConformanceContext) -> None:
         "Kueue queue",
         f"ClusterQueue {cq}: cpu {QUEUE_CPU}, memory {QUEUE_MEMORY}; LocalQueue {namespace}/{lq}",
     )
-    fit = _fit_case(ctx, namespace, lq)
+    try:
+        fit = _fit_case(ctx, namespace, lq)
+    except Inconclusive as err:
+        ctx.emit(result_line(FIT, "OTHER", str(err)))
+        raise
     ctx.emit(
         result_line(FIT, "PASS" if not fit else "FAIL", fit or f"all {FIT_REPLICAS} pods scheduled together")
     )

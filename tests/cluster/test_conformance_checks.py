@@ -494,6 +494,20 @@ def test_kueue_workloads_that_cannot_be_read_are_other(
     assert kueue_leftovers(k8s_backend, result.run_id) == []
 
 
+@pytest.mark.fake_only("HTTP fault injection: every Job create answers 500")
+def test_a_gang_job_that_cannot_be_created_is_other_with_its_subtest_line(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
+    fake_of(k8s_backend).faults.server_error("POST", r"/jobs$", times=None)
+    result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"))
+    test = result.tests["gang-scheduling"]
+    assert test["status"] == "other"
+    assert test["message"].startswith("[INTERNAL] failed to create gang Job gang-fits-"), test["message"]
+    assert kueue_results(test) == {"AllOrNothingScheduling": "OTHER"}
+    assert kueue_leftovers(k8s_backend, result.run_id) == []
+
+
 @pytest.mark.fake_only("a 20 s gang-scheduling budget from a --data catalog (virtual time)")
 def test_a_no_partial_window_cut_short_by_the_budget_is_other(
     pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
