@@ -36,10 +36,10 @@ from aicr_pytest.conformance.common import (
     create_pod_when_sa_ready,
     failure,
     inconclusive,
-    list_objects,
     meta,
     pod_log,
     prove_ran,
+    read_error,
     spec,
     status,
     wait_pod_terminal,
@@ -101,7 +101,8 @@ MSG_NA_OCCUPIED: Final = (
     "claim could not be allocated while those workloads run; ComputeDomain DRA validated via driver "
     "health and validated ResourceSlices"
 )
-MSG_CLAIMS: Final = "failed to list ResourceClaims for IMEX channel occupancy"
+#: what upstream's classified read error names (``failed to read …``, ``timed out reading …``)
+CLAIMS_SUBJECT: Final = "ResourceClaims for IMEX channel occupancy"
 MSG_CD_CREATE: Final = "failed to create ComputeDomain"
 MSG_TEMPLATE_TIMEOUT: Final = (
     "DRA driver did not reconcile ComputeDomain {cd} into ResourceClaimTemplate {rct} {window}"
@@ -317,7 +318,10 @@ def _run(
     """``(word, line)`` of a subtest that passed or does not apply right now; raises otherwise."""
     if not found.usable:
         raise failure("INTERNAL", MSG_NO_CD_SLICE.format(nodes=",".join(found.clique)))
-    claims = list_objects(ctx.cluster, f"resource.k8s.io/{version}", "ResourceClaim", None, MSG_CLAIMS)
+    try:
+        claims = list(ctx.cluster.list(f"resource.k8s.io/{version}", "ResourceClaim", None))
+    except ApiError as err:
+        raise read_error(err, CLAIMS_SUBJECT) from err
     held = occupied_nodes(claims, pool_nodes(slices))
     free = [n for n in found.usable if n not in held]
     busy = [f"{n} held by {','.join(held[n])}" for n in found.usable if n in held]

@@ -113,22 +113,30 @@ class NodeNics:
 
 
 def parse_nic_info(annotation: str) -> NodeNics:
-    """Parse the ``nic-info`` annotation; raises :class:`ValueError` (upstream's cause text)."""
+    """Parse the ``nic-info`` annotation; raises :class:`ValueError` (upstream's cause text) where
+    upstream's typed decoder fails: not a JSON list, a non-object entry, a non-string field."""
     if not annotation.strip():
         raise ValueError(CAUSE_ABSENT.format(annotation=NIC_INFO_ANNOTATION))
     try:
         entries = json.loads(annotation.strip())
     except json.JSONDecodeError as err:
         raise ValueError(CAUSE_NOT_JSON.format(err=err)) from err
+    if entries is None:
+        entries = []  # Go decodes null into an empty slice
     if not isinstance(entries, list):
         raise ValueError(CAUSE_NOT_JSON.format(err="not a JSON list"))
     if not entries:
         raise ValueError(CAUSE_EMPTY)
     interfaces: dict[str, str] = {}
     ips: dict[str, str] = {}
-    for entry in entries:
+    for i, entry in enumerate(entries):
+        if entry is None:
+            continue  # Go decodes null into a zero entry, which has no name
         if not isinstance(entry, Mapping):
-            continue
+            raise ValueError(CAUSE_NOT_JSON.format(err=f"entry {i} is not an object"))
+        fields = [entry.get(k) for k in ("birthName", "birthIP", "birthIPv6", "pciAddress")]
+        if not all(v is None or isinstance(v, str) for v in fields):
+            raise ValueError(CAUSE_NOT_JSON.format(err=f"entry {i} has a non-string field"))
         name, pci = str(entry.get("birthName") or ""), str(entry.get("pciAddress") or "")
         if not name or not pci:
             continue

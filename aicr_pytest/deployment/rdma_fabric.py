@@ -30,7 +30,6 @@ import yaml
 
 from aicr_pytest.core.allocmode import gpu_count
 from aicr_pytest.core.goduration import format_go_duration
-from aicr_pytest.core.gofmt import go_list
 from aicr_pytest.deployment.common import _describe_error
 from aicr_pytest.deployment.healthcheck import Fetch
 
@@ -175,6 +174,11 @@ def fabric_resource(ref: Mapping[str, Any], read_data_file: Callable[[str], str]
     return found.pop()
 
 
+def format_names(names: Sequence[str]) -> str:
+    """Upstream's ``formatNames`` (``expected_resources.go``): ``[a, b]``, not Go's ``%v``."""
+    return "[" + ", ".join(names) + "]"
+
+
 def _is_gpu_node(node: Mapping[str, Any]) -> bool:
     labels = (node.get("metadata") or {}).get("labels") or {}
     allocatable = (node.get("status") or {}).get("allocatable") or {}
@@ -198,14 +202,14 @@ def fabric_verdict(nodes: Iterable[Mapping[str, Any]], resource: str, dwell: flo
         return MSG_NO_COHORT, ()
     missing = [n for n, count in cohort if count <= 0]
     if missing:
-        nodes_text = go_list(missing)
+        nodes_text = format_names(missing)
         return MSG_NOT_READY.format(
             resource=resource, missing=len(missing), total=len(cohort), nodes=nodes_text
         ), ()
     want = cohort[0][1]
     skew = [f"{n}={count}" for n, count in cohort if count != want]
     if skew:
-        return MSG_SKEW.format(resource=resource, total=len(cohort), want=want, nodes=go_list(skew)), ()
+        return MSG_SKEW.format(resource=resource, total=len(cohort), want=want, nodes=format_names(skew)), ()
     total = len(cohort) + len(cordoned)
     coverage = (
         LINE_COVERAGE_CORDONED.format(validated=len(cohort), total=total, cordoned=len(cordoned))

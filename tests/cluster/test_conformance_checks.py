@@ -431,6 +431,22 @@ def kueue_results(test: dict[str, Any]) -> dict[str, str]:
     return found
 
 
+def kueue_leftovers(backend: K8sBackend, run_id: str) -> list[str]:
+    """The run's namespaces and cluster-scoped Kueue objects still present (the Kueue profiles have
+    no KAI, so :func:`leftovers` cannot list PodGroups there)."""
+    run_label = f"{RUN_ID_LABEL}={run_id}"
+    kinds = (
+        ("v1", "Namespace"),
+        ("kueue.x-k8s.io/v1beta2", "ClusterQueue"),
+        ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
+    )
+    return [
+        f"{kind}/{o['metadata']['name']}"
+        for api_version, kind in kinds
+        for o in backend.list(api_version, kind, None, label_selector=run_label)
+    ]
+
+
 def test_gang_scheduling_runs_with_kueue_where_there_is_no_kai(
     pytester: pytest.Pytester, k8s_backend: K8sBackend
 ) -> None:
@@ -460,6 +476,59 @@ def test_kueue_admitting_a_gang_beyond_its_quota_fails(
         test["message"],
     ), test["message"]
     assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "FAIL"}
+
+
+@pytest.mark.fake_only("HTTP fault injection: every Kueue Workload read answers 500")
+def test_kueue_workloads_that_cannot_be_read_are_other(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
+    fake_of(k8s_backend).faults.server_error("GET", r"/workloads$", times=None)
+    result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"))
+    test = result.tests["gang-scheduling"]
+    assert test["status"] == "other"
+    assert test["message"].startswith("[INTERNAL] failed to read the oversized gang Job gang-too-big-"), test[
+        "message"
+    ]
+    assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "OTHER"}
+    assert kueue_leftovers(k8s_backend, result.run_id) == []
+
+
+@pytest.mark.fake_only("HTTP fault injection: every Job create answers 500")
+def test_a_gang_job_that_cannot_be_created_is_other_with_its_subtest_line(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
+    fake_of(k8s_backend).faults.server_error("POST", r"/jobs$", times=None)
+    result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"))
+    test = result.tests["gang-scheduling"]
+    assert test["status"] == "other"
+    assert test["message"].startswith("[INTERNAL] failed to create gang Job gang-fits-"), test["message"]
+    assert kueue_results(test) == {"AllOrNothingScheduling": "OTHER"}
+    assert kueue_leftovers(k8s_backend, result.run_id) == []
+
+
+@pytest.mark.fake_only("a 20 s gang-scheduling budget from a --data catalog (virtual time)")
+def test_a_no_partial_window_cut_short_by_the_budget_is_other(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    (data / "validators").mkdir(parents=True)
+    (data / "registry.yaml").write_text("components: []\n")
+    (data / "validators" / "catalog.yaml").write_text(
+        "validators:\n  - name: gang-scheduling\n    timeout: 20s\n"
+    )
+    k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
+    result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"), "--aicr-data", str(data))
+    test = result.tests["gang-scheduling"]
+    assert test["status"] == "other", test.get("message")
+    assert re.fullmatch(
+        r"\[TIMEOUT\] the check's budget ended \d+s into the 45s NoPartialScheduling window: the oversized "
+        r"gang Job gang-too-big-\S+ was seen denied only that long, so its denial is not confirmed",
+        test["message"],
+    ), test["message"]
+    assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "OTHER"}
+    assert kueue_leftovers(k8s_backend, result.run_id) == []
 
 
 @pytest.mark.fake_only("the least-privilege user on the control plane is granted KAI's objects")

@@ -209,3 +209,20 @@ def test_a_compute_domain_never_reconciled_is_other(
         test["message"],
     ), test["message"]
     assert subtest(test) == ("OTHER", test["message"])
+
+
+@pytest.mark.fake_only("HTTP fault injection: every cluster-wide ResourceClaim list answers 500")
+def test_claims_that_cannot_be_read_are_other_with_upstreams_read_error(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(GB200)
+    fake_of(k8s_backend).faults.server_error(
+        "GET", r"/apis/resource\.k8s\.io/[^/]+/resourceclaims$", times=None
+    )
+    test = run(pytester, k8s_backend, recipe(TRAINING, "dra-support")).tests["dra-support"]
+    assert test["status"] == "other"
+    # upstream's ClassifyK8sReadError("ResourceClaims for IMEX channel occupancy"): "failed to read …"
+    assert test["message"].startswith(
+        "[INTERNAL] failed to read ResourceClaims for IMEX channel occupancy: "
+    ), test["message"]
+    assert subtest(test) == ("OTHER", test["message"])

@@ -97,3 +97,39 @@ def test_the_verdict_names_every_displaced_node_and_counts_the_unverified() -> N
     # no GPU NIC Network to join against: unverified, not a pass of the join and not a failure
     line = topo.evaluate_nic_topology([_node("c", **displaced)], [], emit=lines.append)
     assert "1 node(s) displacement unverified" in line
+
+
+@pytest.mark.parametrize(
+    ("extra", "cause"),
+    [
+        (1, "cannot parse networking.gke.io/nic-info annotation: entry 9 is not an object"),
+        ("gve1", "cannot parse networking.gke.io/nic-info annotation: entry 9 is not an object"),
+        (
+            {"birthName": "gve1", "pciAddress": 7},
+            "cannot parse networking.gke.io/nic-info annotation: entry 9 has a non-string field",
+        ),
+        (
+            {"birthName": ["eth9"], "pciAddress": "0000:c0:00.0"},
+            "cannot parse networking.gke.io/nic-info annotation: entry 9 has a non-string field",
+        ),
+    ],
+)
+def test_a_nic_info_entry_go_cannot_decode_fails_closed(extra: object, cause: str) -> None:
+    """Upstream decodes nic-info into typed entries: a non-object entry or a non-string field is a
+    parse error (the node fails), never an entry skipped or a value stringified into a pass."""
+    entries = [*json.loads(gke.nic_info()), extra]
+    with pytest.raises(ValueError) as err:
+        topo.parse_nic_info(json.dumps(entries))
+    assert str(err.value) == cause
+    node = _node("a", **{**gke.a3_node_annotations(), topo.NIC_INFO_ANNOTATION: json.dumps(entries)})
+    with pytest.raises(CheckFailed) as failed:
+        topo.evaluate_nic_topology([node], GPU_NETS, emit=lambda _line: None)
+    assert f'node "a" has an unparseable networking.gke.io/nic-info annotation: {cause}' in str(failed.value)
+
+
+def test_nic_info_null_entries_are_skipped_and_null_is_an_empty_list() -> None:
+    entries = [*json.loads(gke.nic_info()), None]
+    assert topo.parse_nic_info(json.dumps(entries)).missing == ()
+    with pytest.raises(ValueError) as err:
+        topo.parse_nic_info("null")
+    assert str(err.value) == "networking.gke.io/nic-info annotation is an empty list"

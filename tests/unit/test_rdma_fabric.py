@@ -100,3 +100,16 @@ def test_a_uniform_fabric_is_ready_and_discloses_cordoned_nodes() -> None:
 def test_an_unready_fabric_is_not_ready(nodes: list[dict[str, Any]], cause: str) -> None:
     got, lines = rf.fabric_verdict(nodes, "rdma/a", 60)
     assert got is not None and got.startswith(cause) and lines == ()
+
+
+def test_several_nodes_are_listed_as_upstreams_format_names_does() -> None:
+    """Upstream's ``formatNames`` joins with ``", "`` (``[a, b]``), not Go's ``%v`` (``[a b]``)."""
+    got, _ = rf.fabric_verdict([node("a", "0"), node("b", None), node("c", "4")], "rdma/a", 60)
+    assert got == (
+        "rdma/a not yet allocatable on 2 of 3 RDMA GPU node(s): [a, b] "
+        "(network operator MOFED / RDMA device plugin still rolling out)"
+    )
+    got, _ = rf.fabric_verdict([node("a", "4"), node("b", "2"), node("c", "1")], "rdma/a", 60)
+    assert got == (
+        "rdma/a allocatable count is non-uniform across 3 RDMA GPU node(s) (want all == 4): [b=2, c=1]"
+    )
