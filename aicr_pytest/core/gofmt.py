@@ -1,10 +1,10 @@
 """Go's renderings and scalar parsers, for messages that must read exactly as AICR's Go code prints them.
 
-One home for every family: ``%v`` of a string slice (:func:`go_list`) and of a
-``map[string]string`` (:func:`go_map`), ``%t`` (:func:`go_bool`), ``%v`` of a float64
-(:func:`format_go_float`), ``%T`` of a decoded YAML value (:func:`go_type_name`), ``encoding/json``
-of decoded JSON (:func:`go_json`), ``strconv``'s ``ParseBool``, ``Atoi`` and ``Quote``
-(:func:`parse_go_bool`, :func:`go_atoi`, :func:`go_quote`), and a value as ``log/slog``'s text
+One home for every family: ``%v`` of a string slice (:func:`go_list`; AICR's own ``[a, b]`` is
+:func:`format_names`) and of a ``map[string]string`` (:func:`go_map`), ``%t`` (:func:`go_bool`),
+``%v`` of a float64 (:func:`format_go_float`), ``%T`` of a decoded YAML value (:func:`go_type_name`),
+``encoding/json`` of decoded JSON (:func:`go_json`), ``strconv``'s ``ParseBool``, ``Atoi`` and
+``Quote`` (:func:`parse_go_bool`, :func:`go_atoi`, :func:`go_quote`), and a value as ``log/slog``'s text
 handler writes it (:func:`slog_text_value`).  Go durations live in :mod:`aicr_pytest.core.goduration`.
 """
 
@@ -21,6 +21,7 @@ from typing import Any, Final
 __all__ = [
     "GO_TRUE",
     "format_go_float",
+    "format_names",
     "go_atoi",
     "go_bool",
     "go_json",
@@ -43,6 +44,11 @@ _INT64_MAX: Final = 2**63 - 1
 def go_list(items: Iterable[str]) -> str:
     """Go's ``%v`` rendering of a ``[]string``: ``[a b c]``."""
     return "[" + " ".join(items) + "]"
+
+
+def format_names(items: Iterable[str]) -> str:
+    """AICR's ``formatNames`` helper of the deployment validators: ``[a, b]`` (not ``%v``'s ``[a b]``)."""
+    return "[" + ", ".join(items) + "]"
 
 
 def go_map(mapping: Mapping[str, str] | None) -> str:

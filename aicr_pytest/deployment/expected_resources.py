@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from aicr_pytest.core import progress
 from aicr_pytest.core.clock import Clock
 from aicr_pytest.core.goduration import format_go_duration
-from aicr_pytest.core.gofmt import go_list
+from aicr_pytest.core.gofmt import format_names, go_list
 from aicr_pytest.deployment import healthcheck, rdma_fabric
 from aicr_pytest.deployment.common import (
     CheckFailed,
@@ -211,10 +211,10 @@ def dra_probe(fetch: Fetch, namespace: str, dwell: float) -> Probe:
         if len(matches) > 1:
             matched = sorted(str(d["metadata"]["name"]) for d in matches)
             raise SignalFailed(
-                MSG_DRA_AMBIGUOUS.format(count=len(matches), ns=namespace, names=go_list(matched))
+                MSG_DRA_AMBIGUOUS.format(count=len(matches), ns=namespace, names=format_names(matched))
             )
         if not matches:
-            return ProbeResult(MSG_DRA_NONE.format(ns=namespace, names=go_list(names)))
+            return ProbeResult(MSG_DRA_NONE.format(ns=namespace, names=format_names(names)))
         ds = matches[0]
         name = ds["metadata"]["name"]
         status = ds.get("status") or {}

@@ -30,6 +30,7 @@ import yaml
 
 from aicr_pytest.core.allocmode import gpu_count
 from aicr_pytest.core.goduration import format_go_duration
+from aicr_pytest.core.gofmt import format_names
 from aicr_pytest.deployment.common import _describe_error
 from aicr_pytest.deployment.healthcheck import Fetch
 
@@ -172,11 +173,6 @@ def fabric_resource(ref: Mapping[str, Any], read_data_file: Callable[[str], str]
             MSG_MANY_RESOURCES.format(component=component, names="[" + " ".join(sorted(found)) + "]")
         )
     return found.pop()
-
-
-def format_names(names: Sequence[str]) -> str:
-    """Upstream's ``formatNames`` (``expected_resources.go``): ``[a, b]``, not Go's ``%v``."""
-    return "[" + ", ".join(names) + "]"
 
 
 def _is_gpu_node(node: Mapping[str, Any]) -> bool:

@@ -428,7 +428,7 @@ def test_dra_ambiguous_fails_immediately() -> None:
     msg = run.fail([DRA])
     assert (
         "  ambiguous: 2 DaemonSets in namespace nvidia-dra-driver match kubelet-plugin role suffix "
-        '"-kubelet-plugin": [a-kubelet-plugin b-kubelet-plugin]'
+        '"-kubelet-plugin": [a-kubelet-plugin, b-kubelet-plugin]'
     ) in msg
     assert run.t.elapsed == 0
 
@@ -440,6 +440,11 @@ def test_dra_ambiguous_fails_immediately() -> None:
             [daemonset("controller", "nvidia-dra-driver")],
             'no kubelet-plugin DaemonSet (name suffix "-kubelet-plugin") found in namespace nvidia-dra-driver '
             "(DaemonSets in namespace: [controller])",
+        ),
+        (
+            [daemonset("controller", "nvidia-dra-driver"), daemonset("webhook", "nvidia-dra-driver")],
+            'no kubelet-plugin DaemonSet (name suffix "-kubelet-plugin") found in namespace nvidia-dra-driver '
+            "(DaemonSets in namespace: [controller, webhook])",
         ),
         (
             [plugin(desired=0, ready=0)],
