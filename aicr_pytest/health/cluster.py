@@ -33,6 +33,7 @@ from aicr_pytest.health import scraping
 from aicr_pytest.health.common import MSG_LIST_FAILED
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError
+from aicr_pytest.kube.proof import simulated_gpu_nodes
 
 JSON = dict[str, Any]
 Emit = Callable[[str], None]
@@ -99,9 +100,14 @@ def gpu_nodes(cluster: Cluster, policy: str | None) -> tuple[list[JSON], dict[st
 
 
 def read_inventory(
-    cluster: Cluster, *, policy: str | None, node_selector: Mapping[str, str] | None
+    cluster: Cluster,
+    *,
+    policy: str | None,
+    node_selector: Mapping[str, str] | None,
+    allow_fake_nodes: bool = False,
 ) -> inv.InventoryReport:
-    """List what ``gpu-inventory`` needs and build its report (the verdict is the caller's)."""
+    """List what ``gpu-inventory`` needs and build its report (the verdict is the caller's). A node
+    whose GPUs are KWOK's or a simulator's is inconclusive, unless ``allow_fake_nodes``."""
     mode = allocmode.normalize_policy(policy)
     nodes, dra, slices = gpu_nodes(cluster, mode)
     targeted = targeted_gpu_nodes(nodes, dra, node_selector)
@@ -110,6 +116,7 @@ def read_inventory(
         policy=mode,
         resource_slices=slices,
         driver_reports=scraping.driver_reports(cluster, targeted),
+        inconclusive=list(simulated_gpu_nodes(cluster, targeted, allow_fake_nodes=allow_fake_nodes).values()),
     )
 
 
@@ -124,10 +131,13 @@ def run_gpu_inventory(
     node_selector: Mapping[str, str] | None,
     emit: Emit,
     extra: dict[str, Any],
+    allow_fake_nodes: bool = False,
 ) -> str:
     """``gpu-inventory``: one evidence line per node, the report in ``extra``; the verdict (also the
     last evidence line when it passes)."""
-    report = read_inventory(cluster, policy=policy, node_selector=node_selector)
+    report = read_inventory(
+        cluster, policy=policy, node_selector=node_selector, allow_fake_nodes=allow_fake_nodes
+    )
     extra.update(report.extra)
     for node in report.nodes:
         emit(

@@ -28,6 +28,7 @@ from aicr_pytest.health import exporter as ex
 from aicr_pytest.health import scraping as sc
 from aicr_pytest.health import table
 from aicr_pytest.kube.client import Cluster
+from aicr_pytest.kube.proof import simulated_gpu_nodes
 
 JSON = dict[str, Any]
 Emit = Callable[[str], None]
@@ -46,18 +47,26 @@ def run_gpu_health(
     emit: Emit,
     extra: dict[str, Any],
     rows: list[HealthRow] | None = None,
+    allow_fake_nodes: bool = False,
 ) -> str:
     """``gpu-health``: returns the pass message (also emitted) or raises (see ``health.exporter``);
-    ``rows`` receives the per-node, per-GPU health table (:mod:`aicr_pytest.health.table`)."""
+    ``rows`` receives the per-node, per-GPU health table (:mod:`aicr_pytest.health.table`). A node
+    whose GPUs are KWOK's or a simulator's is inconclusive and not scraped, unless
+    ``allow_fake_nodes``."""
     table_rows: list[HealthRow] = []
     nodes, dra, _ = hc.gpu_nodes(cluster, policy)
     targeted = hc.targeted_gpu_nodes(nodes, dra, node_selector)
     on_node = sc.exporter_pods_on_nodes(cluster)
+    not_real = simulated_gpu_nodes(cluster, targeted, allow_fake_nodes=allow_fake_nodes)
     unsure: list[str] = []
     targets: dict[str, tuple[str, str]] = {}
     gpus: dict[str, int] = {}
     for node in targeted:
         name = allocmode.node_name(node)
+        if name in not_real:
+            unsure.append(not_real[name])
+            table_rows.append(table.node_row(name, table.HEALTH_TEST, not_real[name]))
+            continue
         if name not in on_node:
             line = MSG_NO_EXPORTER.format(node=name, selector=sc.EXPORTER_SELECTOR)
             unsure.append(line)

@@ -304,12 +304,14 @@ def inventory(
     policy: str | None,
     resource_slices: Sequence[Mapping[str, Any]] = (),
     driver_reports: Mapping[str, str | int | DriverReport],
+    inconclusive: Sequence[str] = (),
 ) -> InventoryReport:
     """Inventory the targeted GPU ``nodes`` (the caller selects them).
 
     ``policy`` is the recipe's allocation policy mode (``None``/empty: unspecified; an unknown name
     is a :class:`UsageError`); ``resource_slices`` the listed ResourceSlices (any driver);
-    ``driver_reports`` node name → a :class:`DriverReport`, ``nvidia-smi -L`` output or a GPU count.
+    ``driver_reports`` node name → a :class:`DriverReport`, ``nvidia-smi -L`` output or a GPU count;
+    ``inconclusive``: ``node X: ...`` lines the caller already has (nodes whose GPUs are not real).
     """
     mode = allocmode.normalize_policy(policy)
     if mode not in allocmode.POLICIES:
@@ -330,7 +332,7 @@ def inventory(
         )
     )
     failures: list[str] = []
-    unsure: list[str] = [line for f in facts for line in f.inconclusive]
+    unsure: list[str] = [*inconclusive, *(line for f in facts for line in f.inconclusive)]
     if not facts:
         unsure.append(MSG_NO_NODES)
     for f in facts:

@@ -259,6 +259,49 @@ def prove_pod(
     )
 
 
+#: One node's line when a check reads what the node reports (no pod of ours ran there).
+MSG_NODE_NOT_REAL: Final = "node {node}: {why}"
+WHY_NODE_FAKE: Final = (
+    "KWOK marks the node as fake (kwok.x-k8s.io/node=fake), so it has no GPUs to report on "
+    "(--allow-fake-nodes accepts fake nodes)"
+)
+WHY_NODE_SIMULATED: Final = (
+    "{simulator} simulates its GPUs ({evidence}), so what it reports comes from no GPU "
+    "(--allow-fake-nodes accepts simulated nodes)"
+)
+WHY_NODE_PODS_NOT_READ: Final = "its pods could not be read to rule out a GPU simulator ({error})"
+
+
+def simulated_gpu_nodes(
+    cluster: Cluster, nodes: Sequence[Mapping[str, Any]], *, allow_fake_nodes: bool
+) -> dict[str, str]:
+    """Node name -> one ``node X: ...`` line, for each of ``nodes`` whose GPUs are not real: KWOK's
+    fake nodes and those a GPU simulator stands in for (read from the pods bound to the node). A node
+    whose pods cannot be read gets a line too: it cannot be ruled out. Empty when fake nodes are
+    allowed. For checks that judge what a node reports (its allocatable GPUs, its DCGM exporter)
+    rather than a pod of their own, whose proof of execution is :func:`prove_pod`'s."""
+    if allow_fake_nodes:
+        return {}
+    lines: dict[str, str] = {}
+    for node in nodes:
+        name = str(_map(node.get("metadata")).get("name") or "")
+        if not name:
+            continue
+        try:
+            pods = list(cluster.list("v1", "pods", None, field_selector=f"spec.nodeName={name}"))
+        except ApiError as err:
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            lines[name] = MSG_NODE_NOT_REAL.format(node=name, why=WHY_NODE_PODS_NOT_READ.format(error=first))
+            continue
+        found = detect_simulator(node, pods)  # the simulator first, as prove_execution names it
+        if found is not None:
+            why = WHY_NODE_SIMULATED.format(simulator=found.simulator, evidence=found.evidence)
+            lines[name] = MSG_NODE_NOT_REAL.format(node=name, why=why)
+        elif is_fake_node(node):
+            lines[name] = MSG_NODE_NOT_REAL.format(node=name, why=WHY_NODE_FAKE)
+    return lines
+
+
 def prove_all(
     pods: Sequence[Mapping[str, Any]],
     *,
@@ -299,4 +342,5 @@ __all__ = [
     "prove_execution",
     "prove_pod",
     "read_node_verdict",
+    "simulated_gpu_nodes",
 ]

@@ -25,7 +25,10 @@ if TYPE_CHECKING:  # annotations only
 
 
 def test_gpu_inventory(
-    aicr_check: CheckContext, aicr_cluster: Cluster, aicr_allocation_policy: AllocationPolicy
+    aicr_check: CheckContext,
+    aicr_cluster: Cluster,
+    aicr_settings: Settings,
+    aicr_allocation_policy: AllocationPolicy,
 ) -> None:
     extra: dict[str, object] = {}
     try:
@@ -35,6 +38,7 @@ def test_gpu_inventory(
             node_selector=aicr_check.node_selector,
             emit=aicr_check.emit,
             extra=extra,
+            allow_fake_nodes=aicr_settings.allow_fake_nodes,
         )
     finally:
         if extra:
@@ -89,6 +93,7 @@ def test_gpu_health(
             emit=aicr_check.emit,
             extra=extra,
             rows=rows,
+            allow_fake_nodes=aicr_settings.allow_fake_nodes,
         )
     finally:
         if extra:

@@ -1,5 +1,6 @@
 """Simulated GPUs are not GPUs: ``check-nvidia-smi`` on nodes whose GPUs NVIDIA's NVML mock stands in for
-(fault ``nvml-mock``) is ``other`` naming the simulator, on both backends, unless ``--allow-fake-nodes``.
+(fault ``nvml-mock``) is ``other`` naming the simulator, on both backends, unless ``--allow-fake-nodes``;
+so are ``gpu-inventory`` and ``gpu-health``, which judge what the nodes report rather than a pod of theirs.
 
 The runs here do not add the control plane's usual ``--allow-fake-nodes``: its nodes are KWOK's, and the
 simulator, read first, is what the message must name.
@@ -18,7 +19,7 @@ import aicr_pytest.deployment.nvidia_smi
 import aicr_pytest.plugin  # noqa: F401 - one copy of each module across in-process runs
 from aicr_pytest.core import yamlio
 from tests.cluster.check_runner import ALLOW_FAKE_NODES, assert_no_rbac_denials, run_phase
-from tests.harness.backends import K8sBackend
+from tests.harness.backends import ControlPlaneBackend, K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "examples" / "h100-eks-training.yaml"
@@ -27,9 +28,11 @@ PROFILE = "h100-eks-training"
 CHECK = "check-nvidia-smi"
 
 
-def run(pytester: pytest.Pytester, backend: K8sBackend, *extra: str) -> dict[str, Any]:
+def run(pytester: pytest.Pytester, backend: K8sBackend, *extra: str, check: str = CHECK) -> dict[str, Any]:
     doc: dict[str, Any] = yamlio.load(RECIPE.read_text())
-    doc["validation"] = {"deployment": {"checks": [CHECK]}}
+    doc["validation"] = {"deployment": {"checks": [check]}}
+    if check != CHECK and isinstance(backend, ControlPlaneBackend):  # its other GPU pool has no exporter
+        extra = (*extra, "--aicr-node-selector", "aicr.test/pool=gpu")
     drive = None
     if backend.virtual_time:
         from _facade_helpers import fake_of
@@ -47,7 +50,7 @@ def run(pytester: pytest.Pytester, backend: K8sBackend, *extra: str) -> dict[str
     )
     assert_no_rbac_denials(result.tests)
     assert backend.controller_errors() == []
-    return result.tests[CHECK]
+    return result.tests[check]
 
 
 def test_nvidia_smi_on_the_nvml_mock_is_other_naming_it(
@@ -67,4 +70,31 @@ def test_nvidia_smi_on_the_nvml_mock_is_other_naming_it(
 def test_allow_fake_nodes_accepts_the_nvml_mock(pytester: pytest.Pytester, k8s_backend: K8sBackend) -> None:
     k8s_backend.seed_profile(PROFILE, ["nvml-mock"])
     test = run(pytester, k8s_backend, ALLOW_FAKE_NODES)
+    assert test["status"] == "passed", test.get("message")
+
+
+NODE_SIMULATED = re.compile(
+    r"node (\S+): NVIDIA's NVML mock simulates its GPUs \(pod nvml-mock/nvml-mock-\S+ runs image "
+    r"ghcr\.io/nvidia/nvml-mock:v0\.1\.0\), so what it reports comes from no GPU "
+    r"\(--allow-fake-nodes accepts simulated nodes\)"
+)
+
+
+@pytest.mark.parametrize("check", ["gpu-inventory", "gpu-health"])
+def test_node_health_on_the_nvml_mock_is_other_naming_it(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend, check: str
+) -> None:
+    k8s_backend.seed_profile(PROFILE, ["nvml-mock"])
+    test = run(pytester, k8s_backend, check=check)
+    assert test["status"] == "other", test.get("message")
+    lines = test["message"].splitlines()
+    assert lines and all(NODE_SIMULATED.fullmatch(line) for line in lines), test["message"]
+    assert len({NODE_SIMULATED.fullmatch(line)[1] for line in lines}) == len(lines) >= 2  # type: ignore[index]
+
+
+def test_allow_fake_nodes_lets_node_health_judge_the_nvml_mock(
+    pytester: pytest.Pytester, k8s_backend: K8sBackend
+) -> None:
+    k8s_backend.seed_profile(PROFILE, ["nvml-mock"])
+    test = run(pytester, k8s_backend, ALLOW_FAKE_NODES, check="gpu-inventory")
     assert test["status"] == "passed", test.get("message")

@@ -325,3 +325,31 @@ def test_a_node_only_proof_judges_the_node_and_no_container() -> None:
     assert "KWOK marks the node as fake" in str(err.value)
     real = proof.prove_pod(Nodes({}), running, node_only=True)  # type: ignore[arg-type]
     assert (real.node, real.containers) == ("gpu-1", ())
+
+
+# -- nodes whose reports a check judges (no pod of its own) -----------------------------------------
+def named(node: dict[str, Any]) -> dict[str, Any]:
+    return {**node, "metadata": {**node.get("metadata", {}), "name": "gpu-1"}}
+
+
+def test_simulated_gpu_nodes_name_the_simulator_then_kwok_in_one_line_per_node() -> None:
+    from aicr_pytest.kube.errors import ApiError
+
+    mock = Nodes(pods=[node_pod("nvml-mock-x", "ghcr.io/nvidia/nvml-mock:v0.1.0")])
+    assert proof.simulated_gpu_nodes(mock, [named(kwok_node())], allow_fake_nodes=False) == {  # type: ignore[arg-type]
+        "gpu-1": "node gpu-1: NVIDIA's NVML mock simulates its GPUs (pod sim/nvml-mock-x runs image "
+        "ghcr.io/nvidia/nvml-mock:v0.1.0), so what it reports comes from no GPU "
+        "(--allow-fake-nodes accepts simulated nodes)"
+    }
+    assert proof.simulated_gpu_nodes(Nodes(), [named(kwok_node())], allow_fake_nodes=False) == {  # type: ignore[arg-type]
+        "gpu-1": "node gpu-1: KWOK marks the node as fake (kwok.x-k8s.io/node=fake), so it has no GPUs to "
+        "report on (--allow-fake-nodes accepts fake nodes)"
+    }
+    denied = Nodes(pods_error=ApiError("pods is forbidden: cannot list\nmore", status=403))
+    assert proof.simulated_gpu_nodes(denied, [named({})], allow_fake_nodes=False) == {  # type: ignore[arg-type]
+        "gpu-1": "node gpu-1: its pods could not be read to rule out a GPU simulator "
+        "(pods is forbidden: cannot list)"
+    }
+    assert proof.simulated_gpu_nodes(Nodes(), [named({})], allow_fake_nodes=False) == {}  # type: ignore[arg-type]
+    assert proof.simulated_gpu_nodes(mock, [named(kwok_node())], allow_fake_nodes=True) == {}  # type: ignore[arg-type]
+    assert mock.pod_lists == 1  # allowed: nothing read
