@@ -10,13 +10,16 @@
 * :meth:`~CreRun.wait`: one watch until ``Succeeded``/``Failed``, a progress line every minute; the
   deadline is the check's, so ``other`` comes before the check's own timeout;
 * :meth:`~CreRun.measure`: the ``BandwidthMeasurement``/``GoodputMeasurement`` list of the run's
-  namespace, which :mod:`aicr_pytest.cre` filters by owner Workflow and age.
+  namespace, which :mod:`aicr_pytest.cre` filters by owner Workflow and age;
+* :meth:`~CreRun.refuse_simulated`: before a pass, the target nodes must be neither KWOK's nor a GPU
+  simulator's (NVCRE's workload ran there; no pod of ours did), else ``other`` naming the simulator,
+  unless ``--allow-fake-nodes``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from aicr_pytest.core.clock import Clock
@@ -39,6 +42,7 @@ from aicr_pytest.cre import (
 )
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import WaitTimeout
+from aicr_pytest.kube.proof import simulated_gpu_nodes
 from aicr_pytest.kube.run import RunScope
 from aicr_pytest.kube.wait import summarize, wait_for
 
@@ -57,13 +61,23 @@ class CreRun:
     def __init__(self, cluster: Cluster, run: RunScope, *, check: str, clock: Clock, deadline: float) -> None:
         self.cluster, self.run, self.check, self.clock, self.deadline = cluster, run, check, clock, deadline
         self.namespace = run.namespace
+        self._nodes: list[JSON] = []
 
     def require_api(self) -> None:
         if not self.cluster.has_resource(GROUP, VERSION, "certifications"):
             raise CreCheckFailure(MSG_API_MISSING.format(check=self.check, api=API_VERSION))
 
     def gpu_nodes(self) -> list[JSON]:
-        return list(self.cluster.list("v1", "nodes"))
+        self._nodes = list(self.cluster.list("v1", "nodes"))
+        return self._nodes
+
+    def refuse_simulated(self, names: Sequence[str]) -> None:
+        """``other`` (one line per node) when a target node's GPUs are KWOK's or a simulator's."""
+        wanted = set(names)
+        targets = [n for n in self._nodes if (n.get("metadata") or {}).get("name") in wanted]
+        lines = simulated_gpu_nodes(self.cluster, targets, allow_fake_nodes=self.run.allow_fake_nodes)
+        if lines:
+            raise Inconclusive("\n".join(lines[name] for name in sorted(lines)))
 
     def submit(self, p: Plan) -> JSON:
         """Create the Certification (run-scoped) and return it as created."""

@@ -3,8 +3,9 @@
 Both run one NVCRE ``Certification``; decisions live in :mod:`aicr_pytest.cre` (pure) and the cluster
 work in :mod:`aicr_pytest.cre.cluster`.  This file only wires them together in upstream's order:
 constraint and qualification → threshold and GPU nodes → Certification API → Certification → wait →
-workflow → measurement → verdict.  The measured value goes to CTRF ``extra["aicr.measurements"]``, the
-Certification and (goodput) NVCRE's metrics to ``extra["aicr.creRun"]``.
+workflow → measurement → verdict (a pass only on nodes neither KWOK's nor a GPU simulator's).  The
+measured value goes to CTRF ``extra["aicr.measurements"]``, the Certification and (goodput) NVCRE's
+metrics to ``extra["aicr.creRun"]``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def _run(check: CheckContext, recipe: Recipe, cluster: Cluster, run: RunScope, c
     if status is not None:  # goodput: NVCRE's metrics travel with the ratio
         info["goodput"] = cre.goodput_metrics(status)
     verdict = cre.evaluate(plan, measured, status)
+    if verdict.failure is None:  # a pass measured on simulated GPUs is no pass
+        work.refuse_simulated(plan.nodes)
     for line in verdict.lines:
         check.emit(line)
     check.measure(verdict.measurement)

@@ -4,11 +4,13 @@ through pytester against the ``h100-eks-training-cre`` profile, whose player pla
 Each scenario proves one rule: pass (the Certification the check submits, the exact lines, the
 measurement and NVCRE's goodput metrics in CTRF, nothing left behind), fail (low bandwidth / goodput,
 a ``Failed`` Certification, no NVCRE API, fewer than two GPU nodes), skip (no constraint, an
-unqualified combination) and ``other`` (a Certification that never ends, unparsable measurements).
+unqualified combination) and ``other`` (a Certification that never ends, unparsable measurements,
+a pass measured on simulated GPUs).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +203,24 @@ def test_unparsable_measurement_is_other(
     fc = cre_cluster(aicr_fake_cluster_factory, "cre-measurement-unparsable")
     t = run(pytester, fc, recipe((name,)))[name]
     assert (t["status"], t["message"]) == ("other", message)
+
+
+def test_a_pass_on_simulated_gpus_is_other_naming_the_simulator(
+    pytester: pytest.Pytester, aicr_fake_cluster_factory: Any
+) -> None:
+    """NVCRE's workload ran on the target nodes, not a pod of ours: their GPUs must be real."""
+    fc = cre_cluster(aicr_fake_cluster_factory, "nvml-mock")
+    tests = run(pytester, fc, recipe((NCCL, GOODPUT)))
+    for name in (NCCL, GOODPUT):
+        t = tests[name]
+        assert t["status"] == "other", (name, t.get("message"))
+        lines = t["message"].splitlines()
+        assert lines, name
+        for line in lines:
+            assert re.fullmatch(
+                r"node \S+: NVIDIA's NVML mock simulates its GPUs \(pod nvml-mock/nvml-mock-\S+ runs image "
+                r"ghcr\.io/nvidia/nvml-mock:v0\.1\.0\), so what it reports comes from no GPU "
+                r"\(--allow-fake-nodes accepts simulated nodes\)",
+                line,
+            ), line
+    assert certifications(fc) == []  # the run's cleanup removed them
