@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from aicr_pytest.core import yamlio
-from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.errors import UsageError, first_line
 from aicr_pytest.core.inputfile import check_regular
 
 KIND: Final = "AICRConfig"
@@ -147,8 +147,7 @@ def load_validate_config(path: str) -> dict[str, Any]:
     try:
         doc = yamlio.load(text)
     except Exception as err:  # yaml.YAMLError and its subclasses; one line, never a traceback
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise UsageError(MSG_NOT_YAML.format(path=path, error=first)) from None
+        raise UsageError(MSG_NOT_YAML.format(path=path, error=first_line(err))) from None
     return parse_validate_config(doc, path)
 
 

@@ -8,6 +8,8 @@
 * :class:`CheckFailed` — the cluster failed the check (CTRF ``failed``); every check family's own
   failure subclasses it.
 * :class:`CheckSkip` — the check does not apply here (CTRF ``skipped``).
+
+:func:`first_line` is how an error from below is quoted inside one of our one-line messages.
 """
 
 from __future__ import annotations
@@ -42,3 +44,9 @@ class CheckSkip(Exception):
         super().__init__(reason)
         self.reason = reason
         self.code = code
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``str(exc)``, or the exception's type name when it has no text."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

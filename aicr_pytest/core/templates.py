@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aicr_pytest.core import yamlio
+from aicr_pytest.core.errors import first_line
 from aicr_pytest.core.resources import bundled_dir
 
 if TYPE_CHECKING:  # jinja2 is imported when a template is rendered, not at start-up
@@ -143,8 +144,7 @@ def render(
     try:
         return [doc for doc in yamlio.load_all(text) if doc is not None]
     except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise TemplateRenderError(MSG_TEMPLATE_YAML.format(name=name, error=first)) from None
+        raise TemplateRenderError(MSG_TEMPLATE_YAML.format(name=name, error=first_line(exc))) from None
 
 
 __all__ = [

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from aicr_pytest.core import progress as progress_lines
 from aicr_pytest.core.clock import Clock
+from aicr_pytest.core.errors import first_line
 from aicr_pytest.inference.aiperf import (
     AIPERF_POD_TIMEOUT_S,
     AIPERF_RUN_TIMEOUT_S,
@@ -482,9 +483,8 @@ class InferenceWorkload:
         try:
             pods = list(self.cluster.list("v1", "pods", self.namespace))
         except ApiError as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise NoProofOfExecution(
-                MSG_WORKLOAD_PODS_UNREADABLE.format(namespace=self.namespace, error=first)
+                MSG_WORKLOAD_PODS_UNREADABLE.format(namespace=self.namespace, error=first_line(exc))
             ) from exc
         for pod in sorted(pods, key=lambda p: str((p.get("metadata") or {}).get("name") or "")):
             if (pod.get("spec") or {}).get("nodeName"):  # one never scheduled ran nothing anywhere

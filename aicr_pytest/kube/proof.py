@@ -33,7 +33,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive, first_line
 from aicr_pytest.kube.client import Cluster
 from aicr_pytest.kube.errors import ApiError
 from aicr_pytest.kube.simulators import Simulated, detect_simulator
@@ -205,8 +205,13 @@ NodeVerdicts = MutableMapping[str, tuple[Mapping[str, Any] | None, Simulated | N
 def _refuse_unreadable(pod: Mapping[str, Any], node_name: str, why: str, err: ApiError) -> NoProofOfExecution:
     meta = _map(pod.get("metadata"))
     pod_name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
-    first = str(err).splitlines()[0] if str(err) else type(err).__name__
-    return NoProofOfExecution(MSG_NO_PROOF.format(pod=pod_name, node=node_name, why=why.format(error=first)))
+    why_text = why.format(error=first_line(err))
+    return NoProofOfExecution(MSG_NO_PROOF.format(pod=pod_name, node=node_name, why=why_text))
+
+
+def _pods_on(cluster: Cluster, node_name: str) -> list[Mapping[str, Any]]:
+    """The pods bound to ``node_name`` (what tells a GPU simulator); raises :class:`ApiError`."""
+    return list(cluster.list("v1", "pods", None, field_selector=f"spec.nodeName={node_name}"))
 
 
 def read_node_verdict(
@@ -218,7 +223,7 @@ def read_node_verdict(
     except ApiError as err:
         raise _refuse_unreadable(pod, node_name, WHY_NODE_UNREADABLE, err) from err
     try:
-        pods = list(cluster.list("v1", "pods", None, field_selector=f"spec.nodeName={node_name}"))
+        pods = _pods_on(cluster, node_name)
     except ApiError as err:
         raise _refuse_unreadable(pod, node_name, WHY_NODE_PODS_UNREADABLE, err) from err
     return node, detect_simulator(node, pods)
@@ -288,10 +293,10 @@ def simulated_gpu_nodes(
         if not name:
             continue
         try:
-            pods = list(cluster.list("v1", "pods", None, field_selector=f"spec.nodeName={name}"))
+            pods = _pods_on(cluster, name)
         except ApiError as err:
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            lines[name] = MSG_NODE_NOT_REAL.format(node=name, why=WHY_NODE_PODS_NOT_READ.format(error=first))
+            why = WHY_NODE_PODS_NOT_READ.format(error=first_line(err))
+            lines[name] = MSG_NODE_NOT_REAL.format(node=name, why=why)
             continue
         found = detect_simulator(node, pods)  # the simulator first, as prove_execution names it
         if found is not None:

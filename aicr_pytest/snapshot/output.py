@@ -26,7 +26,7 @@ from typing import Any, Final, Literal, TextIO
 import yaml
 
 from aicr_pytest.core.configmaps import result_configmap
-from aicr_pytest.core.errors import UsageError
+from aicr_pytest.core.errors import UsageError, first_line
 from aicr_pytest.core.sources import CM_PREFIX, parse_configmap_uri
 from aicr_pytest.core.writable import OutputError, errno_text, write_atomic
 
@@ -157,7 +157,7 @@ def probe_configmap(dest: Destination, fmt: Format, create: Callable[..., Any]) 
     except UsageError:
         raise
     except Exception as exc:  # the API: one line, never a traceback
-        raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=_first_line(exc))) from None
+        raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=first_line(exc))) from None
 
 
 def write(
@@ -188,7 +188,7 @@ def write(
         except UsageError:
             raise
         except Exception as exc:
-            raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=_first_line(exc))) from None
+            raise UsageError(MSG_WRITE_CM.format(uri=dest.describe(), error=first_line(exc))) from None
     else:
         try:  # whole or not at all: a full disk never leaves half a snapshot
             write_atomic(dest.path, text, "--output", make_parents=False)
@@ -197,11 +197,6 @@ def write(
             why = errno_text(cause) if isinstance(cause, OSError) else str(exc)
             raise UsageError(MSG_WRITE_FILE.format(path=dest.path, error=why)) from None
     return dest.describe()
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 __all__ = [

@@ -17,6 +17,7 @@ import pytest
 
 from aicr_pytest.report import history as hs
 from tests.cluster.check_runner import PhaseRun, run_on_backend
+from tests.data_trees import catalog_data_tree
 from tests.harness.backends import K8sBackend
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,10 +118,7 @@ def test_normalize_gates_records_the_raw_and_the_normalized_nccl_verdict(
 def test_a_catalog_max_regression_gates_one_check_without_the_flag(
     pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
 ) -> None:
-    data = tmp_path / "data"
-    (data / "validators").mkdir(parents=True)
-    (data / "registry.yaml").write_text("components: []\n")
-    (data / "validators" / "catalog.yaml").write_text(f"validators:\n  - name: {BW}\n    maxRegression: 10\n")
+    data = catalog_data_tree(tmp_path / "data", BW, maxRegression=10)
     healthy = _run(pytester, k8s_backend, (), "--aicr-data", str(data))  # the same data tree in both runs
     assert healthy.tests[BW]["status"] == "passed", healthy.tests[BW].get("message")
     baseline = tmp_path / "baseline.json"

@@ -29,6 +29,7 @@ from aicr_pytest.core import catalog, yamlio
 from aicr_pytest.core.artifacts import EXTRA_KEY
 from aicr_pytest.kube.client import RUN_ID_LABEL
 from tests.cluster.check_runner import PhaseRun, run_on_backend, run_phase
+from tests.data_trees import catalog_data_tree
 from tests.harness.backends import K8sBackend
 
 #: a coherent chart for extra component refs (load-time coherence)
@@ -478,33 +479,41 @@ def test_kueue_admitting_a_gang_beyond_its_quota_fails(
     assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "FAIL"}
 
 
-@pytest.mark.fake_only("HTTP fault injection: every Kueue Workload read answers 500")
-def test_kueue_workloads_that_cannot_be_read_are_other(
-    pytester: pytest.Pytester, k8s_backend: K8sBackend
+@pytest.mark.fake_only("HTTP fault injection: every Kueue Workload read, or every Job create, answers 500")
+@pytest.mark.parametrize(
+    ("method", "path", "message", "results"),
+    [
+        pytest.param(
+            "GET",
+            r"/workloads$",
+            "[INTERNAL] failed to read the oversized gang Job gang-too-big-",
+            {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "OTHER"},
+            id="workloads-unreadable",
+        ),
+        pytest.param(
+            "POST",
+            r"/jobs$",
+            "[INTERNAL] failed to create gang Job gang-fits-",
+            {"AllOrNothingScheduling": "OTHER"},
+            id="job-create-refused",
+        ),
+    ],
+)
+def test_an_api_error_in_a_kueue_subtest_is_other_with_its_subtest_line(
+    pytester: pytest.Pytester,
+    k8s_backend: K8sBackend,
+    method: str,
+    path: str,
+    message: str,
+    results: dict[str, str],
 ) -> None:
     k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
-    fake_of(k8s_backend).faults.server_error("GET", r"/workloads$", times=None)
+    fake_of(k8s_backend).faults.server_error(method, path, times=None)
     result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"))
     test = result.tests["gang-scheduling"]
     assert test["status"] == "other"
-    assert test["message"].startswith("[INTERNAL] failed to read the oversized gang Job gang-too-big-"), test[
-        "message"
-    ]
-    assert kueue_results(test) == {"AllOrNothingScheduling": "PASS", "NoPartialScheduling": "OTHER"}
-    assert kueue_leftovers(k8s_backend, result.run_id) == []
-
-
-@pytest.mark.fake_only("HTTP fault injection: every Job create answers 500")
-def test_a_gang_job_that_cannot_be_created_is_other_with_its_subtest_line(
-    pytester: pytest.Pytester, k8s_backend: K8sBackend
-) -> None:
-    k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
-    fake_of(k8s_backend).faults.server_error("POST", r"/jobs$", times=None)
-    result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"))
-    test = result.tests["gang-scheduling"]
-    assert test["status"] == "other"
-    assert test["message"].startswith("[INTERNAL] failed to create gang Job gang-fits-"), test["message"]
-    assert kueue_results(test) == {"AllOrNothingScheduling": "OTHER"}
+    assert test["message"].startswith(message), test["message"]
+    assert kueue_results(test) == results
     assert kueue_leftovers(k8s_backend, result.run_id) == []
 
 
@@ -512,12 +521,7 @@ def test_a_gang_job_that_cannot_be_created_is_other_with_its_subtest_line(
 def test_a_no_partial_window_cut_short_by_the_budget_is_other(
     pytester: pytest.Pytester, k8s_backend: K8sBackend, tmp_path: Path
 ) -> None:
-    data = tmp_path / "data"
-    (data / "validators").mkdir(parents=True)
-    (data / "registry.yaml").write_text("components: []\n")
-    (data / "validators" / "catalog.yaml").write_text(
-        "validators:\n  - name: gang-scheduling\n    timeout: 20s\n"
-    )
+    data = catalog_data_tree(tmp_path / "data", "gang-scheduling", timeout="20s")
     k8s_backend.seed_profile(PROFILE, ["kueue-gang"])
     result = run(pytester, k8s_backend, recipe(TRAINING, "gang-scheduling"), "--aicr-data", str(data))
     test = result.tests["gang-scheduling"]

@@ -24,6 +24,7 @@ import pytest
 
 from aicr_pytest.core import yamlio
 from aicr_pytest.snapshot.providers import attach
+from tests.data_trees import catalog_data_tree
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "upstream"
@@ -275,12 +276,7 @@ def rdma_data(root: Path) -> Path:
     ready, so the check waits its whole budget (in real time: ``--simulate`` runs a real clock)."""
     (root / POLICY_FILE).parent.mkdir(parents=True, exist_ok=True)
     (root / POLICY_FILE).write_text(NIC_CLUSTER_POLICY)
-    (root / "registry.yaml").write_text("components: []\n")
-    (root / "validators").mkdir(exist_ok=True)
-    (root / "validators" / "catalog.yaml").write_text(
-        "validators:\n  - name: expected-resources\n    timeout: 5s\n"
-    )
-    return root
+    return catalog_data_tree(root, "expected-resources", timeout="5s")
 
 
 def on_gke(doc: dict[str, Any]) -> None:

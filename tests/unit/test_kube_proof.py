@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from aicr_pytest.core.errors import Inconclusive
+from aicr_pytest.core.errors import Inconclusive, first_line
 from aicr_pytest.kube import proof, simulators
 
 STARTED = "2026-01-05T10:00:00Z"
@@ -353,3 +353,15 @@ def test_simulated_gpu_nodes_name_the_simulator_then_kwok_in_one_line_per_node()
     assert proof.simulated_gpu_nodes(Nodes(), [named({})], allow_fake_nodes=False) == {}  # type: ignore[arg-type]
     assert proof.simulated_gpu_nodes(mock, [named(kwok_node())], allow_fake_nodes=True) == {}  # type: ignore[arg-type]
     assert mock.pod_lists == 1  # allowed: nothing read
+
+
+@pytest.mark.parametrize(
+    ("exc", "line"),
+    [
+        (RuntimeError("\n  pods is forbidden\nmore"), "pods is forbidden"),
+        (RuntimeError(""), "RuntimeError"),
+        (ValueError("one line"), "one line"),
+    ],
+)
+def test_an_error_is_quoted_by_its_first_line(exc: Exception, line: str) -> None:
+    assert first_line(exc) == line
